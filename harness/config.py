@@ -1,0 +1,113 @@
+"""Experiment configuration: a TOML file names a preset (a TOML file of stages) and overrides tables.
+
+    name = "round4"
+    preset = "openclaw-2026.02"          # experiments/presets/openclaw-2026.02.toml
+    [dataset]  name = "king78"  path = "datasets/king78"
+    [layout]   daily_logs = false  combined = false  records = "all"  keywords = true  tags = true
+    [evaluation] round = 4
+
+Merging is by table: a table in the experiment updates the preset's table key by key; a stage table
+whose `name` differs from the preset's replaces it whole; `postprocess` (a list) replaces the list.
+"""
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
+
+STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
+KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
+              "profile", *STAGE_TABLES}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def load_toml(path: Path | str) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such experiment file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def preset_path(name: str) -> Path:
+    path = Path(name)
+    if path.suffix == ".toml" and path.exists():
+        return path
+    candidate = PRESETS_DIR / f"{name}.toml"
+    if not candidate.exists():
+        available = sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
+        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(available)}")
+    return candidate
+
+
+def list_presets() -> dict[str, str]:
+    return {p.stem: load_toml(p).get("description", "").strip().splitlines()[0]
+            for p in sorted(PRESETS_DIR.glob("*.toml"))}
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if key in STAGE_TABLES and isinstance(value, dict) and value.get("name", out.get(key, {}).get("name")) \
+                != out.get(key, {}).get("name"):
+            out[key] = copy.deepcopy(value)  # a different implementation: its parameters start afresh
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _check_keys(cfg: dict[str, Any], source: str) -> None:
+    unknown = sorted(set(cfg) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(KNOWN_KEYS)}")
+    for table in STAGE_TABLES:
+        if table in cfg and not isinstance(cfg[table], dict):
+            raise ConfigError(f"{source}: [{table}] must be a table")
+    if "postprocess" in cfg and not isinstance(cfg["postprocess"], list):
+        raise ConfigError(f"{source}: postprocess must be an array of tables ([[postprocess]])")
+
+
+def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: str = "<experiment>") -> dict[str, Any]:
+    """Experiment dict (+ optional preset override) -> the full configuration of a run."""
+    _check_keys(experiment, source)
+    preset_name = preset or experiment.get("preset")
+    config: dict[str, Any] = {}
+    if preset_name:
+        ppath = preset_path(preset_name)
+        preset_cfg = load_toml(ppath)
+        _check_keys(preset_cfg, str(ppath))
+        config = {k: v for k, v in preset_cfg.items() if k not in ("name", "description")}
+        config["preset"] = ppath.stem
+        config["preset_description"] = preset_cfg.get("description", "").strip()
+    body = {k: v for k, v in experiment.items() if k != "preset"}
+    config = merge(config, body)
+    for table in STAGE_TABLES:
+        if table not in config or "name" not in config[table]:
+            raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
+    config.setdefault("search", {})
+    config["search"].setdefault("max_results", 6)
+    config["search"].setdefault("candidate_multiplier", 4)
+    config.setdefault("postprocess", [])
+    config.setdefault("evaluation", {})
+    return config
+
+
+def load_experiment(path: Path | str, *, preset: str | None = None, **overrides: Any) -> dict[str, Any]:
+    experiment = load_toml(path)
+    experiment = merge(experiment, overrides) if overrides else experiment
+    config = resolve(experiment, preset=preset, source=str(path))
+    config.setdefault("name", Path(path).stem)
+    config["experiment_file"] = str(Path(path))
+    return config
