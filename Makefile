@@ -1,0 +1,49 @@
+# Every target bootstraps .venv from pyproject.toml by itself.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PRESET ?= openclaw-2026.02
+PROFILE ?= laptop
+HARNESS := $(BIN)/harness
+
+.DEFAULT_GOAL := help
+.PHONY: help install test bench gate round1 round2 round3 round4 ablation validate clean
+
+help: ## List every target
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the harness with its test extras
+
+test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests)
+	$(BIN)/pytest -q
+
+bench: $(STAMP) ## Benchmarks (pytest-benchmark): warm rounds, per-query retrieval, chunking
+	$(BIN)/pytest -q tests/bench_*.py --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,rounds
+
+gate: $(STAMP) ## Gate reports/ablation/ablation.json against reports/baseline/ablation.json
+	$(HARNESS) gate reports/ablation/ablation.json --baseline reports/baseline/ablation.json
+
+validate: $(STAMP) ## Validate datasets/king78 (records, logs, queries)
+	$(HARNESS) validate datasets/king78
+
+round1: $(STAMP) ## Round 1: daily logs + one combined file of 16 records
+	$(HARNESS) run experiments/round1.toml --preset $(PRESET) --profile $(PROFILE)
+round2: $(STAMP) ## Round 2: as round 1 without daily logs
+	$(HARNESS) run experiments/round2.toml --preset $(PRESET) --profile $(PROFILE)
+round3: $(STAMP) ## Round 3: one file per record, all 78
+	$(HARNESS) run experiments/round3.toml --preset $(PRESET) --profile $(PROFILE)
+round4: $(STAMP) ## Round 4: as round 3 plus search keywords and tags (main job)
+	$(HARNESS) run experiments/round4.toml --preset $(PRESET) --profile $(PROFILE)
+
+ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.08, PROFILE=vps)
+	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE)
+
+clean: ## Remove the venv and caches (keeps reports/)
+	rm -rf $(VENV) .cache .pytest_cache .hypothesis

@@ -1,0 +1,185 @@
+"""Command line: each command is a thin layer over a documented function of the library."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .config import ConfigError, list_presets, load_experiment
+from .corpus import DataError, project_path, validate_king78
+from .embedders import EmbeddingError
+from .profiles import PROFILES, ProfileLimitExceeded, apply_profile, get_profile
+
+RUN_ERRORS = (ConfigError, DataError, ValueError, KeyError, TypeError, ProfileLimitExceeded, EmbeddingError)
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Evaluate hybrid (vector + BM25) agent-memory retrieval. See README.md.")
+
+DEFAULT_PRESET = "openclaw-2026.02"
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _profile_overrides(profile: Optional[str]) -> dict:
+    """Apply a --profile before numpy and the embedder start their thread pools."""
+    if profile is None:
+        return {}
+    try:
+        apply_profile(get_profile(profile))
+    except ValueError as exc:
+        _fail(str(exc))
+    return {"profile": {"name": profile}}
+
+
+PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
+
+
+def default_out_dir(name: str, preset: str | None) -> Path:
+    """reports/<name>/ for the study's preset, reports/<preset>/<name>/ for any other."""
+    if preset in (None, DEFAULT_PRESET):
+        return project_path("reports") / name
+    return project_path("reports") / preset / name
+
+
+@app.command()
+def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. experiments/round4.toml"),
+        preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
+        out: Optional[Path] = typer.Option(None, help="output folder (default reports/<name>/)"),
+        profile: Optional[str] = typer.Option(None, help=PROFILE_HELP)) -> None:
+    """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
+    overrides = _profile_overrides(profile)
+    from .pipeline import run_experiment
+    from .reports import load_seed_scores, print_round, write_round
+
+    try:
+        config = load_experiment(project_path(experiment), preset=preset, **overrides)
+        result = run_experiment(config)
+    except RUN_ERRORS as exc:
+        _fail(str(exc))
+    seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
+    out_dir = write_round(result, out or default_out_dir(result.name, config.get("preset")), seed)
+    print_round(result, seed)
+    typer.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
+
+
+@app.command()
+def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all four rounds"),
+             out: Optional[Path] = typer.Option(None, help="output folder (default reports/ablation/)"),
+             profile: Optional[str] = typer.Option(None, help=PROFILE_HELP)) -> None:
+    """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png."""
+    overrides = _profile_overrides(profile)
+    from .pipeline import run_ablation
+    from .reports import load_seed_scores, print_round, write_ablation, write_round
+
+    seed = load_seed_scores(project_path("datasets/king78"))
+
+    def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
+        write_round(result, default_out_dir(result.name, preset), seed)
+        print_round(result, seed)
+
+    try:
+        results = run_ablation(preset, on_round=keep, **overrides)
+    except RUN_ERRORS as exc:
+        _fail(str(exc))
+    name = "ablation" if preset == DEFAULT_PRESET else f"ablation-{preset}"
+    out_dir = Path(out or project_path("reports") / name)
+    doc = write_ablation(results, out_dir, seed)
+    for line in doc["differences_from_seed"]:
+        typer.echo(f"differs from seed: {line}")
+    typer.echo(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
+
+
+@app.command()
+def gate(results: Path = typer.Argument(..., help="results.json or ablation.json of the run to check"),
+         baseline: Path = typer.Option(..., help="the committed baseline file to compare with"),
+         rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X or METRIC:growth=R (repeatable); "
+                                                   "default: quality may not regress")) -> None:
+    """Regression gate: exit 1 and print the diff when a metric regressed beyond its tolerance."""
+    from .gate import gate_files
+
+    try:
+        passed, report = gate_files(results, baseline, rule or None)
+    except (OSError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+    typer.echo(report)
+    raise typer.Exit(0 if passed else 1)
+
+
+@app.command()
+def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds MEMORY.md, memory/)"),
+         out: Optional[Path] = typer.Option(None, help="folder for experiment.toml + queries.yaml "
+                                                      "(default evals/<workspace name>/)"),
+         config: Optional[Path] = typer.Option(None, help="openclaw.json (default: in the workspace, else beside it)"),
+         queries: Optional[Path] = typer.Option(None, help="use this queries file instead of writing a template"),
+         preset: str = typer.Option("openclaw-2026.08", help="preset that openclaw.json values override"),
+         agent: Optional[str] = typer.Option(None, help="apply the agents.list[] overrides of this agent id"),
+         force: bool = typer.Option(False, help="overwrite existing files")) -> None:
+    """Write an experiment TOML and a queries template for your own OpenClaw workspace."""
+    from .workspace import init_workspace, workspace_slug
+
+    try:
+        r = init_workspace(workspace, out or Path("evals") / workspace_slug(workspace.resolve().name),
+                           config=config, queries=queries, preset=preset, agent=agent, force=force)
+    except (DataError, ConfigError, FileExistsError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
+    for note in r.notes:
+        typer.echo(f"note: {note}")
+    typer.echo(f"wrote {r.experiment}" + ("" if queries else f" and {r.queries}"))
+    typer.echo(f"next: edit {r.queries}, then: harness run {r.experiment}")
+
+
+@app.command()
+def report(results: Path = typer.Argument(..., help="results.json of a run, or an ablation.json"),
+           out: Optional[Path] = typer.Option(None, help="HTML file (default: report.html beside results.json, "
+                                                        "ablation.html beside ablation.json)"),
+           ablation: Optional[Path] = typer.Option(None, help="ablation.json whose rounds are added to the page")) -> None:
+    """Write one self-contained HTML page (tables, snippets, embedded charts; no network needed)."""
+    from .html_report import ReportInputError, write_report
+
+    try:
+        path = write_report(results, out, ablation)
+    except (ReportInputError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {path}")
+
+
+@app.command()
+def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
+    """Validate a king78-style data set (records, daily logs, queries)."""
+    try:
+        counts = validate_king78(project_path(path))
+    except DataError as exc:
+        _fail(str(exc))
+    typer.echo(json.dumps(counts, ensure_ascii=False, indent=1))
+
+
+@app.command()
+def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
+    """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
+    from .pipeline import load_dataset
+
+    config = load_experiment(project_path(experiment))
+    layout = load_dataset(config).render(dest=out, **config.get("layout", {}))
+    typer.echo(f"rendered {len(layout.files)} files and {len(layout.spans)} provenance spans into {out}")
+
+
+@app.command()
+def presets() -> None:
+    """List the presets (experiments/presets/*.toml)."""
+    for name, first_line in list_presets().items():
+        typer.echo(f"{name:24s} {first_line}")
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""Reports: round tables beside the seed's figures, the four-round ablation (JSON, Markdown, PNG)."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .pipeline import RunResult
+
+SEED_FILE = "seed_scores.csv"
+
+
+def load_seed_scores(dataset_dir: Path | str) -> dict[tuple[str, int], dict[str, str]]:
+    """(query id, round) -> {seed_score, seed_status, seed_note} from datasets/<name>/seed_scores.csv."""
+    path = Path(dataset_dir) / SEED_FILE
+    if not path.exists():
+        return {}
+    with open(path, encoding="utf-8", newline="") as fh:
+        return {(row["query_id"], int(row["round"])): row for row in csv.DictReader(fh)}
+
+
+def seed_cell(seed: dict[str, str] | None) -> str:
+    if not seed:
+        return ""
+    status = seed["seed_status"]
+    if status == "pass":
+        note = f" ({seed['seed_note']})" if seed.get("seed_note") else ""
+        return f"{float(seed['seed_score']):.3f}{note}"
+    return {"fail": "✗" + (f" ({seed['seed_note']})" if seed.get("seed_note") else ""),
+            "pass_no_figure": "pass (no figure)", "not_in_suite": "—"}.get(status, status)
+
+
+def our_cell(row: pd.Series, purity: bool = True) -> str:
+    """Score of the best relevant hit; ✗ when none is returned; a mark when top-1 is mixed or wrong.
+    `purity` is off for workspaces, where targets of different queries overlap by design."""
+    if row["rank"] is None or pd.isna(row["rank"]):
+        return "✗"
+    cell = f"{row['score']:.3f}"
+    if not row["top1_relevant"]:
+        cell += f" (wrong top-1; relevant at rank {int(row['rank'])})"
+    elif purity and not row["top1_pure"]:
+        cell += " (mixed top-1)"
+    if row["top1_relevant"] and not row["passed"]:
+        cell += " (below minScore)"
+    return cell
+
+
+def round_table(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
+    round_no = result.config.get("evaluation", {}).get("round")
+    purity = result.config.get("dataset", {}).get("name") != "workspace"
+    frame = result.per_query
+    rows = []
+    for _, row in frame[frame["kind"] != "negative"].iterrows():
+        cells = {"#": row["query_id"], "query": row["text"], "kind": row["kind"],
+                 "in suite": "yes" if row["in_suite"] else "no",
+                 "ours": our_cell(row, purity), "passed": "✅" if row["passed"] else "❌"}
+        if seed:
+            cells["seed"] = seed_cell(seed.get((row["query_id"], round_no))) if round_no else ""
+        rows.append(cells)
+    return pd.DataFrame(rows)
+
+
+def negative_table(result: RunResult) -> pd.DataFrame:
+    frame = result.per_query
+    neg = frame[frame["kind"] == "negative"]
+    return pd.DataFrame({"#": neg["query_id"], "query": neg["text"], "returned": neg["returned"],
+                         "top-1 score": neg["top1_score"].map(lambda s: f"{s:.3f}" if s == s and s is not None else "")})
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "_(none)_\n"
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(str(row[c]).replace("|", "\\|") for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    round_no = result.config.get("evaluation", {}).get("round")
+    table = Table(title=f"{result.name} — preset {result.config.get('preset', '?')}")
+    df = round_table(result, seed)
+    for col in df.columns:
+        table.add_column(col)
+    for _, row in df.iterrows():
+        style = None if row["in suite"] == "yes" else "dim"
+        table.add_row(*[str(v) for v in row.values], style=style)
+    console.print(table)
+    s = result.summary
+    suite = s["suite"]
+    where = f"round {round_no}" if round_no is not None else result.name
+    console.print(
+        f"{where}: passed {suite['passed']}/{suite['queries']}  "
+        f"Recall@6 {suite.get('recall@6', 0):.3f}  MRR@6 {suite.get('mrr@6', 0):.3f}  "
+        f"nDCG@6 {suite.get('ndcg@6', 0):.3f}  | negative queries returning results: "
+        f"{s['negative']['returned_anything']}/{s['negative']['queries']}  | "
+        f"retrieval p50 {s['latency_ms']['retrieval']['p50']:.2f} ms  | {s['index']['chunks']} chunks"
+    )
+
+
+def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> str:
+    s = result.summary
+    env = result.environment
+    parts = [
+        f"# {result.name} ({result.config.get('preset', '')})\n",
+        f"{result.config.get('description', '')}\n",
+        f"Passed {s['suite']['passed']}/{s['suite']['queries']} · Recall@6 {s['suite'].get('recall@6', 0):.3f} · "
+        f"MRR@6 {s['suite'].get('mrr@6', 0):.3f} · nDCG@6 {s['suite'].get('ndcg@6', 0):.3f} · "
+        f"{s['index']['chunks']} chunks ({s['index']['mixed_chunks']} overlap two or more records)\n",
+        "## T-suite (ours beside the seed)\n",
+        markdown_table(round_table(result, seed)),
+        "\n## Negative queries (never recorded; a good system returns nothing)\n",
+        markdown_table(negative_table(result)),
+        f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
+        f"model {env.get('embedding_model')}, {env['cpu_count']} cores, Python {env['python']}.\n",
+    ]
+    return "\n".join(parts)
+
+
+def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, int], dict[str, str]]) -> Path:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result.write_json(out_dir / "results.json")
+    _write_text(out_dir / "report.md", round_markdown(result, seed))
+    return out_dir
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --- ablation -----------------------------------------------------------------------------------
+
+
+def ablation_frame(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
+    """One row per T-query, columns r1..r4 (ours) and seed r1..r4."""
+    first = next(iter(results.values())).per_query
+    suite_ids = first[first["kind"] == "suite"]["query_id"].tolist()
+    rows = []
+    for qid in suite_ids:
+        row: dict[str, Any] = {"#": qid, "query": first.set_index("query_id").loc[qid, "text"]}
+        for r, res in results.items():
+            q = res.per_query.set_index("query_id").loc[qid]
+            row[f"r{r}"] = our_cell(q) + ("" if q["passed"] else " ❌") if q["in_suite"] else "—"
+            row[f"seed r{r}"] = seed_cell(seed.get((qid, r)))
+        rows.append(row)
+    cols = ["#", "query"] + [f"r{r}" for r in results] + [f"seed r{r}" for r in results]
+    return pd.DataFrame(rows)[cols]
+
+
+def differences(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> list[str]:
+    """Cells where our pass/fail differs from the seed's, with the margin that decided them."""
+    notes = []
+    for r, res in results.items():
+        frame = res.per_query.set_index("query_id")
+        hits = res.hits
+        for qid, q in frame[frame["in_suite"]].iterrows():
+            s = seed.get((qid, r))
+            if not s or s["seed_status"] == "not_in_suite":
+                continue
+            seed_pass = s["seed_status"] in ("pass", "pass_no_figure")
+            if seed_pass == bool(q["passed"]):
+                continue
+            top = hits[qid][0] if hits[qid] else None
+            if q["passed"]:
+                runner = next((h for h in hits[qid][1:]), None)
+                margin = f"{top['score'] - runner['score']:.4f}" if runner else "n/a"
+                notes.append(f"round {r} {qid} {q['text']}: seed ✗, ours passes — top-1 is relevant at "
+                             f"{top['score']:.3f}, ahead of the next chunk by {margin}")
+            else:
+                rel = f"rank {int(q['rank'])} at {q['score']:.3f}" if q["rank"] == q["rank"] and q["rank"] else "not returned"
+                gap = f"{top['score'] - q['score']:.4f}" if q["rank"] == q["rank"] and q["rank"] else "n/a"
+                notes.append(f"round {r} {qid} {q['text']}: seed passes, ours fails — top-1 {top['chunk']} "
+                             f"({top['score']:.3f}); relevant {rel}, behind by {gap}")
+    return notes
+
+
+def plot_ablation(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rounds = list(results)
+    first = next(iter(results.values())).per_query
+    suite_ids = first[first["kind"] == "suite"]["query_id"].tolist()
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    cmap = plt.get_cmap("tab20")
+    for i, qid in enumerate(suite_ids):
+        ours, theirs = [], []
+        for r in rounds:
+            q = results[r].per_query.set_index("query_id").loc[qid]
+            ours.append(q["score"] if q["in_suite"] and q["passed"] else float("nan"))
+            s = seed.get((qid, r))
+            theirs.append(float(s["seed_score"]) if s and s["seed_status"] == "pass" else float("nan"))
+        axes[0].plot(rounds, ours, marker="o", color=cmap(i), label=qid)
+        axes[1].plot(rounds, theirs, marker="s", linestyle="--", color=cmap(i), label=qid)
+    for ax, title in zip(axes, ("ours (e5-small, passed queries)", "seed (ZAI embedding-3)")):
+        ax.set_xticks(rounds)
+        ax.set_xlabel("round")
+        ax.set_title(title)
+        ax.axhline(0.35, color="grey", linewidth=0.8, linestyle=":")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("hybrid score of the best relevant hit")
+    axes[1].legend(ncol=2, fontsize=8, loc="lower right")
+    fig.suptitle("King78 four-round ablation: per-query score by round (gaps = failed or not in suite)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _paraphrase_hits(res: RunResult) -> str:
+    para = res.per_query[res.per_query["kind"] == "paraphrase"]
+    return f"{int(para['hit@6'].sum())}/{len(para)}"
+
+
+def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
+                   seed: dict[tuple[str, int], dict[str, str]]) -> dict[str, Any]:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    first = next(iter(results.values()))
+    doc = {
+        "preset": first.config.get("preset"),
+        "environment": first.environment,
+        "rounds": {str(r): {"config": res.config, "summary": res.summary, "timings": res.timings,
+                            "queries": res.to_dict()["queries"]} for r, res in results.items()},
+        "differences_from_seed": differences(results, seed),
+    }
+    tmp = out_dir / "ablation.json.tmp"
+    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, out_dir / "ablation.json")
+    plot_ablation(results, seed, out_dir / "ablation.png")
+    summary_rows = pd.DataFrame([{
+        "round": r, "passed": f"{res.summary['suite']['passed']}/{res.summary['suite']['queries']}",
+        "Recall@6": f"{res.summary['suite']['recall@6']:.3f}", "MRR@6": f"{res.summary['suite']['mrr@6']:.3f}",
+        "nDCG@6": f"{res.summary['suite']['ndcg@6']:.3f}",
+        "paraphrases hit@6": _paraphrase_hits(res),
+        "negatives returning results": f"{res.summary['negative']['returned_anything']}/{res.summary['negative']['queries']}",
+        "chunks": res.summary["index"]["chunks"], "mixed chunks": res.summary["index"]["mixed_chunks"],
+        "retrieval p50 ms": f"{res.summary['latency_ms']['retrieval']['p50']:.2f}",
+    } for r, res in results.items()])
+    env = first.environment
+    diff_lines = "\n".join(f"- {d}" for d in doc["differences_from_seed"]) or "- none"
+    md = (
+        f"# King78 four-round ablation — preset `{doc['preset']}`\n\n"
+        f"{first.config.get('preset_description', '')}\n\n"
+        "## Per-query score of the best relevant hit, ours beside the seed\n\n"
+        "✗ = no relevant chunk among the returned results; ❌ = not passed (top-1 not relevant or below "
+        "minScore); 'mixed top-1' = the top-1 chunk is relevant but overlaps other records too.\n\n"
+        + markdown_table(ablation_frame(results, seed))
+        + "\n## Per round\n\n" + markdown_table(summary_rows)
+        + "\n## Where ours differs from the seed (pass/fail), with the deciding margin\n\n" + diff_lines + "\n"
+        + f"\n![per-query score by round](ablation.png)\n\nEnvironment: SQLite {env['sqlite']}, sqlite-vec "
+          f"{env['sqlite_vec']}, jieba {env['jieba']}, model {env.get('embedding_model')}, {env['cpu_count']} cores.\n"
+    )
+    _write_text(out_dir / "ablation.md", md)
+    return doc

@@ -1,0 +1,58 @@
+"""The embedding cache: persistent, transactional, resumable; the real e5 model is deterministic."""
+import numpy as np
+import pytest
+
+from harness.embedders import CachedEmbedder, E5SmallQ4, EmbeddingCache, EmbeddingError, HashEmbedder
+
+
+class FlakyEmbedder(HashEmbedder):
+    """Fails on the n-th call, like a server dropping mid-run."""
+
+    def __init__(self, fail_on_call):
+        super().__init__()
+        self.calls, self.fail_on_call, self.texts_embedded = 0, fail_on_call, 0
+
+    def embed(self, texts, role):
+        self.calls += 1
+        if self.calls == self.fail_on_call:
+            raise ConnectionError("server went away")
+        self.texts_embedded += len(texts)
+        return super().embed(texts, role)
+
+
+def test_failed_call_keeps_computed_vectors_and_rerun_resumes(tmp_path):
+    texts = [f"记忆片段 {i}" for i in range(10)]
+    flaky = FlakyEmbedder(fail_on_call=3)
+    embedder = CachedEmbedder(flaky, EmbeddingCache(tmp_path / "c.sqlite"), batch_size=2, progress=False)
+    with pytest.raises(EmbeddingError, match="after 4 of 10"):
+        embedder.embed(texts, "passage")
+    reopened = EmbeddingCache(tmp_path / "c.sqlite")  # a new process would see the committed batches
+    assert reopened.count("hash-v1") == 4
+    healthy = FlakyEmbedder(fail_on_call=-1)
+    out = CachedEmbedder(healthy, reopened, batch_size=2, progress=False).embed(texts, "passage")
+    assert healthy.texts_embedded == 6  # only the missing ones
+    assert np.allclose(out, HashEmbedder().embed(texts, "passage"))
+
+
+def test_cache_keys_on_model_role_and_text(tmp_cache):
+    inner = FlakyEmbedder(fail_on_call=-1)
+    embedder = CachedEmbedder(inner, tmp_cache, progress=False)
+    embedder.embed(["同一句话", "同一句话"], "query")
+    embedder.embed(["同一句话"], "passage")
+    embedder.embed(["同一句话"], "query")
+    assert inner.texts_embedded == 2  # one per role; duplicates and repeats come from the cache
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return E5SmallQ4()
+
+
+def test_e5_is_deterministic_normalised_and_prefix_aware(e5):
+    a = e5.embed(["美国手机号", "Tello eSIM 零月租保号"], "query")
+    b = e5.embed(["美国手机号", "Tello eSIM 零月租保号"], "query")
+    assert a.shape == (2, 384) and np.array_equal(a, b)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-4)
+    p = e5.embed(["美国手机号"], "passage")
+    assert not np.allclose(p[0], a[0])  # "query: " and "passage: " prefixes differ
+    assert "multilingual-e5-small" in e5.model_id

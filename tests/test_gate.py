@@ -1,0 +1,57 @@
+"""The regression gate: today's ablation passes against the committed baseline; a worse config fails."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.gate import Rule, gate_files
+from harness.pipeline import run_ablation
+from harness.reports import write_ablation
+from tests.conftest import ROOT
+
+BASELINE = ROOT / "reports" / "baseline" / "ablation.json"
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from harness.embedders import CachedEmbedder, E5SmallQ4, EmbeddingCache
+
+    return CachedEmbedder(E5SmallQ4(), EmbeddingCache(), progress=False)
+
+
+def ablation_file(tmp_path, embedder, **overrides):
+    results = run_ablation(embedder=embedder, progress=False, **overrides)
+    write_ablation(results, tmp_path, {})
+    return tmp_path / "ablation.json"
+
+
+@pytest.mark.slow
+def test_current_ablation_passes_the_committed_baseline(tmp_path, embedder):
+    passed, report = gate_files(ablation_file(tmp_path, embedder), BASELINE)
+    assert passed, report
+    assert "round4.passed: 12 -> 12" in report
+
+
+@pytest.mark.slow
+def test_a_deliberately_worse_config_fails_and_names_the_metric(tmp_path, embedder):
+    # text-only retrieval with unicode61: Chinese queries lose their vector leg
+    worse = ablation_file(tmp_path, embedder, fusion={"vector_weight": 0.0, "text_weight": 1.0})
+    result = CliRunner().invoke(app, ["gate", str(worse), "--baseline", str(BASELINE)])
+    assert result.exit_code == 1, result.output
+    assert "FAIL round4.passed: 12 ->" in result.output
+    assert "regressed" in result.output.splitlines()[-1]
+
+
+def test_rules_parse_and_latency_growth(tmp_path):
+    base = {"summary": {"suite": {"queries": 3, "passed": 3, "mrr@6": 0.9},
+                        "negative": {"returned_anything": 0}, "latency_ms": {"retrieval": {"p50": 1.0}}}}
+    slower = json.loads(json.dumps(base))
+    slower["summary"]["latency_ms"]["retrieval"]["p50"] = 1.6
+    slower["summary"]["suite"]["mrr@6"] = 0.89
+    (tmp_path / "b.json").write_text(json.dumps(base))
+    (tmp_path / "c.json").write_text(json.dumps(slower))
+    ok, report = gate_files(tmp_path / "c.json", tmp_path / "b.json", ["mrr@6:drop=0.02", "latency_p50_ms:growth=0.5"])
+    assert not ok and "FAIL latency_p50_ms: 1 -> 1.6" in report and "ok   mrr@6" in report
+    with pytest.raises(ValueError, match="bad gate rule"):
+        Rule.parse("mrr@6>0.5")

@@ -1,0 +1,50 @@
+"""Metrics against a hand-worked example, cross-checked with ranx; ties broken by (score desc, id)."""
+import math
+
+import pytest
+
+from harness.fusion import Hit, rank_hits
+from harness.metrics import evaluate_run, max_passage, query_outcome, strict_run
+
+
+def test_hand_worked_example():
+    qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"d9": 1}}
+    ranked = {"q1": ["d2", "d1", "d4", "d3"], "q2": ["d5"]}
+    m = evaluate_run(qrels, ranked, k=3)
+    # q1: first relevant at rank 2 -> RR 0.5; Recall@3 = 1/2; DCG@3 = 1/log2(3), IDCG@3 = 1 + 1/log2(3)
+    assert m["q1"]["mrr@3"] == pytest.approx(0.5)
+    assert m["q1"]["recall@3"] == pytest.approx(0.5)
+    assert m["q1"]["ndcg@3"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+    assert m["q2"] == {"recall@3": 0.0, "mrr@3": 0.0, "ndcg@3": 0.0}
+
+
+def test_agrees_with_ranx():
+    from ranx import Qrels, Run, evaluate
+
+    qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"d9": 1, "d5": 1}, "q3": {"d7": 1}}
+    ranked = {"q1": ["d2", "d1", "d4", "d3", "d8"], "q2": ["d5", "d6", "d9"], "q3": ["d1", "d2"]}
+    ours = evaluate_run(qrels, ranked, k=3)
+    theirs = evaluate(Qrels(qrels), Run(strict_run({q: r[:3] for q, r in ranked.items()})),
+                      ["recall@3", "mrr@3", "ndcg@3"], return_mean=False)
+    for i, q in enumerate(sorted(qrels)):
+        for metric in ("recall@3", "mrr@3", "ndcg@3"):
+            assert ours[q][metric] == pytest.approx(float(theirs[metric][i])), (q, metric)
+
+
+def test_ties_break_by_id_before_evaluation():
+    hits = rank_hits([Hit("b", 0.5), Hit("a", 0.5), Hit("c", 0.9)])
+    assert [h.id for h in hits] == ["c", "a", "b"]
+    docs_of = {"c": frozenset({"D3"}), "a": frozenset({"D2", "D1"}), "b": frozenset({"D1"})}
+    assert max_passage(hits, docs_of) == ["D3", "D1", "D2"]
+
+
+def test_query_outcome_pass_purity_and_rank():
+    docs_of = {"x": frozenset({"A", "B"}), "y": frozenset({"B"}), "z": frozenset({"C"})}
+    mixed_first = query_outcome([Hit("x", 0.6), Hit("y", 0.5)], {"B"}, docs_of, 0.35)
+    assert mixed_first.passed and not mixed_first.top1_pure and mixed_first.rank == 1
+    wrong_first = query_outcome([Hit("z", 0.6), Hit("y", 0.5)], {"B"}, docs_of, 0.35)
+    assert not wrong_first.passed and wrong_first.rank == 2 and wrong_first.reciprocal_rank == 0.5
+    below = query_outcome([Hit("y", 0.3)], {"B"}, docs_of, 0.35)
+    assert below.top1_relevant and below.top1_pure and not below.passed
+    nothing = query_outcome([], {"B"}, docs_of, 0.35)
+    assert nothing.rank is None and not nothing.passed and nothing.returned == 0

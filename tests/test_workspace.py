@@ -1,0 +1,609 @@
+"""Bring your own OpenClaw workspace: discovery (links, ../, absolute paths), openclaw.json (JSON5),
+queries files (YAML / JSONL) with errors naming file, line and field, the `workspace` data set's
+provenance, `init`, and one end-to-end run on datasets/example-workspace."""
+import json
+import os
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from harness.config import load_experiment
+from harness.corpus import DATASETS, DataError
+from harness.workspace import (WorkspaceDataset, discover_files, glob_regex, init_workspace, load_query_specs,
+                               occurrence_lines, openclaw_snippet, read_openclaw_config)
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "datasets" / "example-workspace"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def ws(tmp_path) -> Path:
+    """A small workspace: MEMORY.md, nested memory/, a notes/ folder, files that must not be indexed."""
+    root = tmp_path / "ws"
+    write(root / "MEMORY.md", "# 长期记忆\n\n- 咖啡只喝美式\n")
+    write(root / "memory" / "2026-03-01.md", "# 2026-03-01\n\n- 09:00 HEARTBEAT_OK\n- 洗牙约在周四\n")
+    write(root / "memory" / "projects" / "deep" / "plan.md", "# 计划\n迁移到 Astro\n")
+    write(root / "memory" / "scratch.txt", "not markdown\n")
+    write(root / "memory" / "UPPER.MD", "OpenClaw tests .md case-sensitively\n")
+    write(root / "AGENTS.md", "# not a memory file\n")
+    write(root / "notes" / "vps.md", "# VPS\nswapfile 2G\n")
+    write(root / "notes" / "sub" / "deeper.md", "# deeper\n")
+    write(root / "notes" / "todo.txt", "买猫砂\n")
+    return root
+
+
+def displays(discovery) -> list[str]:
+    return [f.display for f in discovery.files]
+
+
+# --- discovery ------------------------------------------------------------------------------------
+
+
+def test_memory_files_and_nested_memory_dir(ws):
+    d = discover_files(ws)
+    assert displays(d) == ["MEMORY.md", "memory/2026-03-01.md", "memory/projects/deep/plan.md"]
+    assert d.skipped == []
+
+
+def test_lowercase_memory_md_alone_and_beside_upper(tmp_path):
+    root = tmp_path / "w"
+    write(root / "memory.md", "# lower\n")
+    assert displays(discover_files(root)) == ["memory.md"]
+    write(root / "MEMORY.md", "# upper\n")
+    # on a case-sensitive disk these are two files and OpenClaw indexes both; on a case-insensitive
+    # disk they are one file, kept once
+    same = os.path.samefile(root / "memory.md", root / "MEMORY.md")
+    assert displays(discover_files(root)) == (["MEMORY.md"] if same else ["MEMORY.md", "memory.md"])
+
+
+def test_extra_paths_default_glob_explicit_pattern_and_single_file(ws):
+    assert displays(discover_files(ws, ["notes"]))[-2:] == ["notes/sub/deeper.md", "notes/vps.md"]
+    only_top = discover_files(ws, [{"path": "notes", "pattern": "*.md"}])
+    assert [p for p in displays(only_top) if p.startswith("notes/")] == ["notes/vps.md"]
+    txt = discover_files(ws, [{"path": "notes", "pattern": "**/*.txt"}])
+    assert [p for p in displays(txt) if p.startswith("notes/")] == ["notes/todo.txt"]
+    single = discover_files(ws, ["notes/vps.md", "notes/todo.txt"])
+    assert "notes/vps.md" in displays(single) and "notes/todo.txt" not in displays(single)
+    assert any("does not match the pattern" in s.reason for s in single.skipped)
+
+
+def test_extra_path_overlapping_memory_is_indexed_once(ws):
+    assert displays(discover_files(ws, ["memory", "."])) == displays(discover_files(ws, ["."]))
+    assert displays(discover_files(ws, ["memory"])) == displays(discover_files(ws))
+    everything = displays(discover_files(ws, ["."]))
+    assert "AGENTS.md" in everything and everything.count("MEMORY.md") == 1
+
+
+def test_missing_extra_path_is_skipped_and_listed(ws):
+    d = discover_files(ws, ["no-such-folder"])
+    assert displays(d) == displays(discover_files(ws))
+    assert d.skipped[0].path == "no-such-folder" and "does not exist" in d.skipped[0].reason
+
+
+def test_symlinked_files_and_folders_are_skipped(ws, tmp_path):
+    outside = tmp_path / "outside"
+    write(outside / "secret.md", "# 不该被索引\n")
+    write(outside / "dir" / "a.md", "# a\n")
+    (ws / "memory" / "linked.md").symlink_to(outside / "secret.md")
+    (ws / "memory" / "linked-dir").symlink_to(outside / "dir", target_is_directory=True)
+    (ws / "notes" / "linked-notes").symlink_to(outside / "dir", target_is_directory=True)
+    (ws / "shortcut").symlink_to(ws / "notes", target_is_directory=True)
+    d = discover_files(ws, ["notes", "shortcut", "shortcut/vps.md"])
+    indexed = displays(d)
+    assert not any("linked" in p or "secret" in p or p.startswith("shortcut") for p in indexed)
+    reasons = {s.path: s.reason for s in d.skipped}
+    assert reasons["memory/linked.md"] == "symbolic link"
+    assert reasons["memory/linked-dir"] == "symbolic link"
+    assert reasons["notes/linked-notes"] == "symbolic link"
+    assert reasons["shortcut"] == "extraPaths[1]: symbolic link (shortcut)"
+    assert reasons["shortcut/vps.md"] == "extraPaths[2]: symbolic link (shortcut)"  # a link on the way
+
+
+def test_symlinked_memory_file_and_memory_dir_are_skipped(tmp_path):
+    real = tmp_path / "real"
+    write(real / "MEMORY.md", "# real\n")
+    write(real / "memory" / "2026-03-01.md", "# day\n")
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "MEMORY.md").symlink_to(real / "MEMORY.md")
+    (root / "memory").symlink_to(real / "memory", target_is_directory=True)
+    d = discover_files(root)
+    assert d.files == []
+    assert {s.path for s in d.skipped} == {"MEMORY.md", "memory"}
+
+
+def test_relative_extra_path_climbing_out_is_refused(ws):
+    for bad in ("../elsewhere", "notes/../../elsewhere", ".."):
+        with pytest.raises(DataError) as err:
+            discover_files(ws, [bad])
+        assert err.value.field == "extraPaths[0]" and "climbs out of the workspace" in str(err.value)
+    assert displays(discover_files(ws, ["notes/../notes"])) == displays(discover_files(ws, ["notes"]))
+
+
+def test_absolute_extra_paths_get_extra_n_display_paths(ws, tmp_path):
+    team = tmp_path / "team-docs"
+    write(team / "handbook.md", "# 手册\n")
+    write(team / "2026" / "retro.md", "# 复盘\n")
+    single = write(tmp_path / "one-file.md", "# 单个文件\n")
+    d = discover_files(ws, [str(team), str(single), str(ws / "notes")])
+    indexed = displays(d)
+    assert "extra1/handbook.md" in indexed and "extra1/2026/retro.md" in indexed
+    assert "extra2/one-file.md" in indexed
+    assert "notes/vps.md" in indexed  # absolute but inside the workspace: shown as the relative path
+    assert not any(p.startswith("/") or ".." in p.split("/") for p in indexed)
+
+
+def test_absolute_extra_path_that_is_a_link_is_skipped(ws, tmp_path):
+    write(tmp_path / "team" / "a.md", "# a\n")
+    (tmp_path / "team-link").symlink_to(tmp_path / "team", target_is_directory=True)
+    d = discover_files(ws, [str(tmp_path / "team-link")])
+    assert not any(p.startswith("extra") for p in displays(d))
+    assert d.skipped[0].reason == "extraPaths[0]: symbolic link"
+
+
+def test_bad_patterns_are_refused(ws):
+    for pattern in ("../*.md", "/abs/*.md", ""):
+        with pytest.raises(DataError) as err:
+            discover_files(ws, [{"path": "notes", "pattern": pattern}])
+        assert err.value.field == "extraPaths[0].pattern"
+
+
+def test_workspace_must_be_a_folder(tmp_path):
+    with pytest.raises(DataError, match="existing folder"):
+        discover_files(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("pattern,path,expected", [
+    ("**/*.md", "a.md", True), ("**/*.md", "x/y/a.md", True), ("**/*.md", "a.txt", False),
+    ("**/*.md", "a.MD", False), ("*.md", "x/a.md", False), ("*.md", "a.md", True),
+    ("2026-*/**/*.md", "2026-03/a.md", True), ("2026-*/**/*.md", "2025-03/a.md", False),
+    ("docs/**", "docs/x/y.txt", True), ("?.md", "ab.md", False), ("[ab].md", "b.md", True),
+    ("[!ab].md", "c.md", True), ("[!ab].md", "a.md", False),
+])
+def test_glob_patterns(pattern, path, expected):
+    assert bool(glob_regex(pattern).fullmatch(path)) is expected
+
+
+# --- openclaw.json --------------------------------------------------------------------------------
+
+
+def test_example_config_parses_json5_with_comments_and_trailing_commas():
+    s = read_openclaw_config(EXAMPLE / "openclaw.json")
+    assert s.get("vector_weight") == 0.6 and s.get("text_weight") == 0.4
+    assert s.get("min_score") == 0.3 and s.get("max_results") == 6 and s.get("tokenizer") == "unicode61"
+    assert s.values["min_score"][0] == "agents.defaults.memorySearch.query.minScore"
+    assert [e.path for e in s.extra_paths] == ["notes"]
+    assert s.extra_paths[0].field == "agents.defaults.memorySearch.extraPaths[0]"
+    tables = s.experiment_tables("openclaw-2026.02")
+    assert tables["fusion"] == {"vector_weight": 0.6, "text_weight": 0.4}
+    assert tables["search"] == {"max_results": 6, "candidate_multiplier": 4}
+    assert tables["tokenizer"] == {"name": "unicode61"}
+    assert tables["postprocess"] == [{"name": "min_score", "min_score": 0.3, "keyword_fallback": "relaxed"}]
+    assert s.experiment_tables("openclaw-2026.08")["postprocess"][0]["keyword_fallback"] == "fill"
+
+
+def config(tmp_path, body: str) -> Path:
+    return write(tmp_path / "openclaw.json", body)
+
+
+@pytest.mark.parametrize("body,field,message", [
+    ("{agents: {defaults: {memorySearch: {query: {hybrid: {vectorWeight: 1.5}}}}}}",
+     "agents.defaults.memorySearch.query.hybrid.vectorWeight", "in [0, 1]"),
+    ("{agents: {defaults: {memorySearch: {query: {hybrid: {textWeight: 'high'}}}}}}",
+     "agents.defaults.memorySearch.query.hybrid.textWeight", "must be a number"),
+    ("{agents: {defaults: {memorySearch: {query: {maxResults: 2.5}}}}}",
+     "agents.defaults.memorySearch.query.maxResults", "whole number"),
+    ("{agents: {defaults: {memorySearch: {query: {maxResults: 0}}}}}",
+     "agents.defaults.memorySearch.query.maxResults", ">= 1"),
+    ("{agents: {defaults: {memorySearch: {query: {minScore: -0.1}}}}}",
+     "agents.defaults.memorySearch.query.minScore", "in [0, 1]"),
+    ("{agents: {defaults: {memorySearch: {store: {fts: {tokenizer: 'jieba'}}}}}}",
+     "agents.defaults.memorySearch.store.fts.tokenizer", "unicode61, trigram"),
+    ("{agents: {defaults: {memorySearch: {extraPaths: 'notes'}}}}",
+     "agents.defaults.memorySearch.extraPaths", "must be a list"),
+    ("{agents: {defaults: {memorySearch: {extraPaths: [42]}}}}",
+     "agents.defaults.memorySearch.extraPaths[0]", "path string"),
+    ("{agents: {defaults: {memorySearch: {query: []}}}}",
+     "agents.defaults.memorySearch.query", "must be an object"),
+    ("{agents: {defaults: {memorySearch: {chunking: {tokens: 100, overlap: 100}}}}}",
+     "agents.defaults.memorySearch.chunking.overlap", "smaller than"),
+])
+def test_invalid_config_values_name_the_field_path(tmp_path, body, field, message):
+    with pytest.raises(DataError) as err:
+        read_openclaw_config(config(tmp_path, body))
+    assert err.value.field == field and message in str(err.value)
+    assert err.value.path.endswith("openclaw.json")
+
+
+def test_config_syntax_errors_name_the_line(tmp_path):
+    path = config(tmp_path, "// comment\n{\n  agents: {\n    defaults: ,\n  },\n}\n")
+    with pytest.raises(DataError) as err:
+        read_openclaw_config(path)
+    assert err.value.line == 4 and "invalid JSON5" in str(err.value)
+    with pytest.raises(DataError, match="Duplicate key"):
+        read_openclaw_config(config(tmp_path, "{agents: {}, agents: {}}"))
+    with pytest.raises(DataError, match="no such file"):
+        read_openclaw_config(tmp_path / "missing.json")
+
+
+def test_relative_extra_path_outside_workspace_names_config_field(ws, tmp_path):
+    path = config(tmp_path, '{agents: {defaults: {memorySearch: {extraPaths: ["notes", "../team-docs"]}}}}')
+    s = read_openclaw_config(path)
+    with pytest.raises(DataError) as err:
+        discover_files(ws, s.extra_paths)
+    assert err.value.path == str(path)
+    assert err.value.field == "agents.defaults.memorySearch.extraPaths[1]"
+
+
+def test_top_level_defaults_and_agent_layers(tmp_path):
+    path = config(tmp_path, """{
+      memorySearch: {query: {maxResults: 3, minScore: 0.2}, extraPaths: ["old"]},
+      agents: {
+        defaults: {memorySearch: {query: {maxResults: 8}, extraPaths: ["notes"],
+                   remote: {apiKey: "sk-secret-value"}}},
+        list: [{id: "main"}, {id: "ops", memorySearch: {query: {minScore: 0.5}, extraPaths: ["ops"]}}],
+      },
+    }""")
+    s = read_openclaw_config(path)
+    assert s.get("max_results") == 8 and s.get("min_score") == 0.2
+    assert [e.path for e in s.extra_paths] == ["old", "notes"]
+    assert any("agents.list[1].memorySearch" in n for n in s.notes)
+    assert not any("sk-secret-value" in n for n in s.notes)  # never echo an API key
+    ops = read_openclaw_config(path, agent="ops")
+    assert ops.get("min_score") == 0.5 and ops.values["min_score"][0] == "agents.list[1].memorySearch.query.minScore"
+    assert [e.path for e in ops.extra_paths] == ["old", "notes", "ops"]
+    with pytest.raises(DataError, match="no agent with id 'nope'"):
+        read_openclaw_config(path, agent="nope")
+
+
+def test_settings_not_evaluated_are_listed(tmp_path):
+    s = read_openclaw_config(config(tmp_path, """{agents: {defaults: {memorySearch: {
+        provider: "openai", query: {hybrid: {mmr: {enabled: true}, temporalDecay: {enabled: false}}},
+        maxResult: 5}}}}"""))
+    joined = "\n".join(s.notes)
+    assert "memorySearch.provider" in joined and "query.hybrid.mmr" in joined
+    assert "temporalDecay" not in joined  # off, as the harness runs
+    assert "memorySearch.maxResult" in joined and "unknown" in joined  # a typo is shown, not dropped
+    assert s.values == {}
+
+
+weights = st.floats(0, 1, allow_nan=False).map(lambda x: round(x, 3))
+
+
+@given(vw=weights, tw=weights, max_results=st.integers(1, 50), min_score=weights,
+       multiplier=st.integers(1, 10), tokenizer=st.sampled_from(["unicode61", "trigram"]))
+def test_openclaw_snippet_round_trips_through_read_openclaw_config(tmp_path_factory, vw, tw, max_results,
+                                                                    min_score, multiplier, tokenizer):
+    tables = {"fusion": {"vector_weight": vw, "text_weight": tw},
+              "search": {"max_results": max_results, "candidate_multiplier": multiplier},
+              "tokenizer": {"name": tokenizer},
+              "postprocess": [{"name": "min_score", "min_score": min_score, "keyword_fallback": "fill"}]}
+    snippet, cannot = openclaw_snippet(tables)
+    assert cannot == []
+    path = tmp_path_factory.mktemp("snippet") / "openclaw.json"
+    path.write_text(snippet, encoding="utf-8")
+    assert read_openclaw_config(path).experiment_tables("openclaw-2026.08") == tables
+
+
+def test_openclaw_snippet_names_what_openclaw_json_cannot_express():
+    snippet, cannot = openclaw_snippet({"fusion": {"name": "rrf"}, "tokenizer": {"name": "jieba"},
+                                        "postprocess": [{"name": "mmr"}]}, agent="ops")
+    assert "id: \"ops\"" in snippet and len(cannot) == 3
+    assert any("rrf" in c for c in cannot) and any("jieba" in c for c in cannot)
+
+
+# --- queries files --------------------------------------------------------------------------------
+
+
+def test_yaml_queries_with_all_target_kinds(tmp_path):
+    path = write(tmp_path / "q.yaml", """# comment
+- id: a
+  text: 护照材料
+  path: memory/2026-03-04.md
+  lines: [6, 10]
+- id: b
+  text: 洗牙
+  contains: "周四"
+- id: c
+  kind: paraphrase
+  text: blog
+  path: ./memory/projects/blog-migration.md
+- id: d
+  kind: negative
+  text: 特斯拉
+""")
+    specs = load_query_specs(path)
+    assert [(s.id, s.kind, s.path, s.lines, s.contains) for s in specs] == [
+        ("a", "suite", "memory/2026-03-04.md", (6, 10), None),
+        ("b", "suite", None, None, "周四"),
+        ("c", "paraphrase", "memory/projects/blog-migration.md", None, None),
+        ("d", "negative", None, None, None),
+    ]
+    assert [s.line for s in specs] == [2, 6, 9, 13]
+
+
+YAML_ERRORS = [
+    ("- id: a\n  text: x\n  pathh: MEMORY.md\n", 3, "pathh", "unknown field"),
+    ("- id: a\n  path: MEMORY.md\n", 1, "text", "missing"),
+    ("- text: x\n  path: MEMORY.md\n", 1, "id", "missing"),
+    ("- id: 7\n  text: x\n  path: MEMORY.md\n", 1, "id", "quote it"),
+    ("- id: a\n  text: x\n  kind: hard\n  path: MEMORY.md\n", 3, "kind", "must be one of"),
+    ("- id: a\n  text: x\n  path: MEMORY.md\n  lines: [5]\n", 4, "lines", "[start, end]"),
+    ("- id: a\n  text: x\n  path: MEMORY.md\n  lines: [9, 2]\n", 4, "lines", "start <= end"),
+    ("- id: a\n  text: x\n  lines: [1, 2]\n", 3, "lines", "need a path"),
+    ("- id: a\n  text: x\n  path: MEMORY.md\n  lines: [1, 2]\n  contains: y\n", 4, "lines", "either lines or contains"),
+    ("- id: a\n  text: x\n", 1, "path", "needs a target"),
+    ("- id: a\n  text: x\n  kind: negative\n  contains: y\n", 4, "contains", "names no target"),
+    ("- id: a\n  text: x\n  contains: ''\n", 3, "contains", "non-empty"),
+    ("- id: a\n  text: x\n  path: MEMORY.md\n- id: a\n  text: y\n  path: MEMORY.md\n", 4, "id", "duplicate"),
+    ("- id: a\n  text: x\n  text: y\n  path: MEMORY.md\n", 3, "text", "given twice"),
+    ("- id: a\n  text: x\n  path: ../outside.md\n", 3, "path", "contains '..'"),
+    ("- id: a\n  text: x\n  path: /etc/passwd.md\n", 3, "path", "is absolute"),
+    ("- id: a\n  text: x\n  path: ~/notes/a.md\n", 3, "path", "is absolute"),
+    ("- id: a\n  text: x\n  contains: y\n  path: memory/../../x.md\n", 4, "path", "contains '..'"),
+    ("- id: a\n  text: [unclosed\n", 3, None, "invalid YAML"),
+    ("- just a string\n", 1, None, "must be a mapping"),
+    ("id: a\ntext: x\n", 1, None, "must be a list"),
+]
+
+
+@pytest.mark.parametrize("body,line,field,message", YAML_ERRORS)
+def test_yaml_errors_name_file_line_and_field(tmp_path, body, line, field, message):
+    path = write(tmp_path / "queries.yaml", body)
+    with pytest.raises(DataError) as err:
+        load_query_specs(path)
+    assert (err.value.path, err.value.line, err.value.field) == (str(path), line, field)
+    assert message in str(err.value)
+    assert str(err.value).startswith(f"{path}:{line}:")
+
+
+def test_jsonl_queries_and_errors(tmp_path):
+    good = write(tmp_path / "q.jsonl", '{"id": "a", "text": "x", "path": "MEMORY.md"}\n\n'
+                                       '{"id": "b", "text": "y", "contains": "z", "kind": "paraphrase"}\n')
+    assert [(s.id, s.line) for s in load_query_specs(good)] == [("a", 1), ("b", 3)]
+    bad = write(tmp_path / "bad.jsonl", '{"id": "a", "text": "x", "path": "MEMORY.md"}\n'
+                                        '{"id": "b", "text": "y", "path": "/abs.md"}\n')
+    with pytest.raises(DataError) as err:
+        load_query_specs(bad)
+    assert (err.value.line, err.value.field) == (2, "path")
+    broken = write(tmp_path / "broken.jsonl", '{"id": "a", "text": "x", "path": "MEMORY.md"\n')
+    with pytest.raises(DataError) as err:
+        load_query_specs(broken)
+    assert err.value.line == 1 and "invalid JSON" in str(err.value)
+
+
+def test_empty_or_unknown_queries_files(tmp_path):
+    with pytest.raises(DataError, match="no queries yet"):
+        load_query_specs(write(tmp_path / "q.yaml", "# only comments\n"))
+    with pytest.raises(DataError, match=r"\.yaml, \.yml or \.jsonl"):
+        load_query_specs(write(tmp_path / "q.csv", "id,text\n"))
+
+
+# --- the workspace data set: provenance of the three target kinds -------------------------------
+
+
+def dataset(ws: Path, queries: str, *, name="q.yaml", config_path=None) -> WorkspaceDataset:
+    return WorkspaceDataset(ws, write(ws.parent / name, queries), config_path)
+
+
+def test_render_copies_files_and_writes_provenance_for_each_target_kind(ws, tmp_path):
+    write(ws / "memory" / "2026-03-02.md",
+          "# 2026-03-02\n\n- 护照 2026 年 6 月到期\n- 材料：身份证、\n旧护照\n- 无关\n")
+    cfg = config(tmp_path, '{agents: {defaults: {memorySearch: {extraPaths: ["notes"]}}}}')
+    ds = dataset(ws, """
+- id: whole
+  text: 迁移计划
+  path: memory/projects/deep/plan.md
+- id: range
+  text: 护照
+  path: memory/2026-03-02.md
+  lines: [3, 5]
+- id: sub
+  text: 材料
+  contains: "身份证、\\n旧护照"
+- id: notes
+  text: swap
+  contains: swapfile
+  path: notes/vps.md
+- id: none
+  kind: negative
+  text: 特斯拉
+""", config_path=cfg)
+    queries = {q.id: q for q in ds.queries()}
+    assert queries["whole"].relevant == {"memory/projects/deep/plan.md": 1}
+    assert queries["range"].relevant == {"memory/2026-03-02.md#L3-L5": 1}
+    assert queries["sub"].relevant == {"contains:sub": 1}
+    assert queries["none"].relevant == {} and queries["none"].kind == "negative"
+    assert queries["range"].extra["target"] == {"path": "memory/2026-03-02.md", "lines": [3, 5]}
+    layout = ds.render(dest=tmp_path / "out")
+    try:
+        assert set(layout.files) == {"MEMORY.md", "memory/2026-03-01.md", "memory/2026-03-02.md",
+                                     "memory/projects/deep/plan.md", "notes/sub/deeper.md", "notes/vps.md"}
+        for display in layout.files:
+            source = ws / display
+            assert (layout.root / display).read_bytes() == source.read_bytes()
+        spans = {(s.path, s.start, s.end, s.doc_id) for s in layout.spans}
+        assert spans == {
+            ("memory/projects/deep/plan.md", 1, 2, "memory/projects/deep/plan.md"),
+            ("memory/2026-03-02.md", 3, 5, "memory/2026-03-02.md#L3-L5"),
+            ("memory/2026-03-02.md", 4, 5, "contains:sub"),  # an occurrence spanning two lines covers both
+            ("notes/vps.md", 2, 2, "contains:notes"),
+        }
+        assert layout.docs_overlapping("memory/2026-03-02.md", 5, 6) == {"memory/2026-03-02.md#L3-L5", "contains:sub"}
+        assert layout.docs_overlapping("memory/2026-03-02.md", 1, 2) == set()
+        provenance = json.loads((layout.root / "provenance.json").read_text(encoding="utf-8"))
+        assert sorted(map(tuple, provenance["spans"])) == sorted(spans)
+        assert provenance["description"]["dataset"] == "workspace"
+    finally:
+        layout.cleanup()
+
+
+def test_contains_marks_every_occurrence(ws):
+    ds = dataset(ws, "- id: hb\n  text: heartbeat\n  contains: '#'\n")
+    spans = {(s.path, s.start) for s in ds.render().spans}
+    assert ("MEMORY.md", 1) in spans and ("memory/2026-03-01.md", 1) in spans
+    assert ("memory/projects/deep/plan.md", 1) in spans and len(spans) == 3
+
+
+@pytest.mark.parametrize("body,line,field,message", [
+    ("- id: a\n  text: x\n  path: AGENTS.md\n", 3, "path", "exists but is not indexed"),
+    ("- id: a\n  text: x\n  path: memory/2026-03-1.md\n", 3, "path", "did you mean memory/2026-03-01.md"),
+    ("- id: a\n  text: x\n  path: notes/vps.md\n", 3, "path", "not an indexed file"),  # no extraPaths
+    ("- id: a\n  text: x\n  path: MEMORY.md\n  lines: [2, 9]\n", 4, "lines", "has 3 lines"),
+    ("- id: a\n  text: x\n  contains: 不存在的短语\n", 3, "contains", "does not occur in any indexed file"),
+    ("- id: a\n  text: x\n  contains: 美式\n  path: memory/2026-03-01.md\n", 3, "contains",
+     "does not occur in memory/2026-03-01.md"),
+])
+def test_targets_are_checked_against_indexed_files(ws, body, line, field, message):
+    ds = dataset(ws, body)
+    with pytest.raises(DataError) as err:
+        ds.queries()
+    assert (err.value.line, err.value.field) == (line, field) and message in str(err.value)
+    assert err.value.path == str(ws.parent / "q.yaml")
+
+
+def test_skipped_link_named_in_queries_says_why(ws, tmp_path):
+    write(tmp_path / "elsewhere.md", "# x\n")
+    (ws / "memory" / "link.md").symlink_to(tmp_path / "elsewhere.md")
+    with pytest.raises(DataError, match="it was skipped: symbolic link"):
+        dataset(ws, "- id: a\n  text: x\n  path: memory/link.md\n").queries()
+
+
+def test_registered_dataset_and_layout_options(ws):
+    write(ws.parent / "q.yaml", "- id: a\n  text: x\n  path: MEMORY.md\n")
+    ds = DATASETS.create("workspace", path=str(ws), queries=str(ws.parent / "q.yaml"))
+    assert [q.id for q in ds.queries()] == ["a"]
+    with pytest.raises(TypeError, match="no \\[layout\\] options"):
+        ds.render(daily_logs=False)
+
+
+@given(st.text(alphabet="ab\n", max_size=40), st.text(alphabet="ab\n", min_size=1, max_size=4))
+def test_occurrence_lines_cover_exactly_the_lines_of_each_occurrence(text, needle):
+    lines = text.split("\n")
+    found = occurrence_lines(text, needle)
+    assert len(found) == sum(1 for i in range(len(text)) if text.startswith(needle, i))
+    for first, last in found:
+        covered = "\n".join(lines[first - 1:last]) + ("\n" if last < len(lines) else "")  # with its line end
+        assert needle in covered
+        assert last - first == needle.count("\n") - (1 if needle.endswith("\n") else 0)
+
+
+# --- init -----------------------------------------------------------------------------------------
+
+
+def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
+    result = init_workspace(EXAMPLE, tmp_path / "eval")
+    assert result.config == EXAMPLE / "openclaw.json" and result.files == 11
+    config = load_experiment(result.experiment)
+    assert config["preset"] == "openclaw-2026.08"
+    assert config["dataset"] == {"name": "workspace", "path": str(EXAMPLE), "queries": str(result.queries),
+                                 "config": str(EXAMPLE / "openclaw.json")}
+    assert config["fusion"]["vector_weight"] == 0.6 and config["fusion"]["text_weight"] == 0.4
+    assert config["fusion"]["bm25_to_score"] == "current"  # the rest of the preset's stage is kept
+    assert config["search"]["max_results"] == 6
+    assert config["postprocess"] == [{"name": "min_score", "min_score": 0.3, "keyword_fallback": "fill"}]
+    assert config["tokenizer"]["name"] == "unicode61"
+    text = result.experiment.read_text(encoding="utf-8")
+    assert "# from agents.defaults.memorySearch.query.minScore" in text
+    assert "memorySearch.provider" in text  # listed as not evaluated
+    hint = [line[2:] for line in text.splitlines() if line.startswith("# ") and " = " in line
+            and line[2:].split(" = ")[0] in ("name", "base_url", "model", "api_key_env")]
+    assert tomllib.loads("\n".join(hint)) == {"name": "openai-compatible", "base_url": "https://api.openai.com/v1",
+                                              "model": "text-embedding-3-small", "api_key_env": "OPENAI_API_KEY"}
+    with pytest.raises(FileExistsError):
+        init_workspace(EXAMPLE, tmp_path / "eval")
+
+
+def test_init_queries_template_examples_come_from_the_users_files(tmp_path):
+    result = init_workspace(EXAMPLE, tmp_path / "eval")
+    template = result.queries.read_text(encoding="utf-8")
+    assert all(line.startswith("#") or not line.strip() for line in template.splitlines())
+    with pytest.raises(DataError, match="no queries yet"):
+        load_query_specs(result.queries)
+    # uncommented as a user would, the three examples (and the negative one) are valid queries
+    examples = template.split("harness run <experiment TOML>.")[1].split("# Indexed files")[0]
+    uncommented = "\n".join(re.sub(r"^# ?", "", line) for line in examples.splitlines()
+                            if re.match(r"^# ?(- |  )", line))
+    result.queries.write_text(uncommented + "\n", encoding="utf-8")
+    ds = DATASETS.create("workspace", **{k: v for k, v in load_experiment(result.experiment)["dataset"].items()
+                                         if k != "name"})
+    queries = ds.queries()
+    assert [q.kind for q in queries] == ["suite", "suite", "suite", "negative"]
+    kinds = [next(iter(q.relevant), "") for q in queries[:3]]
+    assert kinds[0].startswith("memory/") and "#L" in kinds[1] and kinds[2] == "contains:q03"
+    assert "notes/vps-ops.md" in template and "AGENTS.md" not in template
+
+
+def test_init_without_config_uses_the_preset_and_can_reuse_a_queries_file(ws, tmp_path):
+    queries = write(tmp_path / "mine.yaml", "- id: a\n  text: 咖啡\n  contains: 美式\n")
+    result = init_workspace(ws, tmp_path / "eval", queries=queries, preset="openclaw-2026.02")
+    assert result.config is None and result.queries == queries
+    doc = tomllib.loads(result.experiment.read_text(encoding="utf-8"))
+    assert "fusion" not in doc and "postprocess" not in doc and "config" not in doc["dataset"]
+    assert load_experiment(result.experiment)["postprocess"][0]["keyword_fallback"] == "relaxed"
+    bad = write(tmp_path / "bad.yaml", "- id: a\n  text: x\n  path: nope.md\n")
+    with pytest.raises(DataError, match="not an indexed file"):
+        init_workspace(ws, tmp_path / "eval2", queries=bad)
+    assert not (tmp_path / "eval2" / "experiment.toml").exists()
+
+
+def test_init_finds_openclaw_json_beside_the_workspace(tmp_path):
+    home = tmp_path / ".openclaw"
+    write(home / "workspace" / "MEMORY.md", "# m\n")
+    write(home / "openclaw.json", "{agents: {defaults: {memorySearch: {query: {maxResults: 9}}}}}")
+    result = init_workspace(home / "workspace", tmp_path / "eval")
+    assert result.config == home / "openclaw.json"
+    assert load_experiment(result.experiment)["search"]["max_results"] == 9
+
+
+def test_init_refuses_an_empty_workspace_and_unknown_preset(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no memory files"):
+        init_workspace(tmp_path / "empty", tmp_path / "eval")
+    write(tmp_path / "w" / "MEMORY.md", "# m\n")
+    with pytest.raises(Exception, match="unknown preset"):
+        init_workspace(tmp_path / "w", tmp_path / "eval", preset="nope")
+
+
+# --- the example workspace, end to end ------------------------------------------------------------
+
+
+def test_example_workspace_contents():
+    d = discover_files(EXAMPLE, read_openclaw_config(EXAMPLE / "openclaw.json").extra_paths)
+    indexed = displays(d)
+    assert "AGENTS.md" not in indexed and "notes/todo.txt" not in indexed and "notes/vps-ops.md" in indexed
+    assert sum(p.startswith("memory/2026-03-") for p in indexed) == 7
+    queries = WorkspaceDataset(EXAMPLE, EXAMPLE / "queries.yaml", EXAMPLE / "openclaw.json").queries()
+    assert 10 <= len(queries) <= 14 and sum(q.kind == "negative" for q in queries) == 2
+    targets = [next(iter(q.relevant)) for q in queries if q.relevant]
+    assert any("#L" in t for t in targets) and any(t.startswith("contains:") for t in targets)
+    assert any(t.endswith(".md") for t in targets)
+    assert not any(p.is_symlink() for p in EXAMPLE.rglob("*"))
+
+
+def test_example_workspace_runs_end_to_end(tmp_path, tmp_cache):
+    from harness.pipeline import run_experiment
+
+    result = init_workspace(EXAMPLE, tmp_path / "eval", queries=EXAMPLE / "queries.yaml")
+    config = load_experiment(result.experiment, embedder={"name": "hash"})
+    run = run_experiment(config, cache=tmp_cache, progress=False)
+    frame = run.per_query
+    assert list(frame["query_id"]) == [f"q{i:02d}" for i in range(1, 15)]
+    assert frame.set_index("query_id").loc["q13", "relevant"] == []
+    assert frame.set_index("query_id").loc["q03", "relevant"] == ["contains:q03"]
+    assert run.summary["suite"]["queries"] == 10 and run.summary["paraphrase"]["queries"] == 2
+    assert run.summary["negative"]["queries"] == 2
+    assert run.summary["index"]["files"] == 11
+    # every returned hit is one of the indexed files, by display path
+    indexed = set(discover_files(EXAMPLE, ["notes"]).displays)
+    assert {h["path"] for hits in run.hits.values() for h in hits} <= indexed
+    assert run.config["postprocess"][0]["min_score"] == 0.3
