@@ -8,7 +8,7 @@ PROFILE ?= laptop
 HARNESS := $(BIN)/harness
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench gate round1 round2 round3 round4 ablation validate clean
+.PHONY: help install test bench gate tokenizers sweep chunkers round1 round2 round3 round4 ablation validate clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -26,6 +26,17 @@ test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests)
 
 bench: $(STAMP) ## Benchmarks (pytest-benchmark): warm rounds, per-query retrieval, chunking
 	$(BIN)/pytest -q tests/bench_*.py --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,rounds
+
+tokenizers: $(STAMP) ## Tokenizer matrix: king78 rounds x tokenizers, CMRC 2018 dev lexical/hybrid -> reports/tokenizers/
+	$(HARNESS) matrix experiments/tokenizers.toml
+
+chunkers: $(STAMP) ## Chunker matrix: king78 rounds 1 and 3, CMRC long-document set -> reports/chunkers/
+	$(HARNESS) matrix experiments/chunkers.toml
+
+sweep: $(STAMP) ## Weight sweeps on king78 rounds 3 and 4 and CMRC 2018 dev -> reports/sweep/
+	$(HARNESS) sweep experiments/round3.toml
+	$(HARNESS) sweep experiments/round4.toml
+	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml
 
 gate: $(STAMP) ## Gate reports/ablation/ablation.json against reports/baseline/ablation.json
 	$(HARNESS) gate reports/ablation/ablation.json --baseline reports/baseline/ablation.json

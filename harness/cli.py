@@ -96,6 +96,56 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
 
 
 @app.command()
+def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 round, CMRC, your workspace)"),
+          grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
+          preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
+          out: Optional[Path] = typer.Option(None, help="output folder (default reports/sweep/<name>/)")) -> None:
+    """Sweep vectorWeight x fusion x tokenizer x minScore; name the best setting and print its openclaw.json."""
+    from .sweep import load_grid, run_sweep, write_sweep
+
+    try:
+        config = load_experiment(project_path(experiment), preset=preset)
+        result = run_sweep(config, load_grid(project_path(grid)))
+    except RUN_ERRORS as exc:
+        _fail(str(exc))
+    out_dir = Path(out or project_path("reports") / "sweep" / config["name"])
+    doc = write_sweep(result, out_dir, config)
+    b, d = result.best, result.default
+    k = next(c for c in result.settings.columns if c.startswith("mrr@"))
+    typer.echo(f"{len(result.settings)} settings in {result.timings['search_s'] + result.timings['fuse_and_score_s']:.1f} s")
+    typer.echo(f"default: {d['fusion']} vw={d['vector_weight']} minScore={d['min_score']} {d['tokenizer']}: "
+               f"passed {d['passed']}/{d['suite_queries']}, {k} {d[k]:.3f}, negatives answered {d['negative_false_recalls']}")
+    typer.echo(f"best:    {b['fusion']} vw={b['vector_weight']} minScore={b['min_score']} {b['tokenizer']}: "
+               f"passed {b['passed']}/{b['suite_queries']}, {k} {b[k]:.3f}, negatives answered {b['negative_false_recalls']}"
+               f"  (p = {result.p_value:.3f} vs default)")
+    typer.echo("openclaw.json snippet for the best setting:\n" + doc["openclaw_snippet"])
+    for item in doc["not_expressible_in_openclaw_json"]:
+        typer.echo(f"not expressible in openclaw.json: {item}")
+    typer.echo(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
+
+
+@app.command()
+def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/tokenizers.toml"),
+           preset: Optional[str] = typer.Option(None, help="override every run's preset"),
+           run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
+           out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)")) -> None:
+    """Vary one stage over several runs (tokenizer x round, chunker x data set) and report the matrix."""
+    from .matrix import load_matrix, run_matrix, write_matrix
+
+    try:
+        matrix_spec = load_matrix(project_path(spec))
+        cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
+    except RUN_ERRORS as exc:
+        _fail(str(exc))
+    out_dir = Path(out or project_path(matrix_spec.get("output", f"reports/{matrix_spec['name']}")))
+    metrics = matrix_spec.get("metrics", ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@10",
+                                          "mrr@10", "text_score_nonzero_share", "index_ms_without_embedding",
+                                          "lexical_p50_ms", "retrieval_p50_ms"])
+    write_matrix(matrix_spec, cells, out_dir, metrics)
+    typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
+
+
+@app.command()
 def gate(results: Path = typer.Argument(..., help="results.json or ablation.json of the run to check"),
          baseline: Path = typer.Option(..., help="the committed baseline file to compare with"),
          rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X or METRIC:growth=R (repeatable); "

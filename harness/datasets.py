@@ -27,7 +27,7 @@ import json.decoder
 import json.scanner
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 from urllib.parse import quote
 
 from .corpus import DATASETS, DataError, Layout, LayoutWriter, Query, _jsonl, fresh_root, project_path
@@ -63,6 +63,23 @@ def render_documents(docs: Iterable[Document], description: dict[str, Any], dest
         writer.add_lines(document_path(doc.id), document_lines(doc, title_heading=title_heading), [doc.id])
         n += 1
     return writer.finish({**description, "documents": n, "title_heading": title_heading})
+
+
+def render_grouped(docs: Sequence[Document], description: dict[str, Any], group_size: int,
+                   dest: Path | str | None = None) -> Layout:
+    """Long files: `group_size` documents per file, each under its title as a `##` heading, so that
+    chunk boundaries matter; a document's span is its heading and paragraph lines."""
+    if group_size < 1:
+        raise ValueError(f"layout.group_size must be >= 1, got {group_size}")
+    root = fresh_root(f"{description.get('dataset', 'docs')}-", dest)
+    writer = LayoutWriter(root)
+    for start in range(0, len(docs), group_size):
+        path = f"memory/group-{start // group_size + 1:04d}.md"
+        for i, doc in enumerate(docs[start:start + group_size]):
+            if i:
+                writer.add_lines(path, [""])
+            writer.add_lines(path, [f"## {doc.title or doc.id}", ""] + doc.text.split("\n"), [doc.id])
+    return writer.finish({**description, "documents": len(docs), "group_size": group_size})
 
 
 def _check_limit(limit_queries: Any) -> int | None:
@@ -378,8 +395,12 @@ class SquadDataset:
         queries = self._load()[1]
         return queries[: self.limit_queries] if self.limit_queries else list(queries)
 
-    def render(self, dest: Path | str | None = None, *, title_heading: bool = True) -> Layout:
+    def render(self, dest: Path | str | None = None, *, title_heading: bool = True,
+               group_size: int | None = None) -> Layout:
+        """One file per paragraph, or `group_size` paragraphs per long file (the long-document set)."""
         description = {"dataset": "squad", "path": str(self.path)}
+        if group_size:
+            return render_grouped(self.documents(), description, group_size, dest)
         return render_documents(self.documents(), description, dest, title_heading=title_heading)
 
 

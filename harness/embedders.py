@@ -61,6 +61,7 @@ class E5SmallQ4:
 
     threads: int | None = None
     dim: int = 384
+    max_tokens: int = 512  # the model's input limit: longer passages are cut
     _model: object = field(default=None, repr=False)
 
     @property

@@ -423,3 +423,28 @@ class LanceDBProFusion:
 @FUSIONS.register("lancedb-pro")
 def _lancedb_pro(vector_weight: float = 0.7, text_weight: float = 0.3, min_score: float = 0.3) -> LanceDBProFusion:
     return LanceDBProFusion(vector_weight, text_weight, min_score)
+
+
+@dataclass
+class SingleLeg:
+    """One leg alone, for ablations: `lexical-only` (BM25 mapped as in OpenClaw) or `vector-only` (cosine)."""
+
+    leg: str
+    bm25_to_score: str = "current"
+
+    def __call__(self, legs: Legs) -> list[Hit]:
+        if self.leg == "vector":
+            return rank_hits([Hit(cid, cos, vector_score=cos) for cid, cos in legs.vector])
+        to_score = RANK_TO_SCORE[self.bm25_to_score]
+        return rank_hits([Hit(cid, to_score(-raw), text_score=to_score(-raw), keyword_hit=True)
+                          for cid, raw in legs.lexical])
+
+
+@FUSIONS.register("lexical-only")
+def _lexical_only(bm25_to_score: str = "current") -> SingleLeg:
+    return SingleLeg("lexical", bm25_to_score)
+
+
+@FUSIONS.register("vector-only")
+def _vector_only() -> SingleLeg:
+    return SingleLeg("vector")

@@ -32,7 +32,7 @@ from .embedders import EMBEDDERS, CachedEmbedder, EmbeddingCache
 from .fusion import FUSIONS, Hit, Legs
 from .lexical import LEXICAL_BACKENDS
 from .metrics import evaluate_run, max_passage, query_outcome
-from .postprocess import POSTPROCESSORS, SearchContext
+from .postprocess import POSTPROCESSORS, SearchContext, as_utc_datetime
 from .profiles import ProfileLimitExceeded, apply_profile, limit_message, near_memory_cap, profile_from_config
 from .tokenizers import TOKENIZERS
 from .vector import VECTOR_BACKENDS
@@ -102,6 +102,7 @@ class Index:
     lexical: Any
     vector: Any
     timings_ms: dict[str, float]
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # for diversity / rerank stages
 
 
 def chunk_layout(layout: Layout, chunker: Any) -> list[Chunk]:
@@ -125,13 +126,15 @@ def index_layout(layout: Layout, stages: Stages) -> Index:
     t3 = time.perf_counter()
     docs_of = {c.id: frozenset(layout.docs_overlapping(c.path, c.start_line, c.end_line)) for c in chunks}
     return Index(layout, chunks, {c.id: c for c in chunks}, docs_of, lexical, vector,
-                 {"chunking": (t1 - t0) * 1e3, "embedding": (t2 - t1) * 1e3, "inserts": (t3 - t2) * 1e3})
+                 {"chunking": (t1 - t0) * 1e3, "embedding": (t2 - t1) * 1e3, "inserts": (t3 - t2) * 1e3},
+                 {c.id: v for c, v in zip(chunks, vectors)})
 
 
 @dataclass
 class QueryLegs:
     legs: Legs
     timings_ms: dict[str, float]
+    query_vector: np.ndarray | None = None
 
 
 def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[str, QueryLegs]:
@@ -147,16 +150,26 @@ def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[
         lexical_hits = index.lexical.search(q.text, stages.candidates)
         t3 = time.perf_counter()
         out[q.id] = QueryLegs(Legs(vector_hits, lexical_hits), {
-            "query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3})
+            "query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}, qvec)
     return out
 
 
-def fuse(stages: Stages, query: Query, legs: Legs) -> tuple[list[Hit], dict[str, float]]:
+def fuse(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
+         query_vector: np.ndarray | None = None) -> tuple[list[Hit], dict[str, float]]:
+    """Fusion then the post-processing stages in the preset's order; `index` lets stages read chunk
+    text, paths and vectors (MMR, decay, diversity)."""
     t0 = time.perf_counter()
     fused = stages.fusion(legs)
     t1 = time.perf_counter()
     ctx = SearchContext(query.text, stages.max_results, getattr(stages.fusion, "vw", 1.0),
                         getattr(stages.fusion, "tw", 0.0))
+    if index is not None:
+        ctx.chunk_text = lambda cid: index.by_id[cid].text
+        ctx.chunk_path = lambda cid: index.by_id[cid].path
+        ctx.chunk_vector = index.vectors.get
+        ctx.query_vector = query_vector
+        now = stages.config.get("evaluation", {}).get("now")
+        ctx.now = as_utc_datetime(now, "evaluation.now") if now is not None else None
     hits = fused
     for stage in stages.postprocess:
         hits = stage(hits, ctx)
@@ -285,7 +298,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     cutoffs = sorted(set(cutoffs or [stages.max_results]))
     rows, hit_lists, fused = [], {}, {}
     for q in queries:
-        hits, post_ms = fuse(stages, q, legs[q.id].legs)
+        hits, post_ms = fuse(stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
         fused[q.id] = hits
         outcome = query_outcome(hits, q.relevant, index.docs_of, stages.min_score)
         timings = {**legs[q.id].timings_ms, **post_ms}
@@ -344,6 +357,16 @@ def summarise(frame: pd.DataFrame, k: int) -> dict[str, Any]:
     }
 
 
+def chunk_statistics(index: Index, stages: Stages) -> dict[str, Any]:
+    """Chunk sizes, purity and what the embedder's input limit cuts (real tokens when it can count)."""
+    from .chunkstats import chunk_stats
+
+    inner = stages.embedder.inner
+    token_count = getattr(inner, "token_count", None)
+    return chunk_stats(index.chunks, index.layout, token_count=token_count,
+                       input_limit=getattr(inner, "max_tokens", None))
+
+
 def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = None, embedder: Any = None,
                    stages: Stages | None = None, progress: bool = True, keep_layout: bool = False) -> RunResult:
     """Render the layout, index it, run every query, evaluate.  Returns per-query rows and a summary.
@@ -371,6 +394,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         stage = "evaluation"
         frame, hits = evaluate_queries(index, stages, queries, legs, round_no,
                                        config.get("evaluation", {}).get("cutoffs"))
+        stage = "chunk statistics"
+        chunk_stats_doc = chunk_statistics(index, stages)
     except Exception as exc:
         capped = applied_profile["enforced_address_space_limit"] is not None
         if isinstance(exc, MemoryError) or (capped and near_memory_cap()):
@@ -384,7 +409,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     summary = summarise(frame, stages.max_results)
     summary["index"] = {"files": len(layout.files), "chunks": len(index.chunks),
                         "mixed_chunks": sum(len(d) > 1 for d in index.docs_of.values()),
-                        "timings_ms": index.timings_ms}
+                        "timings_ms": index.timings_ms, "chunk_stats": chunk_stats_doc}
     timings = {"total_s": time.perf_counter() - t_start, "peak_rss_mib": peak_rss_mib(),
                "embedding_cache": dict(stages.embedder.stats)}
     env = environment(stages)

@@ -17,8 +17,8 @@ the hits it is given (a sweep reuses one fused list under many stage settings).
 
 Score-changing stages re-rank by (score desc, id).  `mmr` and `cosine_diversity` instead return
 their own order with scores unchanged, so they must come after every stage that re-ranks.
-Note: `min_score` re-ranks its output, so a preset that wants OpenClaw's order "MMR, then filter
-by minScore and cut to maxResults" cannot put `mmr` before `min_score`.
+`min_score` keeps the order it is given, so OpenClaw's order "MMR, then filter by minScore and cut
+to maxResults" is `mmr` followed by `min_score`.
 
 memory-lancedb-pro order in its hybrid path (retriever.ts, no decay engine): fusion (drops < 0.3),
 cosine_rerank, recency_boost, importance_weight, length_norm, hard_min_score, time_decay,
@@ -129,7 +129,8 @@ class MinScore:
         elif self.keyword_fallback == "fill" and len(passing) < ctx.max_results:
             chosen = {h.id for h in passing}
             passing += [h for h in hits if h.keyword_hit and h.id not in chosen][: ctx.max_results - len(passing)]
-        return rank_hits(passing)[: ctx.max_results]
+        # no re-sort: a stage before this one (MMR) may have chosen the order, as in OpenClaw
+        return passing[: ctx.max_results]
 
 
 @POSTPROCESSORS.register("min_score")

@@ -39,7 +39,11 @@ CONFIGS = [
     ("combsum", {}),
     ("combsum", {"norm": "zscore"}),
     ("combmnz", {}),
+    ("lexical-only", {}),
+    ("lexical-only", {"bm25_to_score": "legacy"}),
+    ("vector-only", {}),
 ]
+SINGLE_LEG = {"lexical-only": "lexical", "vector-only": "vector"}  # ablations: one leg alone
 CONFIG_IDS = [f"{name}{'-' + '-'.join(map(str, params.values())) if params else ''}" for name, params in CONFIGS]
 
 
@@ -100,12 +104,16 @@ def test_only_retrieved_documents_appear_once_each_ranked(name, params, legs):
     hits = run(name, params, legs)
     ids = [h.id for h in hits]
     assert len(ids) == len(set(ids))
-    assert set(ids) <= {cid for cid, _ in legs.vector} | {cid for cid, _ in legs.lexical}
     assert hits == rank_hits(hits)
-    lexical_ids = {cid for cid, _ in legs.lexical}
+    vector_ids, lexical_ids = {cid for cid, _ in legs.vector}, {cid for cid, _ in legs.lexical}
+    if name in SINGLE_LEG:
+        assert set(ids) == (vector_ids if SINGLE_LEG[name] == "vector" else lexical_ids)
+        assert all(h.keyword_hit == (SINGLE_LEG[name] == "lexical") for h in hits)
+        return
+    assert set(ids) <= vector_ids | lexical_ids
     assert all(h.keyword_hit == (h.id in lexical_ids) for h in hits)
     if name != "lancedb-pro":  # the only method that drops candidates (fused < 0.3)
-        assert len(hits) == len(lexical_ids | {cid for cid, _ in legs.vector})
+        assert len(hits) == len(lexical_ids | vector_ids)
 
 
 # Methods whose vector_weight / text_weight mean "how much this leg counts".  OpenClaw's weighted
@@ -206,6 +214,8 @@ def test_unknown_fusion_and_parameter_are_clear_errors():
 
 def test_every_fusion_exposes_normalised_weights_for_post_processing():
     for name, params in CONFIGS:
+        if name in SINGLE_LEG:  # the pipeline falls back to vw 1, tw 0 for these
+            continue
         fusion = FUSIONS.create(name, **params)
         assert fusion.vw + fusion.tw == pytest.approx(1.0)
 

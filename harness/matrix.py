@@ -1,0 +1,177 @@
+"""Stage matrices: one stage varied over several runs (e.g. tokenizer x round, chunker x data set).
+
+A matrix is a TOML file (experiments/tokenizers.toml, experiments/chunkers.toml):
+
+    name = "tokenizers"
+    output = "reports/tokenizers"
+    [[values]]                       # the implementations compared; the first is the reference
+    label = "unicode61"
+    tokenizer = { name = "unicode61" }
+    [[runs]]                         # where they are compared
+    label = "king78 r3"
+    experiment = "experiments/round3.toml"
+    overrides = { tokenizer = { join = "or" } }   # applied after the value
+    vary = true                      # false: run once with the experiment's own stages
+
+Every cell is a full `run_experiment`; one embedder (and its cache) serves all cells, so only the first
+cell of a data set pays for embedding.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .config import load_experiment, load_toml, merge
+from .corpus import project_path
+from .pipeline import RunResult, build_stages, run_experiment
+
+
+def load_matrix(path: Path | str) -> dict[str, Any]:
+    spec = load_toml(path)
+    for key in ("name", "values", "runs"):
+        if key not in spec:
+            raise ValueError(f"{path}: matrix needs '{key}'")
+    for i, value in enumerate(spec["values"]):
+        if "label" not in value:
+            raise ValueError(f"{path}: values[{i}] needs a label")
+    for i, run in enumerate(spec["runs"]):
+        if "label" not in run or "experiment" not in run:
+            raise ValueError(f"{path}: runs[{i}] needs a label and an experiment")
+    return spec
+
+
+def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
+               only_runs: list[str] | None = None) -> list[tuple[str, str, RunResult]]:
+    """Every (run, value) cell: [(run label, value label, result)]."""
+    cells: list[tuple[str, str, RunResult]] = []
+    embedder = None
+    for run in spec["runs"]:
+        if only_runs and run["label"] not in only_runs:
+            continue
+        values = spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
+        for value in values:
+            overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
+            config = load_experiment(project_path(run["experiment"]), preset=preset, **overrides)
+            config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
+            stages = build_stages(config, embedder=embedder, progress=progress)
+            embedder = stages.embedder
+            cells.append((run["label"], value["label"], run_experiment(config, stages=stages)))
+    return cells
+
+
+def cell_row(run_label: str, value_label: str, result: RunResult) -> dict[str, Any]:
+    suite = result.summary["suite"]
+    index_ms = result.summary["index"]["timings_ms"]
+    row = {
+        "run": run_label, "value": value_label,
+        "queries": suite.get("queries", 0), "passed": suite.get("passed", 0),
+        **{k: v for k, v in suite.items() if "@" in k},
+        "text_score_nonzero_share": suite.get("text_score_nonzero", 0) / max(1, suite.get("queries", 0)),
+        "chunks": result.summary["index"]["chunks"],
+        "index_ms_without_embedding": index_ms["chunking"] + index_ms["inserts"],
+        "embedding_ms": index_ms["embedding"],
+        "lexical_p50_ms": result.summary["latency_ms"]["lexical"]["p50"],
+        "retrieval_p50_ms": result.summary["latency_ms"]["retrieval"]["p50"],
+        "passed_ids": sorted(result.per_query.loc[result.per_query["in_suite"] & result.per_query["passed"],
+                                                  "query_id"].tolist(), key=_qid_key),
+        "negative_returned": result.summary["negative"]["returned_anything"],
+        "top1_pure": suite.get("top1_pure", 0),
+    }
+    stats = result.summary["index"].get("chunk_stats") or {}
+    if stats:
+        row["mixed_chunk_share"] = stats["mixed"]["share"]
+        row["tokens_beyond_input_limit_share"] = (stats.get("input_limit") or {}).get("share_tokens_beyond")
+        row["chunk_tokens_p50"] = (stats.get("real_tokens") or stats["est_tokens"])["p50"]
+    return row
+
+
+def _qid_key(qid: str) -> tuple[str, int]:
+    head = qid.rstrip("0123456789")
+    tail = qid[len(head):]
+    return head, int(tail) if tail else 0
+
+
+def rescued(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """Per run and value: suite queries passed that the reference value failed, and the reverse."""
+    rows = []
+    for run, group in frame.groupby("run", sort=False):
+        ref = group[group["value"] == reference]
+        if ref.empty:
+            continue
+        ref_ids = set(ref.iloc[0]["passed_ids"])
+        for _, row in group.iterrows():
+            ids = set(row["passed_ids"])
+            rows.append({"run": run, "value": row["value"],
+                         "rescued": " ".join(sorted(ids - ref_ids, key=_qid_key)) or "—",
+                         "lost": " ".join(sorted(ref_ids - ids, key=_qid_key)) or "—"})
+    return pd.DataFrame(rows)
+
+
+def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], out_dir: Path | str,
+                 metrics: list[str]) -> pd.DataFrame:
+    """reports/<name>/: <name>.json (every cell, with config and environment), <name>.md, <name>.png."""
+    from .reports import markdown_table
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame([cell_row(r, v, res) for r, v, res in cells])
+    first = cells[0][2]
+    doc = {"name": spec["name"], "description": spec.get("description", ""), "environment": first.environment,
+           "cells": [{"run": r, "value": v, "config": res.config, "summary": res.summary,
+                      "row": cell_row(r, v, res)} for r, v, res in cells]}
+    tmp = out_dir / f"{spec['name']}.json.tmp"
+    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, out_dir / f"{spec['name']}.json")
+
+    parts = [f"# {spec['name']}\n", spec.get("description", "").strip() + "\n"]
+    for metric in metrics:
+        if metric not in frame.columns:
+            continue
+        pivot = frame.pivot_table(index="value", columns="run", values=metric, sort=False, aggfunc="first")
+        pivot = pivot.reindex(index=[v["label"] for v in spec["values"] if v["label"] in pivot.index])
+        shown = pivot.map(lambda x: "" if pd.isna(x) else (f"{x:.3f}" if isinstance(x, float) else str(x)))
+        shown.insert(0, spec.get("vary_label", "value"), shown.index)
+        parts += [f"\n## {metric}\n", markdown_table(shown.reset_index(drop=True))]
+    reference = spec["values"][0]["label"]
+    parts += [f"\n## Suite queries rescued (and lost) relative to `{reference}`\n",
+              markdown_table(rescued(frame, reference))]
+    if spec.get("notes"):
+        parts += ["\n## Reading the numbers\n", spec["notes"].strip() + "\n"]
+    env = first.environment
+    parts.append(f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
+                 f"model {env.get('embedding_model')}, {env['cpu_count']} cores.\n")
+    tmp = out_dir / f"{spec['name']}.md.tmp"
+    tmp.write_text("\n".join(parts), encoding="utf-8")
+    os.replace(tmp, out_dir / f"{spec['name']}.md")
+    plot_matrix(frame, spec, out_dir / f"{spec['name']}.png", spec.get("plot_metrics", metrics[:2]))
+    return frame
+
+
+def plot_matrix(frame: pd.DataFrame, spec: dict[str, Any], path: Path, metrics: list[str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = [m for m in metrics if m in frame.columns]
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(12, 3.6 * len(metrics)), squeeze=False)
+    values = [v["label"] for v in spec["values"]]
+    runs = list(dict.fromkeys(frame["run"]))
+    width = 0.8 / max(1, len(values))
+    for ax, metric in zip(axes[:, 0], metrics):
+        for i, value in enumerate(values):
+            ys = [frame[(frame["run"] == r) & (frame["value"] == value)][metric].max() for r in runs]
+            ax.bar([x + i * width for x in range(len(runs))], ys, width=width, label=value)
+        ax.set_xticks([x + width * (len(values) - 1) / 2 for x in range(len(runs))])
+        ax.set_xticklabels(runs, fontsize=8)
+        ax.set_ylabel(metric)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0, 0].legend(ncol=min(4, len(values)), fontsize=8)
+    fig.suptitle(spec["name"])
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
