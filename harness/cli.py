@@ -145,6 +145,15 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def scale(ctx: typer.Context) -> None:
+    """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as
+    `python -m harness.scale --help` (--quick, --sizes, --out, --queries ...)."""
+    from .scale import main as scale_main
+
+    raise typer.Exit(scale_main(ctx.args))
+
+
 @app.command()
 def gate(results: Path = typer.Argument(..., help="results.json or ablation.json of the run to check"),
          baseline: Path = typer.Option(..., help="the committed baseline file to compare with"),

@@ -278,6 +278,7 @@ class NumpyIndex:
     """Exact brute force in numpy (the reference the sqlite-vec leg is compared with)."""
 
     exact: ClassVar[bool] = True
+    uses_blas: ClassVar[bool] = True  # matrix @ query runs in BLAS, multi-threaded unless limited
     dim: int
     ids: list[str] = field(default_factory=list)
     matrix: np.ndarray | None = None
@@ -315,6 +316,7 @@ class NumpyColumnMajorIndex:
     Same scores up to float rounding; peak memory while building is two copies of the vectors."""
 
     exact: ClassVar[bool] = True
+    uses_blas: ClassVar[bool] = True
     dim: int
     ids: list[str] = field(default_factory=list)
     _blocks: list[np.ndarray] = field(default_factory=list, repr=False)
