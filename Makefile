@@ -24,8 +24,16 @@ install: $(STAMP) ## Create .venv and install the harness with its test extras
 test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests)
 	$(BIN)/pytest -q
 
-bench: $(STAMP) ## Benchmarks (pytest-benchmark): warm rounds, per-query retrieval, chunking
-	$(BIN)/pytest -q tests/bench_*.py --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,rounds
+# Benchmarks are stored under reports/bench/<machine>/ ; `make bench` fails when a median is more than
+# 2.5x the saved baseline's (wide on purpose: 2-core machines are noisy).
+BENCH := $(BIN)/pytest -q tests/bench_pipeline.py tests/bench_chunkers.py tests/bench_lexical.py \
+	--benchmark-enable --benchmark-only --benchmark-storage=file://reports/bench \
+	--benchmark-columns=median,iqr,rounds --benchmark-sort=name
+bench: $(STAMP) ## Benchmarks (pytest-benchmark) compared with the saved baseline on medians
+	$(BENCH) --benchmark-compare --benchmark-compare-fail=median:150%
+
+bench-baseline: $(STAMP) ## Save a new benchmark baseline under reports/bench/
+	$(BENCH) --benchmark-save=baseline
 
 tokenizers: $(STAMP) ## Tokenizer matrix: king78 rounds x tokenizers, CMRC 2018 dev lexical/hybrid -> reports/tokenizers/
 	$(HARNESS) matrix experiments/tokenizers.toml
