@@ -128,19 +128,25 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
 def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/tokenizers.toml"),
            preset: Optional[str] = typer.Option(None, help="override every run's preset"),
            run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
-           out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)")) -> None:
+           out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+           redraw: bool = typer.Option(False, help="only redraw .md and .png from the existing .json")) -> None:
     """Vary one stage over several runs (tokenizer x round, chunker x data set) and report the matrix."""
-    from .matrix import load_matrix, run_matrix, write_matrix
+    from .matrix import load_matrix, run_matrix, write_matrix, write_matrix_report
 
-    try:
-        matrix_spec = load_matrix(project_path(spec))
-        cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
-    except RUN_ERRORS as exc:
-        _fail(str(exc))
+    matrix_spec = load_matrix(project_path(spec))
     out_dir = Path(out or project_path(matrix_spec.get("output", f"reports/{matrix_spec['name']}")))
     metrics = matrix_spec.get("metrics", ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@10",
                                           "mrr@10", "text_score_nonzero_share", "index_ms_without_embedding",
                                           "lexical_p50_ms", "retrieval_p50_ms"])
+    if redraw:
+        doc = json.loads((out_dir / f"{matrix_spec['name']}.json").read_text(encoding="utf-8"))
+        write_matrix_report(matrix_spec, doc, out_dir, metrics)
+        typer.echo(f"redrew {out_dir}/{matrix_spec['name']}.md, .png")
+        return
+    try:
+        cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
+    except RUN_ERRORS as exc:
+        _fail(str(exc))
     write_matrix(matrix_spec, cells, out_dir, metrics)
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
 

@@ -95,6 +95,13 @@ def _qid_key(qid: str) -> tuple[str, int]:
     return head, int(tail) if tail else 0
 
 
+def _id_list(ids: set[str], most: int = 12) -> str:
+    """Query ids when a reader can take them in, else how many."""
+    if not ids:
+        return "—"
+    return " ".join(sorted(ids, key=_qid_key)) if len(ids) <= most else f"{len(ids)} queries"
+
+
 def rescued(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Per run and value: suite queries passed that the reference value failed, and the reverse."""
     rows = []
@@ -106,19 +113,15 @@ def rescued(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
         for _, row in group.iterrows():
             ids = set(row["passed_ids"])
             rows.append({"run": run, "value": row["value"],
-                         "rescued": " ".join(sorted(ids - ref_ids, key=_qid_key)) or "—",
-                         "lost": " ".join(sorted(ref_ids - ids, key=_qid_key)) or "—"})
+                         "rescued": _id_list(ids - ref_ids), "lost": _id_list(ref_ids - ids)})
     return pd.DataFrame(rows)
 
 
 def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], out_dir: Path | str,
                  metrics: list[str]) -> pd.DataFrame:
     """reports/<name>/: <name>.json (every cell, with config and environment), <name>.md, <name>.png."""
-    from .reports import markdown_table
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame = pd.DataFrame([cell_row(r, v, res) for r, v, res in cells])
     first = cells[0][2]
     doc = {"name": spec["name"], "description": spec.get("description", ""), "environment": first.environment,
            "cells": [{"run": r, "value": v, "config": res.config, "summary": res.summary,
@@ -126,7 +129,17 @@ def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], 
     tmp = out_dir / f"{spec['name']}.json.tmp"
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     os.replace(tmp, out_dir / f"{spec['name']}.json")
+    return write_matrix_report(spec, doc, out_dir, metrics)
 
+
+def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str,
+                        metrics: list[str]) -> pd.DataFrame:
+    """The Markdown and PNG of a matrix from its JSON document (so a report can be redrawn without
+    re-running: `harness matrix SPEC --redraw`)."""
+    from .reports import markdown_table
+
+    out_dir = Path(out_dir)
+    frame = pd.DataFrame([c["row"] for c in doc["cells"]])
     parts = [f"# {spec['name']}\n", spec.get("description", "").strip() + "\n"]
     for metric in metrics:
         if metric not in frame.columns:
@@ -141,7 +154,7 @@ def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], 
               markdown_table(rescued(frame, reference))]
     if spec.get("notes"):
         parts += ["\n## Reading the numbers\n", spec["notes"].strip() + "\n"]
-    env = first.environment
+    env = doc["environment"]
     parts.append(f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
                  f"model {env.get('embedding_model')}, {env['cpu_count']} cores.\n")
     tmp = out_dir / f"{spec['name']}.md.tmp"
