@@ -146,7 +146,7 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
             continue
         pivot = frame.pivot_table(index="value", columns="run", values=metric, sort=False, aggfunc="first")
         pivot = pivot.reindex(index=[v["label"] for v in spec["values"] if v["label"] in pivot.index])
-        shown = pivot.map(_cell_text)
+        shown = pivot.map(lambda x, c=metric in COUNT_METRICS: _cell_text(x, c))
         shown.insert(0, spec.get("vary_label", "value"), shown.index)
         parts += [f"\n## {metric}\n", markdown_table(shown.reset_index(drop=True))]
     reference = spec["values"][0]["label"]
@@ -164,11 +164,14 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
     return frame
 
 
-def _cell_text(x: Any) -> str:
+COUNT_METRICS = {"passed", "queries", "chunks", "top1_pure", "negative_returned"}
+
+
+def _cell_text(x: Any, count: bool = False) -> str:
     if pd.isna(x):
         return ""
-    if isinstance(x, float) and x.is_integer() and abs(x) >= 1:
-        return str(int(x))  # counts (passed, chunks) come back as floats from the pivot
+    if count:
+        return str(int(x))  # counts come back as floats from the pivot
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
