@@ -37,6 +37,13 @@ class Registry:
         except TypeError as exc:  # unknown or missing parameter in the TOML table
             raise TypeError(f"{self.kind} {name!r}: {exc}") from None
 
+    def factory(self, name: str) -> Callable[..., Any]:
+        """The registered factory itself (e.g. to read its parameters with inspect.signature)."""
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise UnknownStageError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names())}") from None
+
     def names(self) -> list[str]:
         return sorted(self._factories)
 

@@ -61,8 +61,7 @@ def weight_values(spec: Any) -> list[float]:
 
 
 def _accepts(factory_name: str, param: str) -> bool:
-    factory = FUSIONS._factories[factory_name]  # noqa: SLF001 - the registry is ours
-    return param in inspect.signature(factory).parameters
+    return param in inspect.signature(FUSIONS.factory(factory_name)).parameters
 
 
 @dataclass
@@ -149,7 +148,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
 def _tokenizer_label(table: dict[str, Any]) -> str:
     """name(param=value, ...) listing only parameters that differ from the tokenizer's defaults."""
     defaults = {k: p.default for k, p in
-                inspect.signature(TOKENIZERS._factories[table["name"]]).parameters.items()}  # noqa: SLF001
+                inspect.signature(TOKENIZERS.factory(table["name"])).parameters.items()}
     extras = ",".join(f"{k}={v}" for k, v in sorted(table.items())
                       if k != "name" and defaults.get(k, object()) != v)
     return table["name"] + (f"({extras})" if extras else "")
