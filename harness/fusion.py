@@ -432,6 +432,12 @@ class SingleLeg:
     leg: str
     bm25_to_score: str = "current"
 
+    def __post_init__(self) -> None:
+        if self.bm25_to_score not in RANK_TO_SCORE:
+            raise ValueError(f"fusion.bm25_to_score must be one of {sorted(RANK_TO_SCORE)}")
+        # the weights post-processing sees (e.g. the relaxed keyword floor): all on the one leg
+        self.vw, self.tw = (1.0, 0.0) if self.leg == "vector" else (0.0, 1.0)
+
     def __call__(self, legs: Legs) -> list[Hit]:
         if self.leg == "vector":
             return rank_hits([Hit(cid, cos, vector_score=cos) for cid, cos in legs.vector])

@@ -268,15 +268,25 @@ def hit_records(index: Index, hits: list[Hit]) -> list[dict[str, Any]]:
 SNIPPET_CHARS = 700  # OpenClaw's snippet length
 
 
+def chunk_judgments(index: Index, queries: Sequence[Query]) -> dict[str, dict[str, int]]:
+    """Per judged query, the chunks overlapping a relevant document (built once per index: a sweep
+    scores many settings against the same judgments)."""
+    out = {}
+    for q in queries:
+        if q.relevant:
+            rel = {cid: 1 for cid, docs in index.docs_of.items() if docs & q.relevant.keys()}
+            # its relevant documents are not in this layout: the query must score 0, not vanish
+            out[q.id] = rel or {"__relevant_but_not_indexed__": 1}
+    return out
+
+
 def standard_metrics(index: Index, queries: Sequence[Query], hits: dict[str, list[Hit]],
-                     cutoffs: Sequence[int]) -> dict[str, dict[str, float]]:
+                     cutoffs: Sequence[int], chunk_qrels: dict[str, dict[str, int]] | None = None
+                     ) -> dict[str, dict[str, float]]:
     """MRR@c and nDCG@c on chunks, Recall@c on documents, for every cut-off c (see metrics.py)."""
     judged = [q for q in queries if q.relevant]
-    chunk_qrels = {}
-    for q in judged:
-        rel = {cid: 1 for cid, docs in index.docs_of.items() if docs & q.relevant.keys()}
-        # its relevant documents are not in this layout: the query must score 0, not vanish
-        chunk_qrels[q.id] = rel or {"__relevant_but_not_indexed__": 1}
+    if chunk_qrels is None:
+        chunk_qrels = chunk_judgments(index, judged)
     doc_qrels = {q.id: q.relevant for q in judged}
     out: dict[str, dict[str, float]] = {q.id: {} for q in judged}
     for c in cutoffs:

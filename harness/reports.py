@@ -36,7 +36,7 @@ def seed_cell(seed: dict[str, str] | None) -> str:
 
 def our_cell(row: pd.Series, purity: bool = True) -> str:
     """Score of the best relevant hit; ✗ when none is returned; a mark when top-1 is mixed or wrong.
-    `purity` is off for workspaces, where targets of different queries overlap by design."""
+    `purity` is off when targets of different queries overlap by design (`evaluation.report_purity`)."""
     if row["rank"] is None or pd.isna(row["rank"]):
         return "✗"
     cell = f"{row['score']:.3f}"
@@ -51,7 +51,7 @@ def our_cell(row: pd.Series, purity: bool = True) -> str:
 
 def round_table(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
     round_no = result.config.get("evaluation", {}).get("round")
-    purity = result.config.get("dataset", {}).get("name") != "workspace"
+    purity = result.config.get("evaluation", {}).get("report_purity", True)
     frame = result.per_query
     rows = []
     for _, row in frame[frame["kind"] != "negative"].iterrows():

@@ -28,7 +28,8 @@ from .config import load_toml
 from .db import connect
 from .fusion import FUSIONS, Legs
 from .lexical import LEXICAL_BACKENDS
-from .pipeline import (Index, Stages, build_stages, chunk_layout, fuse, load_dataset, standard_metrics)
+from .pipeline import (Index, Stages, build_stages, chunk_judgments, chunk_layout, fuse, load_dataset,
+                       standard_metrics)
 from .metrics import query_outcome
 from .postprocess import POSTPROCESSORS
 from .tokenizers import TOKENIZERS
@@ -176,6 +177,7 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
     round_no = config.get("evaluation", {}).get("round")
     suite = [q for q in queries if q.in_suite(round_no)]
     k = base.max_results
+    judgments = chunk_judgments(index, queries)  # once: every setting is scored against them
     for tok_label, lex in lexical_legs.items():
         legs = {q.id: Legs(vector_legs[q.id], lex[q.id]) for q in queries}
         for fusion_name in fusion_names:
@@ -198,7 +200,7 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
                     stages = Stages(config, base.chunker, base.tokenizer, base.embedder, fusion, post,
                                     base.max_results, base.candidates)
                     hits = {q.id: fuse(stages, q, legs[q.id], index, query_vectors[q.id])[0] for q in queries}
-                    row, rr = _score_setting(index, queries, suite, hits, stages, k)
+                    row, rr = _score_setting(index, queries, suite, hits, stages, k, judgments)
                     row.update(tokenizer=tok_label, fusion=fusion_name,
                                vector_weight=vw, text_weight=(round(1 - vw, 10) if weighted else float("nan")),
                                min_score=ms)
@@ -207,9 +209,9 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
     return rows, per_query
 
 
-def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int):
+def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, judgments):
     judged = [q for q in queries if q.relevant]
-    metrics = standard_metrics(index, judged, hits, [k])
+    metrics = standard_metrics(index, judged, hits, [k], judgments)
     rr = {}
     passed = 0
     for q in suite:

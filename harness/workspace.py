@@ -1139,6 +1139,10 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         "",
         "[dataset]",
         *_toml_lines(dataset),
+        "",
+        "# targets of different queries may overlap (a file and lines inside it): no 'mixed top-1' marks",
+        "[evaluation]",
+        "report_purity = false",
     ]
     origin = {"fusion": ("vector_weight", "text_weight"), "search": ("max_results", "candidate_multiplier"),
               "tokenizer": ("tokenizer",), "chunker": ("chunk_tokens", "chunk_overlap"), "postprocess": ("min_score",)}

@@ -72,8 +72,3 @@ def test_paraphrases_find_their_records_from_round_three(rounds):
         para = rounds[r].per_query[rounds[r].per_query["kind"] == "paraphrase"]
         missed = para[~para["hit@6"]]["query_id"].tolist()
         assert len(missed) <= 1, missed  # measured: only P1 (没有背景的人怎么靠 AI 翻身) misses, see README
-
-
-def test_daily_logs_are_noise_for_the_suite(rounds):
-    assert rounds[1].summary["index"]["chunks"] > rounds[2].summary["index"]["chunks"]
-    assert rounds[2].summary["suite"]["passed"] <= rounds[1].summary["suite"]["passed"]
