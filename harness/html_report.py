@@ -25,6 +25,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from . import __version__
+from .reports import legs_note
 
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
 
@@ -426,6 +427,8 @@ def failure_block(qid: str, q: dict[str, Any], hits: list[dict[str, Any]], min_s
         of = f" (first {len(shown)} of {rank - 1})" if rank - 1 > len(shown) else ""
         parts.append(f"<p>The relevant chunk ranked {rank} (score {esc(fmt(q.get('score'), 4))}), "
                      f"{esc(fmt(gap, 4))} behind the top-1. The chunks that beat it{of}:</p>")
+    if "vector_rank" in q:  # results written before the per-leg diagnostics lack it
+        parts.append(f'<p class="note legs">Where each leg put it: {esc(legs_note(q))}</p>')
     parts.append("<ol class=\"beaters\">")
     for hit in shown:
         parts.append(

@@ -95,3 +95,15 @@ def query_outcome(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str, f
         hits_at={k: rank is not None and rank <= k for k in cutoffs},
         returned=len(hits),
     )
+
+
+def leg_rank(candidates: list[tuple[str, float]], relevant: Iterable[str],
+             docs_of: dict[str, frozenset[str]]) -> tuple[int | None, float | None]:
+    """Where one leg (vector or lexical, best first) put the first chunk of a relevant document:
+    (1-based rank, the leg's raw score), or (None, None) when it is not among the candidates.
+    Answers "which leg found it, and how far from the cut?" for a failed query."""
+    relevant = set(relevant)
+    for i, (cid, raw) in enumerate(candidates, start=1):
+        if docs_of.get(cid, frozenset()) & relevant:
+            return i, raw
+    return None, None

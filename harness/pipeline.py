@@ -18,7 +18,7 @@ import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from .db import connect, sqlite_vec_version, sqlite_version
 from .embedders import EMBEDDERS, CachedEmbedder, EmbeddingCache
 from .fusion import FUSIONS, Hit, Legs
 from .lexical import LEXICAL_BACKENDS
-from .metrics import evaluate_run, max_passage, query_outcome
+from .metrics import evaluate_run, leg_rank, max_passage, query_outcome
 from .postprocess import POSTPROCESSORS, SearchContext, as_utc_datetime
 from .profiles import ProfileLimitExceeded, apply_profile, limit_message, near_memory_cap, profile_from_config
 from .tokenizers import TOKENIZERS
@@ -301,6 +301,22 @@ def standard_metrics(index: Index, queries: Sequence[Query], hits: dict[str, lis
     return out
 
 
+def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, frozenset[str]],
+                    cut: int) -> dict[str, Any]:
+    """Per leg: the rank and raw score of the first relevant chunk among its candidates, and the raw
+    score of the candidate at the result cut-off (rank `cut`), so a report can say how far a missed
+    record was from making it on that leg alone."""
+    relevant = set(relevant)
+    out: dict[str, Any] = {"relevant_indexed": any(d & relevant for d in docs_of.values())}
+    for name, candidates in (("vector", legs.vector), ("lexical", legs.lexical)):
+        rank, raw = leg_rank(candidates, relevant, docs_of) if relevant else (None, None)
+        out[f"{name}_candidates"] = len(candidates)
+        out[f"{name}_rank"] = rank
+        out[f"{name}_raw"] = raw
+        out[f"{name}_raw_at_cut"] = candidates[cut - 1][1] if len(candidates) >= cut else None
+    return out
+
+
 def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
                      round_no: int | None, cutoffs: Sequence[int] | None = None
                      ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]]]:
@@ -322,6 +338,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "returned": outcome.returned, "reciprocal_rank": outcome.reciprocal_rank,
             **{f"hit@{k}": v for k, v in outcome.hits_at.items()},
             "lexical_hits": len(legs[q.id].legs.lexical),
+            **leg_diagnostics(legs[q.id].legs, q.relevant, index.docs_of, stages.max_results),
             "text_score_nonzero": any(h.text_score > 0 for h in hits),
             **{f"ms_{k}": v for k, v in timings.items()},
             "ms_retrieval": sum(v for k, v in timings.items() if k != "query_embedding"),

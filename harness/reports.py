@@ -177,12 +177,44 @@ def differences(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[
                 runner = next((h for h in hits[qid][1:]), None)
                 margin = f"{top['score'] - runner['score']:.4f}" if runner else "n/a"
                 notes.append(f"round {r} {qid} {q['text']}: seed ✗, ours passes — top-1 is relevant at "
-                             f"{top['score']:.3f}, ahead of the next chunk by {margin}")
+                             f"{top['score']:.3f}, ahead of the next chunk by {margin}; " + legs_note(q))
             else:
                 rel = f"rank {int(q['rank'])} at {q['score']:.3f}" if q["rank"] == q["rank"] and q["rank"] else "not returned"
                 gap = f"{top['score'] - q['score']:.4f}" if q["rank"] == q["rank"] and q["rank"] else "n/a"
                 notes.append(f"round {r} {qid} {q['text']}: seed passes, ours fails — top-1 {top['chunk']} "
-                             f"({top['score']:.3f}); relevant {rel}, behind by {gap}")
+                             f"({top['score']:.3f}); relevant {rel}, behind by {gap}; " + legs_note(q))
+    return notes
+
+
+def _leg_note(q: Any, leg: str) -> str:
+    rank = q.get(f"{leg}_rank")
+    if rank is None or rank != rank:  # None or NaN: not among the leg's candidates
+        if q.get(f"{leg}_candidates") == 0:
+            return f"{leg}: no hit at all"
+        return f"{leg}: not among its {int(q[f'{leg}_candidates'])} candidates"
+    note = f"{leg} rank {int(rank)} (raw {q[f'{leg}_raw']:.3f}"
+    at_cut = q.get(f"{leg}_raw_at_cut")
+    if at_cut is not None and at_cut == at_cut:
+        note += f"; the cut-off candidate {at_cut:.3f}"
+    return note + ")"
+
+
+def legs_note(q: Any) -> str:
+    """Where the vector and lexical legs put a query's first relevant chunk (a results row or dict)."""
+    if not q.get("relevant_indexed", True):
+        return "its record is not in this round's layout"
+    return "; ".join(_leg_note(q, leg) for leg in ("vector", "lexical"))
+
+
+def paraphrase_misses(results: dict[int, RunResult], k: int = 6) -> list[str]:
+    """Paraphrase queries whose record is not in the top k, with where each leg put it: tells a
+    model's judgement (record found by the vector leg just below the cut) from a record that no leg
+    can reach."""
+    notes = []
+    for r, res in results.items():
+        frame = res.per_query
+        for _, q in frame[(frame["kind"] == "paraphrase") & ~frame[f"hit@{k}"].astype(bool)].iterrows():
+            notes.append(f"round {r} {q['query_id']} {q['text']}: " + legs_note(q))
     return notes
 
 
@@ -236,6 +268,7 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         "rounds": {str(r): {"config": res.config, "summary": res.summary, "timings": res.timings,
                             "queries": res.to_dict()["queries"]} for r, res in results.items()},
         "differences_from_seed": differences(results, seed),
+        "paraphrase_misses": paraphrase_misses(results),
     }
     tmp = out_dir / "ablation.json.tmp"
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
@@ -252,6 +285,7 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
     } for r, res in results.items()])
     env = first.environment
     diff_lines = "\n".join(f"- {d}" for d in doc["differences_from_seed"]) or "- none"
+    miss_lines = "\n".join(f"- {d}" for d in doc["paraphrase_misses"]) or "- none"
     md = (
         f"# King78 four-round ablation — preset `{doc['preset']}`\n\n"
         f"{first.config.get('preset_description', '')}\n\n"
@@ -261,6 +295,9 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         + markdown_table(ablation_frame(results, seed))
         + "\n## Per round\n\n" + markdown_table(summary_rows)
         + "\n## Where ours differs from the seed (pass/fail), with the deciding margin\n\n" + diff_lines + "\n"
+        + "\n## Paraphrases whose record is not in the top 6, and where each leg put it\n\n"
+          "Raw scores: cosine similarity on the vector leg, positive BM25 on the lexical leg; the cut-off "
+          "candidate is the leg's 6th.\n\n" + miss_lines + "\n"
         + f"\n![per-query score by round](ablation.png)\n\nEnvironment: SQLite {env['sqlite']}, sqlite-vec "
           f"{env['sqlite_vec']}, jieba {env['jieba']}, model {env.get('embedding_model')}, {env['cpu_count']} cores.\n"
     )

@@ -4,7 +4,10 @@ import math
 import pytest
 
 from harness.fusion import Hit, rank_hits
-from harness.metrics import evaluate_run, max_passage, query_outcome, strict_run
+from harness.fusion import Legs
+from harness.metrics import evaluate_run, leg_rank, max_passage, query_outcome, strict_run
+from harness.pipeline import leg_diagnostics
+from harness.reports import legs_note
 
 
 def test_hand_worked_example():
@@ -48,3 +51,30 @@ def test_query_outcome_pass_purity_and_rank():
     assert below.top1_relevant and below.top1_pure and not below.passed
     nothing = query_outcome([], {"B"}, docs_of, 0.35)
     assert nothing.rank is None and not nothing.passed and nothing.returned == 0
+
+
+def test_leg_rank_finds_the_first_relevant_chunk_of_one_leg():
+    docs_of = {"a": frozenset({"d1"}), "b": frozenset({"d2", "d3"}), "c": frozenset({"d3"})}
+    candidates = [("a", 0.9), ("b", 0.8), ("c", 0.7)]
+    assert leg_rank(candidates, {"d3"}, docs_of) == (2, 0.8)  # a mixed chunk counts at its own rank
+    assert leg_rank(candidates, {"d9"}, docs_of) == (None, None)
+    assert leg_rank([], {"d1"}, docs_of) == (None, None)
+
+
+def test_leg_diagnostics_and_their_note():
+    docs_of = {f"c{i}": frozenset({f"d{i}"}) for i in range(8)}
+    legs = Legs(vector=[(f"c{i}", 0.9 - i / 100) for i in range(8)], lexical=[])
+    diag = leg_diagnostics(legs, {"d7"}, docs_of, cut=6)
+    assert diag == {"relevant_indexed": True,
+                    "vector_candidates": 8, "vector_rank": 8, "vector_raw": pytest.approx(0.83),
+                    "vector_raw_at_cut": pytest.approx(0.85),
+                    "lexical_candidates": 0, "lexical_rank": None, "lexical_raw": None,
+                    "lexical_raw_at_cut": None}
+    assert legs_note(diag) == ("vector rank 8 (raw 0.830; the cut-off candidate 0.850); "
+                               "lexical: no hit at all")
+    missing = leg_diagnostics(legs, {"elsewhere"}, docs_of, cut=6)
+    assert missing["relevant_indexed"] is False
+    assert legs_note(missing) == "its record is not in this round's layout"
+    short = Legs(vector=[("c0", 0.5)], lexical=[("c1", 3.0), ("c2", 2.0)])
+    diag = leg_diagnostics(short, {"d2"}, docs_of, cut=6)
+    assert legs_note(diag) == "vector: not among its 1 candidates; lexical rank 2 (raw 2.000)"
