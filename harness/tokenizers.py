@@ -377,19 +377,26 @@ def _normalizer(normalize: str):
 
 
 @dataclass
-class CjkChar(SpacedTermsTokenizer):
-    """Each Han/Kana/Hangul character is its own token; a query term with CJK becomes an ordered
-    phrase of its characters (and its Latin/digit runs), so 检索配置 matches 混合检索配置说明 but
-    海外开户 does not match 海外银行开户 (QMD, 2026-05)."""
+class CjkTermsTokenizer(SpacedTermsTokenizer):
+    """Base of the tokenizers that cut CJK runs themselves (characters, bigrams) and leave the rest
+    to unicode61; text and queries are NFKC-normalised first unless normalize="none"."""
 
     join: str = "and"
     normalize: str = "nfkc"
-    name: str = "cjk-char"
     fts5_tokenize: str = "unicode61"
 
     def __post_init__(self) -> None:
         check_join(self.join)
         self._norm = _normalizer(self.normalize)
+
+
+@dataclass
+class CjkChar(CjkTermsTokenizer):
+    """Each Han/Kana/Hangul character is its own token; a query term with CJK becomes an ordered
+    phrase of its characters (and its Latin/digit runs), so 检索配置 matches 混合检索配置说明 but
+    海外开户 does not match 海外银行开户 (QMD, 2026-05)."""
+
+    name: str = "cjk-char"
 
     def index_text(self, text: str) -> str:
         text = self._norm(text)
@@ -422,19 +429,12 @@ def bigrams(run: str) -> list[str]:
 
 
 @dataclass
-class CjkBigram(SpacedTermsTokenizer):
+class CjkBigram(CjkTermsTokenizer):
     """Overlapping bigrams for CJK runs (混合检索 -> 混合 合检 检索), other runs unchanged.  Query bigrams
     are separate terms combined by `join`.  Limitation: a one-character query term matches only a
     one-character CJK run in the text, since longer runs are indexed as bigrams only."""
 
-    join: str = "and"
-    normalize: str = "nfkc"
     name: str = "cjk-bigram"
-    fts5_tokenize: str = "unicode61"
-
-    def __post_init__(self) -> None:
-        check_join(self.join)
-        self._norm = _normalizer(self.normalize)
 
     def _cut(self, text: str) -> list[str]:
         out: list[str] = []

@@ -82,79 +82,46 @@ def top_k_exact(sims: np.ndarray, ids: Sequence[str], k: int) -> Hits:
 # ---------------------------------------------------------------------------------------------
 
 
+# vec0's distance metric -> (score from the distance, whether vectors are normalised first).
+# cosine: score = 1 - cosine distance.  l2: vec0 returns the Euclidean distance d (not squared); for unit
+# vectors d^2 = 2 - 2 cos, so 1 - d^2 / 2 is the cosine similarity again (up to float rounding).
+FLOAT_METRICS = {
+    "cosine": (lambda d: 1.0 - d, False),
+    "l2": (lambda d: 1.0 - d * d / 2.0, True),
+}
+
+
 @dataclass
 class SqliteVecIndex:
-    """A real sqlite-vec vec0 table with distance_metric=cosine; score = 1 - cosine distance."""
+    """A real sqlite-vec vec0 float table; the score is the cosine similarity whichever `metric`
+    ("cosine", what OpenClaw uses, or "l2" on normalised vectors) the table was built with."""
 
     exact: ClassVar[bool] = True
     dim: int
     conn: apsw.Connection | None = None
     ids: list[str] = field(default_factory=list)
+    metric: str = "cosine"
 
     @property
     def scan_bytes_per_vector(self) -> int:
         return 4 * self.dim
 
     def __post_init__(self) -> None:
+        if self.metric not in FLOAT_METRICS:
+            raise ValueError(f"metric must be one of {sorted(FLOAT_METRICS)}, got {self.metric!r}")
+        self._to_score, self._normalise = FLOAT_METRICS[self.metric]
+        self.table = "chunks_vec" if self.metric == "cosine" else f"chunks_vec_{self.metric}"
         if self.conn is None:
             self.conn = connect()
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{int(self.dim)}] distance_metric=cosine)"
-        )
+        self.conn.execute(f"CREATE VIRTUAL TABLE {self.table} USING "
+                          f"vec0(embedding float[{int(self.dim)}] distance_metric={self.metric})")
+
+    def _prepared(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        return unit_rows(vectors) if self._normalise else vectors
 
     def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
-        vectors = _checked(ids, vectors, self.dim)
-        with self.conn:
-            for cid, vec in zip(ids, vectors):
-                self.ids.append(cid)
-                self.conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
-                                  (len(self.ids), vec.tobytes()))
-
-    def search(self, query: np.ndarray, k: int) -> Hits:
-        if k <= 0 or not self.ids:
-            return []
-        q = np.ascontiguousarray(query, dtype=np.float32).tobytes()
-        rows = self.conn.execute(
-            "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (q, min(k, len(self.ids))),
-        ).fetchall()
-        hits = [(self.ids[rowid - 1], 1.0 - float(dist)) for rowid, dist in rows]
-        hits.sort(key=lambda h: (-h[1], h[0]))
-        return hits
-
-
-@VECTOR_BACKENDS.register("sqlite-vec")
-def _sqlite_vec(dim: int, conn: apsw.Connection | None = None) -> SqliteVecIndex:
-    return SqliteVecIndex(dim=dim, conn=conn)
-
-
-@dataclass
-class SqliteVecL2Index:
-    """vec0 float table with distance_metric=l2 (Euclidean distance d, not squared).
-
-    Stored vectors and the query are normalised to length 1, so d^2 = 2 - 2 cos and the score
-    1 - d^2 / 2 is the cosine similarity, the same contract as the cosine table (up to float rounding).
-    """
-
-    exact: ClassVar[bool] = True
-    dim: int
-    conn: apsw.Connection | None = None
-    ids: list[str] = field(default_factory=list)
-    table: str = "chunks_vec_l2"
-
-    @property
-    def scan_bytes_per_vector(self) -> int:
-        return 4 * self.dim
-
-    def __post_init__(self) -> None:
-        if self.conn is None:
-            self.conn = connect()
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE {self.table} USING vec0(embedding float[{int(self.dim)}] distance_metric=l2)"
-        )
-
-    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
-        vectors = unit_rows(_checked(ids, vectors, self.dim))
+        vectors = self._prepared(_checked(ids, vectors, self.dim))
         start = len(self.ids)
         self.ids.extend(ids)
         with self.conn:
@@ -164,17 +131,21 @@ class SqliteVecL2Index:
     def search(self, query: np.ndarray, k: int) -> Hits:
         if k <= 0 or not self.ids:
             return []
-        q = unit_rows(query).tobytes()
         rows = self.conn.execute(
             f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (q, min(k, len(self.ids))),
+            (self._prepared(query).tobytes(), min(k, len(self.ids))),
         ).fetchall()
-        return rank_hits([(self.ids[rowid - 1], 1.0 - float(d) * float(d) / 2.0) for rowid, d in rows], k)
+        return rank_hits([(self.ids[rowid - 1], self._to_score(float(d))) for rowid, d in rows], k)
+
+
+@VECTOR_BACKENDS.register("sqlite-vec")
+def _sqlite_vec(dim: int, conn: apsw.Connection | None = None) -> SqliteVecIndex:
+    return SqliteVecIndex(dim=dim, conn=conn)
 
 
 @VECTOR_BACKENDS.register("sqlite-vec-l2")
-def _sqlite_vec_l2(dim: int, conn: apsw.Connection | None = None) -> SqliteVecL2Index:
-    return SqliteVecL2Index(dim=dim, conn=conn)
+def _sqlite_vec_l2(dim: int, conn: apsw.Connection | None = None) -> SqliteVecIndex:
+    return SqliteVecIndex(dim=dim, conn=conn, metric="l2")
 
 
 # How each quantiser stores a vector and which distance its coarse scan uses.
