@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .metrics import NEAR_TIE
+
 # Quality must not regress; latency is left out by default because it depends on the machine.
 DEFAULT_RULES = ("passed:drop=0", "recall@*:drop=0.02", "mrr@*:drop=0.02", "ndcg@*:drop=0.02",
                  "negative_returned:growth=0", "paraphrase_hit@6:drop=0")
@@ -66,7 +68,8 @@ class Check:
 
 def summary_metrics(summary: dict[str, Any], per_query: dict[str, Any] | None = None) -> dict[str, float]:
     suite = summary.get("suite", {})
-    out = {k: float(v) for k, v in suite.items() if k != "queries" and isinstance(v, (int, float))}
+    out = {k: float(v) for k, v in suite.items()
+           if k not in ("queries", "near_tie") and isinstance(v, (int, float))}
     out["negative_returned"] = float(summary.get("negative", {}).get("returned_anything", 0))
     latency = summary.get("latency_ms", {}).get("retrieval", {})
     for p in ("p50", "p95", "p99"):
@@ -111,7 +114,28 @@ def gate_files(results: Path | str, baseline: Path | str, rules: list[str] | Non
     if not checks:
         return False, "no metric of the baseline matched any rule: nothing was checked"
     failed = [c for c in checks if not c.ok]
-    lines = [c.line() for c in checks]
+    lines = [c.line() for c in checks] + flipped_queries(current_doc, baseline_doc)
     verdict = (f"gate: {len(failed)} of {len(checks)} checks regressed" if failed
                else f"gate: all {len(checks)} checks passed")
     return not failed, "\n".join(lines + [verdict])
+
+
+def _per_query(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    if "rounds" in doc:
+        return {f"round{r}.{qid}": q for r, rd in doc["rounds"].items() for qid, q in (rd.get("queries") or {}).items()}
+    return {qid: q for qid, q in (doc.get("queries") or {}).items()}
+
+
+def flipped_queries(current: dict[str, Any], baseline: dict[str, Any]) -> list[str]:
+    """Queries whose pass/fail changed, each with its margin now, so a reader can tell a real regression
+    from a near tie that another model version tipped the other way."""
+    cur, base = _per_query(current), _per_query(baseline)
+    lines = []
+    for key in sorted(k for k in base if k in cur):
+        was, now = bool(base[key].get("passed")), bool(cur[key].get("passed"))
+        if was == now:
+            continue
+        margin = cur[key].get("relevant_margin")
+        how = "" if margin is None else f" (margin now {margin:+.4f}{', a near tie' if abs(margin) < NEAR_TIE else ''})"
+        lines.append(f"     {key}: {'passed -> failed' if was else 'failed -> passed'}{how}")
+    return (["flipped queries:"] + lines) if lines else []

@@ -25,6 +25,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from . import __version__
+from .metrics import NEAR_TIE
 from .reports import legs_note
 
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
@@ -56,6 +57,7 @@ table { border-collapse: collapse; margin: .5rem 0 1rem; }
 th, td { border: 1px solid #dfe3ea; padding: .25rem .5rem; vertical-align: top; text-align: left; }
 th { background: #f3f5f8; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.near-tie { background: #fff4d6; }
 .kv th { width: 11rem; }
 .grid { display: flex; flex-wrap: wrap; gap: 1.5rem; }
 tr.pass td.outcome { color: #14742c; }
@@ -284,6 +286,8 @@ def summary_cards(summary: dict[str, Any]) -> str:
         key = _metric_key(suite, metric)
         if key:
             cards.append((f"{label}@{key.split('@')[1]} (suite)", fmt(suite[key])))
+    if "near_ties" in suite:
+        cards.append((f"suite outcomes decided by < {suite.get('near_tie', NEAR_TIE):g}", str(suite["near_ties"])))
     if para.get("queries"):
         cards.append(("paraphrases passed", f"{para.get('passed', 0)}/{para['queries']}"))
     if neg.get("queries"):
@@ -364,6 +368,16 @@ def kind_text(q: dict[str, Any], round_no: Any) -> str:
     return kind + (f", round {round_no}" if kind == "suite" and round_no else "")
 
 
+def margin_cell(margin: Any) -> str:
+    """The best relevant chunk's lead (+) or deficit (-) against the best other returned chunk; a near
+    tie is flagged, since another embedding model can flip it."""
+    if _missing(margin):
+        return "<td>—</td>"
+    near = abs(margin) < NEAR_TIE
+    title = f' title="near tie: decided by less than {NEAR_TIE:g}"' if near else ""
+    return f'<td class="num{" near-tie" if near else ""}"{title}>{esc(f"{margin:+.4f}")}{" ≈" if near else ""}</td>'
+
+
 def query_rows(results: dict[str, Any], seed: dict[tuple[str, int], dict[str, str]]) -> str:
     from .reports import seed_cell
 
@@ -371,7 +385,7 @@ def query_rows(results: dict[str, Any], seed: dict[tuple[str, int], dict[str, st
     round_no = (config.get("evaluation") or {}).get("round")
     min_score = min_score_of(config)
     has_seed = bool(round_no) and any(r == round_no for _, r in seed)
-    headers = ["#", "query", "kind", "outcome", "relevant rank", "relevant score", "top-1 chunk",
+    headers = ["#", "query", "kind", "outcome", "relevant rank", "relevant score", "margin", "top-1 chunk",
                "top-1 score", "vector", "text", "top-1 snippet"] + (["seed"] if has_seed else [])
     body = []
     for qid, q in results["queries"].items():
@@ -381,6 +395,7 @@ def query_rows(results: dict[str, Any], seed: dict[tuple[str, int], dict[str, st
             f"<td><code>{esc(qid)}</code></td>", f"<td>{esc(q.get('text'))}</td>",
             f"<td>{esc(kind_text(q, round_no))}</td>", f'<td class="outcome">{esc(outcome)}</td>',
             num(None if _missing(q.get("rank")) else int(q["rank"])), num(q.get("score")),
+            margin_cell(q.get("relevant_margin")),
         ]
         if top:
             cells += [f'<td class="chunk">{esc(chunk_label(top))}</td>', num(top.get("score")),

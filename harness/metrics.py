@@ -107,3 +107,23 @@ def leg_rank(candidates: list[tuple[str, float]], relevant: Iterable[str],
         if docs_of.get(cid, frozenset()) & relevant:
             return i, raw
     return None, None
+
+
+NEAR_TIE = 0.001  # a pass or failure decided by less than this is reported as a near tie
+
+
+def relevant_margin(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str, frozenset[str]]) -> float | None:
+    """How far the best relevant chunk is ahead of (+) or behind (-) the best other chunk among the
+    returned hits; None when either is missing.  A pass or a failure by less than a few thousandths is
+    a near tie: another embedding model, or a small change to the corpus, can flip it."""
+    relevant = set(relevant)
+    best_relevant = best_other = None
+    for hit in hits:
+        is_relevant = bool(docs_of.get(hit.id, frozenset()) & relevant)
+        if is_relevant and best_relevant is None:
+            best_relevant = hit.score
+        elif not is_relevant and best_other is None:
+            best_other = hit.score
+    if best_relevant is None or best_other is None:
+        return None
+    return best_relevant - best_other

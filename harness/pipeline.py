@@ -31,7 +31,7 @@ from .db import connect, sqlite_vec_version, sqlite_version
 from .embedders import EMBEDDERS, CachedEmbedder, EmbeddingCache
 from .fusion import FUSIONS, Hit, Legs
 from .lexical import LEXICAL_BACKENDS
-from .metrics import evaluate_run, leg_rank, max_passage, query_outcome
+from .metrics import NEAR_TIE, evaluate_run, leg_rank, max_passage, query_outcome, relevant_margin
 from .postprocess import POSTPROCESSORS, SearchContext, as_utc_datetime
 from .profiles import ProfileLimitExceeded, apply_profile, limit_message, near_memory_cap, profile_from_config
 from .tokenizers import TOKENIZERS
@@ -336,6 +336,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "top1_docs": outcome.top1_docs, "top1_score": hits[0].score if hits else None,
             "top1_chunk": hits[0].id if hits else None,
             "returned": outcome.returned, "reciprocal_rank": outcome.reciprocal_rank,
+            "relevant_margin": relevant_margin(hits, q.relevant, index.docs_of) if q.relevant else None,
             **{f"hit@{k}": v for k, v in outcome.hits_at.items()},
             "lexical_hits": len(legs[q.id].legs.lexical),
             **leg_diagnostics(legs[q.id].legs, q.relevant, index.docs_of, stages.max_results),
@@ -355,7 +356,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
 METRIC_COLUMN = re.compile(r"^(recall|mrr|ndcg)@\d+$")
 
 
-def summarise(frame: pd.DataFrame, k: int) -> dict[str, Any]:
+def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[str, Any]:
     suite = frame[frame["in_suite"]]
     negative = frame[frame["kind"] == "negative"]
     paraphrase = frame[frame["kind"] == "paraphrase"]
@@ -369,6 +370,9 @@ def summarise(frame: pd.DataFrame, k: int) -> dict[str, Any]:
             **{c: float(df[c].mean()) for c in metric_cols},
             "top1_pure": int((df["top1_relevant"] & df["top1_pure"]).sum()),
             "text_score_nonzero": int(df["text_score_nonzero"].sum()),
+            # queries whose outcome hangs on a near tie (see metrics.relevant_margin)
+            "near_ties": int((pd.to_numeric(df["relevant_margin"], errors="coerce").abs() < near_tie).sum()),
+            "near_tie": near_tie,
         }
 
     return {
@@ -433,7 +437,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     finally:
         if layout is not None and not keep_layout:
             layout.cleanup()
-    summary = summarise(frame, stages.max_results)
+    summary = summarise(frame, stages.max_results, config.get("evaluation", {}).get("near_tie", NEAR_TIE))
     summary["index"] = {"files": len(layout.files), "chunks": len(index.chunks),
                         "mixed_chunks": sum(len(d) > 1 for d in index.docs_of.values()),
                         "timings_ms": index.timings_ms, "chunk_stats": chunk_stats_doc}

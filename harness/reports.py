@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from .metrics import NEAR_TIE
 from .pipeline import RunResult
 
 SEED_FILE = "seed_scores.csv"
@@ -46,6 +47,9 @@ def our_cell(row: pd.Series, purity: bool = True) -> str:
         cell += " (mixed top-1)"
     if row["top1_relevant"] and not row["passed"]:
         cell += " (below minScore)"
+    margin = row.get("relevant_margin")
+    if margin is not None and margin == margin and abs(margin) < NEAR_TIE:
+        cell += f" (near tie, {margin:+.4f})"
     return cell
 
 
@@ -115,7 +119,8 @@ def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]
         f"{result.config.get('description', '')}\n",
         f"Passed {s['suite']['passed']}/{s['suite']['queries']} · Recall@6 {s['suite'].get('recall@6', 0):.3f} · "
         f"MRR@6 {s['suite'].get('mrr@6', 0):.3f} · nDCG@6 {s['suite'].get('ndcg@6', 0):.3f} · "
-        f"{s['index']['chunks']} chunks ({s['index']['mixed_chunks']} overlap two or more records)\n",
+        f"{s['index']['chunks']} chunks ({s['index']['mixed_chunks']} overlap two or more records) · "
+        f"{s['suite'].get('near_ties', 0)} decided by less than {s['suite'].get('near_tie', NEAR_TIE):g}\n",
         "## T-suite (ours beside the seed)\n",
         markdown_table(round_table(result, seed)),
         "\n## Negative queries (never recorded; a good system returns nothing)\n",
@@ -278,6 +283,7 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         "round": r, "passed": f"{res.summary['suite']['passed']}/{res.summary['suite']['queries']}",
         "Recall@6": f"{res.summary['suite']['recall@6']:.3f}", "MRR@6": f"{res.summary['suite']['mrr@6']:.3f}",
         "nDCG@6": f"{res.summary['suite']['ndcg@6']:.3f}",
+        "near ties": res.summary["suite"].get("near_ties", ""),
         "paraphrases hit@6": _paraphrase_hits(res),
         "negatives returning results": f"{res.summary['negative']['returned_anything']}/{res.summary['negative']['queries']}",
         "chunks": res.summary["index"]["chunks"], "mixed chunks": res.summary["index"]["mixed_chunks"],
@@ -291,9 +297,14 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         f"{first.config.get('preset_description', '')}\n\n"
         "## Per-query score of the best relevant hit, ours beside the seed\n\n"
         "✗ = no relevant chunk among the returned results; ❌ = not passed (top-1 not relevant or below "
-        "minScore); 'mixed top-1' = the top-1 chunk is relevant but overlaps other records too.\n\n"
+        "minScore); 'mixed top-1' = the top-1 chunk is relevant but overlaps other records too; "
+        f"'near tie, ±m' = decided by less than {NEAR_TIE:g}: m is the best relevant chunk's lead (+) or "
+        "deficit (-) against the best other returned chunk.\n\n"
         + markdown_table(ablation_frame(results, seed))
         + "\n## Per round\n\n" + markdown_table(summary_rows)
+        + f"\nNear ties: suite queries whose best relevant chunk leads or trails the best other returned chunk "
+          f"by less than {first.summary['suite'].get('near_tie', 0.001):g}; such an outcome says little "
+          "about the pipeline: another embedding model, or a small edit to any competing record, can flip it.\n"
         + "\n## Where ours differs from the seed (pass/fail), with the deciding margin\n\n" + diff_lines + "\n"
         + "\n## Paraphrases whose record is not in the top 6, and where each leg put it\n\n"
           "Raw scores: cosine similarity on the vector leg, positive BM25 on the lexical leg; the cut-off "

@@ -55,3 +55,22 @@ def test_rules_parse_and_latency_growth(tmp_path):
     assert not ok and "FAIL latency_p50_ms: 1 -> 1.6" in report and "ok   mrr@6" in report
     with pytest.raises(ValueError, match="bad gate rule"):
         Rule.parse("mrr@6>0.5")
+
+
+def test_flipped_queries_are_listed_with_their_margin(tmp_path):
+    def doc(t1_passed, t1_margin, t2_passed):
+        summary = {"suite": {"queries": 2, "passed": int(t1_passed) + int(t2_passed), "near_tie": 0.001},
+                   "negative": {"returned_anything": 0}}
+        queries = {"T1": {"kind": "suite", "passed": t1_passed, "relevant_margin": t1_margin},
+                   "T2": {"kind": "suite", "passed": t2_passed, "relevant_margin": -0.2 if not t2_passed else 0.1}}
+        return {"rounds": {"3": {"summary": summary, "queries": queries}}}
+
+    (tmp_path / "base.json").write_text(json.dumps(doc(True, 0.0004, True)))
+    (tmp_path / "now.json").write_text(json.dumps(doc(False, -0.0003, False)))
+    ok, report = gate_files(tmp_path / "now.json", tmp_path / "base.json")
+    assert not ok
+    assert "round3.T1: passed -> failed (margin now -0.0003, a near tie)" in report
+    assert "round3.T2: passed -> failed (margin now -0.2000)\n" in report
+    assert "near_tie" not in report.split("flipped queries:")[0]  # the threshold is not a metric
+    ok, report = gate_files(tmp_path / "base.json", tmp_path / "base.json")
+    assert ok and "flipped" not in report

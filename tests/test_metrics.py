@@ -5,7 +5,7 @@ import pytest
 
 from harness.fusion import Hit, rank_hits
 from harness.fusion import Legs
-from harness.metrics import evaluate_run, leg_rank, max_passage, query_outcome, strict_run
+from harness.metrics import evaluate_run, leg_rank, max_passage, query_outcome, relevant_margin, strict_run
 from harness.pipeline import leg_diagnostics
 from harness.reports import legs_note
 
@@ -78,3 +78,33 @@ def test_leg_diagnostics_and_their_note():
     short = Legs(vector=[("c0", 0.5)], lexical=[("c1", 3.0), ("c2", 2.0)])
     diag = leg_diagnostics(short, {"d2"}, docs_of, cut=6)
     assert legs_note(diag) == "vector: not among its 1 candidates; lexical rank 2 (raw 2.000)"
+
+
+def test_relevant_margin_signs_and_missing_sides():
+    docs_of = {"a": frozenset({"d1"}), "b": frozenset({"d2"}), "c": frozenset({"d1", "d3"})}
+    hits = [Hit("b", 0.62), Hit("a", 0.6195), Hit("c", 0.5)]
+    assert relevant_margin(hits, {"d1"}, docs_of) == pytest.approx(-0.0005)  # trails the top-1
+    assert relevant_margin(hits, {"d2"}, docs_of) == pytest.approx(0.0005)  # leads the next chunk
+    assert relevant_margin([Hit("a", 0.6), Hit("c", 0.5)], {"d1"}, docs_of) is None  # nothing else returned
+    assert relevant_margin(hits, {"d9"}, docs_of) is None  # relevant not returned
+
+
+def test_summary_counts_near_ties_among_suite_queries_only():
+    import pandas as pd
+
+    from harness.pipeline import summarise
+
+    ms = {f"ms_{s}": 0.1 for s in ("retrieval", "query_embedding", "vector", "lexical", "fusion", "postprocess")}
+    rows = [
+        {"query_id": "T1", "kind": "suite", "in_suite": True, "relevant_margin": 0.0004},
+        {"query_id": "T2", "kind": "suite", "in_suite": True, "relevant_margin": -0.0009},
+        {"query_id": "T3", "kind": "suite", "in_suite": True, "relevant_margin": 0.002},
+        {"query_id": "T4", "kind": "suite", "in_suite": True, "relevant_margin": None},
+        {"query_id": "T5", "kind": "suite", "in_suite": False, "relevant_margin": 0.0001},
+        {"query_id": "N1", "kind": "negative", "in_suite": False, "relevant_margin": None},
+    ]
+    frame = pd.DataFrame([{**r, "passed": True, "returned": 6, "top1_score": 0.6, "top1_relevant": True,
+                           "top1_pure": True, "text_score_nonzero": False, **ms} for r in rows])
+    summary = summarise(frame, 6)
+    assert summary["suite"]["near_ties"] == 2 and summary["suite"]["near_tie"] == 0.001
+    assert summarise(frame, 6, near_tie=0.01)["suite"]["near_ties"] == 3
