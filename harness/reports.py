@@ -219,7 +219,11 @@ def paraphrase_misses(results: dict[int, RunResult], k: int = 6) -> list[str]:
     for r, res in results.items():
         frame = res.per_query
         for _, q in frame[(frame["kind"] == "paraphrase") & ~frame[f"hit@{k}"].astype(bool)].iterrows():
-            notes.append(f"round {r} {q['query_id']} {q['text']}: " + legs_note(q))
+            note = legs_note(q)
+            leg_ranks = [q.get(f"{leg}_rank") for leg in ("vector", "lexical")]
+            if any(rank is not None and rank == rank and rank <= k for rank in leg_ranks):
+                note += f" — within a leg's top {k}, so fusion or post-processing pushed it out"
+            notes.append(f"round {r} {q['query_id']} {q['text']}: " + note)
     return notes
 
 
