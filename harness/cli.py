@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .config import ConfigError, list_presets, load_experiment
+from .config import ConfigError, list_presets, load_experiment, merge, parse_assignments
 from .corpus import DataError, project_path, validate_king78
 from .embedders import EmbeddingError
 from .profiles import PROFILES, ProfileLimitExceeded, apply_profile, get_profile
@@ -37,6 +37,22 @@ def _profile_overrides(profile: Optional[str]) -> dict:
     return {"profile": {"name": profile}}
 
 
+SET_HELP = ("override one setting, TABLE.KEY=VALUE (repeatable), e.g. fusion.vector_weight=0.5 or "
+            "embedder.name=openai-compatible; needs --out")
+
+
+def _set_overrides(assignments: Optional[list[str]], out: Optional[Path]) -> dict:
+    """--set values as nested overrides; a changed configuration must not overwrite the committed
+    reports, so it needs its own output folder."""
+    try:
+        overrides = parse_assignments(assignments)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if overrides and out is None:
+        _fail("--set changes the configuration: give --out so that reports/ is not overwritten")
+    return overrides
+
+
 PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
 
 
@@ -51,9 +67,10 @@ def default_out_dir(name: str, preset: str | None) -> Path:
 def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. experiments/round4.toml"),
         preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
         out: Optional[Path] = typer.Option(None, help="output folder (default reports/<name>/)"),
-        profile: Optional[str] = typer.Option(None, help=PROFILE_HELP)) -> None:
+        profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
+        set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
-    overrides = _profile_overrides(profile)
+    overrides = merge(_set_overrides(set_, out), _profile_overrides(profile))
     from .pipeline import run_experiment
     from .reports import load_seed_scores, print_round, write_round
 
@@ -71,20 +88,22 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
 @app.command()
 def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all four rounds"),
              out: Optional[Path] = typer.Option(None, help="output folder (default reports/ablation/)"),
-             profile: Optional[str] = typer.Option(None, help=PROFILE_HELP)) -> None:
-    """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png."""
-    overrides = _profile_overrides(profile)
+             profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
+             set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
+    """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png (with --out, each round's
+    results go to OUT/roundN/ as well)."""
+    overrides = merge(_set_overrides(set_, out), _profile_overrides(profile))
     from .pipeline import run_ablation
     from .reports import load_seed_scores, print_round, write_ablation, write_round
 
     seed = load_seed_scores(project_path("datasets/king78"))
 
     def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
-        write_round(result, default_out_dir(result.name, preset), seed)
+        write_round(result, Path(out) / result.name if out else default_out_dir(result.name, preset), seed)
         print_round(result, seed)
 
     try:
-        results = run_ablation(preset, on_round=keep, **overrides)
+        results = run_ablation(preset, overrides=overrides, on_round=keep)
     except RUN_ERRORS as exc:
         _fail(str(exc))
     name = "ablation" if preset == DEFAULT_PRESET else f"ablation-{preset}"
@@ -99,12 +118,14 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
 def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 round, CMRC, your workspace)"),
           grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
-          out: Optional[Path] = typer.Option(None, help="output folder (default reports/sweep/<name>/)")) -> None:
+          out: Optional[Path] = typer.Option(None, help="output folder (default reports/sweep/<name>/)"),
+          set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; name the best setting and print its openclaw.json."""
     from .sweep import load_grid, run_sweep, write_sweep
 
+    overrides = _set_overrides(set_, out)
     try:
-        config = load_experiment(project_path(experiment), preset=preset)
+        config = load_experiment(project_path(experiment), preset=preset, **overrides)
         result = run_sweep(config, load_grid(project_path(grid)))
     except RUN_ERRORS as exc:
         _fail(str(exc))

@@ -111,3 +111,36 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     config.setdefault("name", Path(path).stem)
     config["experiment_file"] = str(Path(path))
     return config
+
+
+SETTABLE_TABLES = {*STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
+
+
+def parse_assignments(items: list[str] | None) -> dict[str, Any]:
+    """`--set TABLE.KEY=VALUE` strings -> nested overrides for load_experiment / run_ablation.
+
+    VALUE is read as a TOML value when it is one (0.5, true, [6, 10], "text"), else kept as a plain
+    string, so `--set embedder.name=openai-compatible` needs no quotes:
+
+    >>> parse_assignments(["fusion.vector_weight=0.5", "embedder.name=openai-compatible"])
+    {'fusion': {'vector_weight': 0.5}, 'embedder': {'name': 'openai-compatible'}}
+    """
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        path = [part.strip() for part in key.split(".")]
+        if not sep or len(path) < 2 or not all(path):
+            raise ConfigError(f"--set {item!r}: expected TABLE.KEY=VALUE, e.g. fusion.vector_weight=0.5")
+        if path[0] not in SETTABLE_TABLES:
+            raise ConfigError(f"--set {item!r}: unknown table {path[0]!r}; one of {sorted(SETTABLE_TABLES)}")
+        try:
+            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw.strip()
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item!r}: {part!r} was already set to a value, not a table")
+        node[path[-1]] = value
+    return out

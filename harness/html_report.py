@@ -578,8 +578,9 @@ def render_html(results: dict[str, Any], ablation: dict[str, Any] | None = None)
 
 
 def _ablation_runs(ablation: dict[str, Any]) -> dict[int, Any]:
-    """{round: object with .per_query}: what reports.ablation_frame and plot_ablation read."""
-    runs = {int(key): SimpleNamespace(per_query=pd.DataFrame(list(rnd["queries"].values())))
+    """{round: object with .per_query and .environment}: what reports.ablation_frame and plot_ablation read."""
+    runs = {int(key): SimpleNamespace(per_query=pd.DataFrame(list(rnd["queries"].values())),
+                                      environment=ablation.get("environment") or {})
             for key, rnd in ablation["rounds"].items()}
     return dict(sorted(runs.items()))
 

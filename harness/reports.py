@@ -247,14 +247,17 @@ def plot_ablation(results: dict[int, RunResult], seed: dict[tuple[str, int], dic
             theirs.append(float(s["seed_score"]) if s and s["seed_status"] == "pass" else float("nan"))
         axes[0].plot(rounds, ours, marker="o", color=cmap(i), label=qid)
         axes[1].plot(rounds, theirs, marker="s", linestyle="--", color=cmap(i), label=qid)
-    for ax, title in zip(axes, ("ours (e5-small, passed queries)", "seed (ZAI embedding-3)")):
+    env = next(iter(results.values())).environment or {}
+    model = str(env.get("embedding_model") or "embedding")
+    model = model.split("/")[-1].split("@")[0]  # short: the model name without its version or endpoint
+    for ax, title in zip(axes, (f"ours ({model}, passed queries)", "seed (ZAI embedding-3)")):
         ax.set_xticks(rounds)
         ax.set_xlabel("round")
         ax.set_title(title)
         ax.axhline(0.35, color="grey", linewidth=0.8, linestyle=":")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("hybrid score of the best relevant hit")
-    axes[1].legend(ncol=2, fontsize=8, loc="lower right")
+    axes[1].legend(ncol=1, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no point hidden
     fig.suptitle("King78 four-round ablation: per-query score by round (gaps = failed or not in suite)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -52,3 +52,25 @@ def test_run_writes_results_with_versions_and_profile(tmp_path):
     for key in ("in_suite", "passed", "score", "rank", "top1_relevant", "top1_pure", "ms_retrieval"):
         assert key in t1
     assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("# round2")
+
+
+def test_set_overrides_one_setting_and_needs_its_own_output(tmp_path):
+    result = runner.invoke(app, ["run", "experiments/round2.toml", "--set", "fusion.vector_weight=0.5"])
+    assert result.exit_code == 2 and "give --out" in result.output
+    result = runner.invoke(app, ["run", "experiments/round2.toml", "--set", "fusion.vector_weight", "--out",
+                                 str(tmp_path)])
+    assert result.exit_code == 2 and "expected TABLE.KEY=VALUE" in result.output
+    result = runner.invoke(app, ["run", "experiments/round2.toml", "--out", str(tmp_path),
+                                 "--set", "fusion.vector_weight=0.5", "--set", "fusion.text_weight=0.5",
+                                 "--set", "evaluation.cutoffs=[6, 10]"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert doc["config"]["fusion"] == {"name": "weighted", "vector_weight": 0.5, "text_weight": 0.5,
+                                       "bm25_to_score": "legacy"}  # the preset's other keys are kept
+    assert "mrr@10" in doc["summary"]["suite"]
+    # a different implementation starts from its own defaults, not the preset's parameters
+    result = runner.invoke(app, ["run", "experiments/round2.toml", "--out", str(tmp_path / "rrf"),
+                                 "--set", "fusion.name=rrf"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "rrf" / "results.json").read_text(encoding="utf-8"))
+    assert doc["config"]["fusion"] == {"name": "rrf"}

@@ -21,7 +21,7 @@ def embedder():
 
 
 def ablation_file(tmp_path, embedder, **overrides):
-    results = run_ablation(embedder=embedder, progress=False, **overrides)
+    results = run_ablation(embedder=embedder, progress=False, overrides=overrides)
     write_ablation(results, tmp_path, {})
     return tmp_path / "ablation.json"
 

@@ -280,7 +280,7 @@ def ablation_doc(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("ablation")
     embedder = CachedEmbedder(HashEmbedder(), EmbeddingCache(out / "cache.sqlite"), progress=False)
-    runs = run_ablation(embedder=embedder, progress=False, postprocess=NO_MIN_SCORE)
+    runs = run_ablation(embedder=embedder, progress=False, overrides={"postprocess": NO_MIN_SCORE})
     write_ablation(runs, out, load_seed_scores(ROOT / "datasets/king78"))
     return out / "ablation.json", runs
 
