@@ -74,3 +74,18 @@ def test_set_overrides_one_setting_and_needs_its_own_output(tmp_path):
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "rrf" / "results.json").read_text(encoding="utf-8"))
     assert doc["config"]["fusion"] == {"name": "rrf"}
+
+
+def test_ablation_overrides_reach_every_round_including_the_embedder(tmp_path, monkeypatch):
+    # the hash embedder keeps this fast; an [embedder] override once collided with run_ablation's own
+    # `embedder` argument
+    from harness.pipeline import run_ablation
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    results = run_ablation(overrides={"embedder": {"name": "hash", "dim": 64},
+                                      "fusion": {"vector_weight": 0.5, "text_weight": 0.5}}, progress=False)
+    assert sorted(results) == [1, 2, 3, 4]
+    for res in results.values():
+        assert res.config["embedder"] == {"name": "hash", "dim": 64}
+        assert res.config["fusion"]["vector_weight"] == 0.5
+        assert res.environment["embedding_model"].startswith("hash")
