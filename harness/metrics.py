@@ -115,7 +115,8 @@ NEAR_TIE = 0.001  # a pass or failure decided by less than this is reported as a
 def relevant_margin(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str, frozenset[str]]) -> float | None:
     """How far the best relevant chunk is ahead of (+) or behind (-) the best other chunk among the
     returned hits; None when either is missing.  A pass or a failure by less than a few thousandths is
-    a near tie: another embedding model, or a small change to the corpus, can flip it."""
+    a near tie: another embedding model, or a small change to the corpus, can flip it.  The margin is in
+    the units of the final score, so it means little after a rank transform (QMD's 1/rank)."""
     relevant = set(relevant)
     best_relevant = best_other = None
     for hit in hits:

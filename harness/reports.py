@@ -164,8 +164,18 @@ def ablation_frame(results: dict[int, RunResult], seed: dict[tuple[str, int], di
     return pd.DataFrame(rows)[cols]
 
 
+def _margin_note(q: Any) -> str:
+    margin = q.get("relevant_margin")
+    if margin is None or margin != margin:
+        return "no other chunk to compare with"
+    side = "ahead of" if margin >= 0 else "behind"
+    tie = f" (a near tie, under {NEAR_TIE:g}: another embedding can flip it)" if abs(margin) < NEAR_TIE else ""
+    return f"{side} the best other chunk by {abs(margin):.4f}{tie}"
+
+
 def differences(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> list[str]:
-    """Cells where our pass/fail differs from the seed's, with the margin that decided them."""
+    """Cells where our pass/fail differs from the seed's, with the margin that decided them and where
+    each leg put the relevant chunk."""
     notes = []
     for r, res in results.items():
         frame = res.per_query.set_index("query_id")
@@ -178,16 +188,16 @@ def differences(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[
             if seed_pass == bool(q["passed"]):
                 continue
             top = hits[qid][0] if hits[qid] else None
+            returned = q["rank"] == q["rank"] and q["rank"]
             if q["passed"]:
-                runner = next((h for h in hits[qid][1:]), None)
-                margin = f"{top['score'] - runner['score']:.4f}" if runner else "n/a"
-                notes.append(f"round {r} {qid} {q['text']}: seed ✗, ours passes — top-1 is relevant at "
-                             f"{top['score']:.3f}, ahead of the next chunk by {margin}; " + legs_note(q))
+                head = f"seed ✗, ours passes — top-1 is relevant at {top['score']:.3f}, "
+            elif returned:
+                head = (f"seed passes, ours fails — top-1 {top['chunk']} ({top['score']:.3f}); relevant rank "
+                        f"{int(q['rank'])} at {q['score']:.3f}, ")
             else:
-                rel = f"rank {int(q['rank'])} at {q['score']:.3f}" if q["rank"] == q["rank"] and q["rank"] else "not returned"
-                gap = f"{top['score'] - q['score']:.4f}" if q["rank"] == q["rank"] and q["rank"] else "n/a"
-                notes.append(f"round {r} {qid} {q['text']}: seed passes, ours fails — top-1 {top['chunk']} "
-                             f"({top['score']:.3f}); relevant {rel}, behind by {gap}; " + legs_note(q))
+                head = "seed passes, ours fails — relevant not returned; "
+            margin = _margin_note(q) + "; " if returned else ""
+            notes.append(f"round {r} {qid} {q['text']}: {head}{margin}{legs_note(q)}")
     return notes
 
 
