@@ -207,7 +207,7 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
          agent: Optional[str] = typer.Option(None, help="apply the agents.list[] overrides of this agent id"),
          force: bool = typer.Option(False, help="overwrite existing files")) -> None:
     """Write an experiment TOML and a queries template for your own OpenClaw workspace."""
-    from .workspace import init_workspace, workspace_slug
+    from .workspace_init import init_workspace, workspace_slug
 
     try:
         r = init_workspace(workspace, out or Path("evals") / workspace_slug(workspace.resolve().name),

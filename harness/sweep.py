@@ -283,7 +283,7 @@ def _min_score_table(settings: pd.DataFrame, config: dict[str, Any]) -> pd.DataF
 
 def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]) -> dict[str, Any]:
     from .reports import markdown_table
-    from .workspace import openclaw_snippet
+    from .openclaw_config import openclaw_snippet
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,4 @@
 """The OpenClaw preset's stages, each against SPEC.md section 2."""
-import math
 
 import pytest
 from hypothesis import given, strategies as st

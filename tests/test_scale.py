@@ -238,8 +238,8 @@ def test_summarize_headline_and_ratios():
 
 
 def test_run_scale_smoke(tmp_path):
-    result = scale.run_scale((1_000,), queries=5, bandwidth_mib=64, out_dir=tmp_path,
-                             tokenizers=["unicode61", "trigram"], lexical=None)
+    scale.run_scale((1_000,), queries=5, bandwidth_mib=64, out_dir=tmp_path,
+                    tokenizers=["unicode61", "trigram"], lexical=None)
     for name in ("scale.json", "scale.md", "scale.png"):
         assert (tmp_path / name).stat().st_size > 0
     doc = json.loads((tmp_path / "scale.json").read_text(encoding="utf-8"))

@@ -1,5 +1,4 @@
 """Sweeps: fusing cached legs gives exactly what the full pipeline gives; the grid is complete."""
-import math
 
 import pytest
 

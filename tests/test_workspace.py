@@ -12,8 +12,10 @@ from hypothesis import given, strategies as st
 
 from harness.config import load_experiment
 from harness.corpus import DATASETS, DataError
-from harness.workspace import (WorkspaceDataset, discover_files, glob_regex, init_workspace, load_query_specs,
-                               occurrence_lines, openclaw_snippet, read_openclaw_config)
+from harness.openclaw_config import openclaw_snippet, read_openclaw_config
+from harness.query_files import load_query_specs
+from harness.workspace import WorkspaceDataset, discover_files, glob_regex, occurrence_lines
+from harness.workspace_init import init_workspace
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "datasets" / "example-workspace"

@@ -1,0 +1,369 @@
+"""openclaw.json: what an OpenClaw config says about memory search, as harness settings, and back.
+
+openclaw.json (read_openclaw_config): agents.defaults.memorySearch (a top-level memorySearch first,
+an agents.list[] entry's last when an agent is chosen) -> harness tables:
+    query.hybrid.vectorWeight / textWeight   [fusion] vector_weight / text_weight
+    query.hybrid.candidateMultiplier         [search] candidate_multiplier
+    query.maxResults                         [search] max_results
+    query.minScore                           [[postprocess]] min_score.min_score
+    store.fts.tokenizer (unicode61|trigram)  [tokenizer] name
+    chunking.tokens / overlap                [chunker] tokens / overlap
+    extraPaths                               read by the data set at each run
+Invalid values raise DataError naming the field path; anything else found (provider, model, MMR on,
+unknown keys ...) is listed in .notes as not evaluated, never silently dropped.  openclaw_snippet()
+goes the other way, for printing the settings a sweep suggests.
+
+Extra path entries are strings, as OpenClaw's memorySearch.extraPaths are.  The object form
+{path, pattern} (the shape of OpenClaw's memory.qmd.paths) is also accepted, so a pattern other than
+`**/*.md` can be given; patterns are relative, `**` matches any number of folders, `*` and `?` stay
+within one name, matching is case-sensitive (like OpenClaw's `.md` test).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import json5
+
+from .config import load_toml, preset_path
+from .corpus import DataError
+
+DEFAULT_PATTERN = "**/*.md"
+TOKENIZER_NAMES = ("unicode61", "trigram")  # memorySearch.store.fts.tokenizer
+
+
+def check_pattern(pattern: Any, source: str, field_name: str) -> str:
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise DataError(source, None, field_name, "a glob pattern must be a non-empty string, e.g. '**/*.md'")
+    pattern = pattern.strip()
+    if pattern.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", pattern) or ".." in pattern.split("/"):
+        raise DataError(source, None, field_name,
+                        f"pattern {pattern!r} must be relative to its folder, without '..'")
+    return pattern
+
+
+@dataclass(frozen=True)
+class ExtraPath:
+    """One configured extra path: `path` as written (relative to the workspace, absolute or ~/...),
+    `pattern` for a folder, and where it came from (for errors)."""
+
+    path: str
+    pattern: str = DEFAULT_PATTERN
+    field: str = "extraPaths[0]"
+    source: str | None = None  # the config file that names it
+
+
+def parse_extra_path(entry: Any, name: str, source: str | None) -> ExtraPath:
+    where = source or "<extra paths>"
+    if isinstance(entry, ExtraPath):
+        return entry
+    if isinstance(entry, str):
+        return ExtraPath(entry, DEFAULT_PATTERN, name, source)
+    if isinstance(entry, dict):
+        unknown = sorted(set(entry) - {"path", "pattern", "name"})
+        if unknown:
+            raise DataError(where, None, f"{name}.{unknown[0]}", "unknown key; an extra path has path and pattern")
+        if not isinstance(entry.get("path"), str):
+            raise DataError(where, None, f"{name}.path", "must be a string")
+        pattern = entry.get("pattern")
+        pattern = DEFAULT_PATTERN if pattern is None else check_pattern(pattern, where, f"{name}.pattern")
+        return ExtraPath(entry["path"], pattern, name, source)
+    raise DataError(where, None, name, f"must be a path string or {{path, pattern}}, got {type(entry).__name__}")
+
+
+def extra_paths_from(entries: Any, *, source: str | None, field_prefix: str) -> list[ExtraPath]:
+    """openclaw.json's extraPaths (strings, or {path, pattern} objects) -> ExtraPath list."""
+    if not isinstance(entries, list):
+        raise DataError(source or "<extra paths>", None, field_prefix, "must be a list of paths")
+    return [parse_extra_path(entry, f"{field_prefix}[{i}]", source) for i, entry in enumerate(entries)]
+
+
+# memorySearch keys the harness knows but does not evaluate, and why
+NOT_EVALUATED = {
+    "enabled": "memory search is evaluated whatever this says",
+    "provider": "the embedding is the experiment's [embedder] stage (e.g. name = \"openai-compatible\")",
+    "model": "the embedding is the experiment's [embedder] stage",
+    "fallback": "the embedding is the experiment's [embedder] stage",
+    "remote": "the embedding is the experiment's [embedder] stage (its API key stays in an environment variable)",
+    "local": "the embedding is the experiment's [embedder] stage",
+    "outputDimensionality": "the embedding is the experiment's [embedder] stage",
+    "inputType": "the embedding is the experiment's [embedder] stage",
+    "queryInputType": "the embedding is the experiment's [embedder] stage",
+    "documentInputType": "the embedding is the experiment's [embedder] stage",
+    "sources": "only memory files are evaluated, not session transcripts",
+    "experimental": "only memory files are evaluated, not session transcripts",
+    "rememberAcrossConversations": "only memory files are evaluated, not session transcripts",
+    "sync": "indexing timing does not change search results",
+    "cache": "the harness keeps its own embedding cache",
+    "multimodal": "only Markdown is evaluated",
+    "qmd": "the builtin engine is evaluated, not the QMD backend",
+}
+HYBRID_NOT_EVALUATED = {
+    "enabled": "the harness always runs both legs (hybrid disabled is not modelled)",
+    "mmr": "MMR is not applied by the harness pipeline yet",
+    "temporalDecay": "temporal decay is not applied by the harness pipeline yet",
+}
+
+
+@dataclass
+class OpenClawSettings:
+    """What an openclaw.json says about memory search, with the field path each value came from."""
+
+    source: Path
+    values: dict[str, tuple[str, Any]] = field(default_factory=dict)  # setting -> (field path, value)
+    extra_paths: list[ExtraPath] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # settings found but not evaluated, and why
+    embedding: dict[str, str] = field(default_factory=dict)  # provider, model, base_url: for init's hint
+
+    def get(self, setting: str, default: Any = None) -> Any:
+        return self.values[setting][1] if setting in self.values else default
+
+    def experiment_tables(self, preset: str) -> dict[str, Any]:
+        """Harness experiment tables overriding `preset` with these settings (only those set)."""
+        preset_cfg = load_toml(preset_path(preset))
+        tables: dict[str, Any] = {}
+        if "vector_weight" in self.values or "text_weight" in self.values:
+            if preset_cfg.get("fusion", {}).get("name") != "weighted":
+                raise ValueError(f"preset {preset!r} does not use OpenClaw's weighted fusion, so openclaw.json's "
+                                 "vectorWeight/textWeight mean nothing there; use an openclaw-* preset")
+            tables["fusion"] = {k: self.get(k) for k in ("vector_weight", "text_weight") if k in self.values}
+        search = {k: self.get(k) for k in ("max_results", "candidate_multiplier") if k in self.values}
+        if search:
+            tables["search"] = search
+        if "tokenizer" in self.values:
+            tables["tokenizer"] = {"name": self.get("tokenizer")}
+        chunker = {k: self.get(f"chunk_{k}") for k in ("tokens", "overlap") if f"chunk_{k}" in self.values}
+        if chunker:
+            tables["chunker"] = chunker
+        if "min_score" in self.values:
+            stages = copy.deepcopy(preset_cfg.get("postprocess", []))
+            for stage in stages:
+                if stage.get("name") == "min_score":
+                    stage["min_score"] = self.get("min_score")
+                    break
+            else:
+                stages.append({"name": "min_score", "min_score": self.get("min_score")})
+            tables["postprocess"] = stages
+        return tables
+
+
+def _number(value: Any, source: Path, field_name: str, *, lo: float, hi: float = math.inf,
+            integer: bool = False) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DataError(source, None, field_name, f"must be a number, got {value!r}")
+    if integer:
+        if value != int(value):
+            raise DataError(source, None, field_name, f"must be a whole number, got {value!r}")
+        value = int(value)
+    if not lo <= value <= hi:
+        bounds = f">= {lo:g}" if hi == math.inf else f"in [{lo:g}, {hi:g}]"
+        raise DataError(source, None, field_name, f"must be {bounds}, got {value!r}")
+    return value
+
+
+def _object(value: Any, source: Path, field_name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DataError(source, None, field_name, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: OpenClawSettings) -> None:
+    """One memorySearch object (top level, agents.defaults or one agent) into `settings`."""
+    def put(setting: str, path: str, value: Any) -> None:
+        settings.values[setting] = (path, value)
+
+    def note(path: str, value: Any, why: str) -> None:
+        settings.notes.append(f"{path} = {json.dumps(value, ensure_ascii=False)}: not evaluated ({why})")
+
+    for key, value in layer.items():
+        path = f"{prefix}.{key}"
+        if key == "query":
+            for qkey, qvalue in _object(value, source, path).items():
+                qpath = f"{path}.{qkey}"
+                if qkey == "maxResults":
+                    put("max_results", qpath, _number(qvalue, source, qpath, lo=1, integer=True))
+                elif qkey == "minScore":
+                    put("min_score", qpath, float(_number(qvalue, source, qpath, lo=0, hi=1)))
+                elif qkey == "hybrid":
+                    for hkey, hvalue in _object(qvalue, source, qpath).items():
+                        hpath = f"{qpath}.{hkey}"
+                        if hkey == "vectorWeight":
+                            put("vector_weight", hpath, float(_number(hvalue, source, hpath, lo=0, hi=1)))
+                        elif hkey == "textWeight":
+                            put("text_weight", hpath, float(_number(hvalue, source, hpath, lo=0, hi=1)))
+                        elif hkey == "candidateMultiplier":
+                            put("candidate_multiplier", hpath, _number(hvalue, source, hpath, lo=1, integer=True))
+                        elif hkey in HYBRID_NOT_EVALUATED:
+                            if hkey == "enabled" and hvalue is not False:
+                                continue  # hybrid on is what the harness does
+                            if hkey in ("mmr", "temporalDecay") and not (isinstance(hvalue, dict)
+                                                                         and hvalue.get("enabled") is True):
+                                continue  # off, as the harness runs
+                            note(hpath, hvalue, HYBRID_NOT_EVALUATED[hkey])
+                        else:
+                            note(hpath, hvalue, "unknown to the harness")
+                else:
+                    note(qpath, qvalue, "unknown to the harness")
+        elif key == "store":
+            for skey, svalue in _object(value, source, path).items():
+                spath = f"{path}.{skey}"
+                if skey == "fts":
+                    for fkey, fvalue in _object(svalue, source, spath).items():
+                        fpath = f"{spath}.{fkey}"
+                        if fkey == "tokenizer":
+                            if fvalue not in TOKENIZER_NAMES:
+                                raise DataError(source, None, fpath,
+                                                f"must be one of {', '.join(TOKENIZER_NAMES)}, got {fvalue!r}")
+                            put("tokenizer", fpath, fvalue)
+                        else:
+                            note(fpath, fvalue, "unknown to the harness")
+                elif skey == "vector":
+                    continue  # sqlite-vec or in-process cosine: the same scores
+                else:
+                    note(spath, svalue, "storage location does not change search results")
+        elif key == "chunking":
+            for ckey, cvalue in _object(value, source, path).items():
+                cpath = f"{path}.{ckey}"
+                if ckey in ("tokens", "overlap"):
+                    put(f"chunk_{ckey}", cpath, _number(cvalue, source, cpath, lo=1 if ckey == "tokens" else 0,
+                                                        integer=True))
+                else:
+                    note(cpath, cvalue, "unknown to the harness")
+        elif key == "extraPaths":
+            settings.extra_paths.extend(extra_paths_from(value, source=str(source), field_prefix=path))
+        elif key in NOT_EVALUATED:
+            if key in ("provider", "model") and isinstance(value, str):
+                settings.embedding[key] = value
+            if key == "remote" and isinstance(value, dict) and isinstance(value.get("baseUrl"), str):
+                settings.embedding["base_url"] = value["baseUrl"]
+            if key == "enabled" and value is not False:
+                continue
+            note(path, "…" if key == "remote" else value, NOT_EVALUATED[key])  # never echo an API key
+        else:
+            note(path, value, "unknown to the harness")
+
+
+def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenClawSettings:
+    """openclaw.json (JSON5: comments, trailing commas, unquoted keys) -> OpenClawSettings.
+
+    Read, in order, each later one winning key by key: a top-level memorySearch (an old location),
+    agents.defaults.memorySearch, and with `agent` the memorySearch of agents.list[] entry with that id.
+    extraPaths of all three are concatenated.  Invalid values raise DataError naming the field path;
+    settings the harness does not evaluate are listed in .notes."""
+    path = Path(path).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(path, None, None, "no such file") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    try:
+        doc = json5.loads(text, allow_duplicate_keys=False)
+    except ValueError as exc:
+        message = str(exc)
+        match = re.match(r"<string>:(\d+)\s*(.*)", message)
+        if match:
+            raise DataError(path, int(match[1]), None, f"invalid JSON5: {match[2]}") from None
+        raise DataError(path, None, None, f"invalid JSON5: {message}") from None
+    doc = _object(doc, path, "(top level)")
+    settings = OpenClawSettings(path)
+    layers: list[tuple[str, Any]] = []
+    if "memorySearch" in doc:
+        layers.append(("memorySearch", doc["memorySearch"]))
+    agents = doc.get("agents", {})
+    agents = _object(agents, path, "agents")
+    defaults = _object(agents.get("defaults", {}), path, "agents.defaults")
+    if "memorySearch" in defaults:
+        layers.append(("agents.defaults.memorySearch", defaults["memorySearch"]))
+    agent_list = agents.get("list", [])
+    if not isinstance(agent_list, list):
+        raise DataError(path, None, "agents.list", "must be a list")
+    if agent is not None:
+        matches = [i for i, a in enumerate(agent_list) if isinstance(a, dict) and a.get("id") == agent]
+        if not matches:
+            known = [a.get("id") for a in agent_list if isinstance(a, dict)]
+            raise DataError(path, None, "agents.list", f"no agent with id {agent!r}; ids: {known}")
+        entry = agent_list[matches[0]]
+        if "memorySearch" in entry:
+            layers.append((f"agents.list[{matches[0]}].memorySearch", entry["memorySearch"]))
+    else:
+        for i, a in enumerate(agent_list):
+            if isinstance(a, dict) and "memorySearch" in a:
+                settings.notes.append(f"agents.list[{i}].memorySearch (agent {a.get('id')!r}): not evaluated "
+                                      "(choose an agent to apply its overrides)")
+    for prefix, layer in layers:
+        _read_layer(_object(layer, path, prefix), prefix, path, settings)
+    tokens, overlap = settings.get("chunk_tokens"), settings.get("chunk_overlap")
+    if overlap is not None and overlap >= (tokens if tokens is not None else 400):
+        raise DataError(path, None, settings.values["chunk_overlap"][0], "must be smaller than chunking.tokens")
+    return settings
+
+
+def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None) -> tuple[str, list[str]]:
+    """The inverse of experiment_tables: a harness configuration (resolved, or just the tables a sweep
+    changed) -> the openclaw.json (JSON5) memorySearch snippet that sets the same values, plus the
+    settings openclaw.json cannot express (another fusion, tokenizer or post-processing stage)."""
+    query: dict[str, Any] = {}
+    hybrid: dict[str, Any] = {}
+    memory_search: dict[str, Any] = {}
+    cannot: list[str] = []
+    fusion = config.get("fusion", {})
+    if fusion:
+        if fusion.get("name", "weighted") != "weighted":
+            cannot.append(f"fusion {fusion['name']!r} (OpenClaw only has its weighted merge)")
+        for key, name in (("vector_weight", "vectorWeight"), ("text_weight", "textWeight")):
+            if key in fusion:
+                hybrid[name] = round(float(fusion[key]), 6)
+    search = config.get("search", {})
+    if "max_results" in search:
+        query["maxResults"] = int(search["max_results"])
+    if "candidate_multiplier" in search:
+        hybrid["candidateMultiplier"] = int(search["candidate_multiplier"])
+    for stage in config.get("postprocess", []):
+        if stage.get("name") == "min_score" and "min_score" in stage:
+            query["minScore"] = round(float(stage["min_score"]), 6)
+        elif stage.get("name") != "min_score":
+            cannot.append(f"post-processing stage {stage.get('name')!r}")
+    tokenizer = config.get("tokenizer", {}).get("name")
+    if tokenizer in TOKENIZER_NAMES:
+        memory_search["store"] = {"fts": {"tokenizer": tokenizer}}
+    elif tokenizer is not None:
+        cannot.append(f"tokenizer {tokenizer!r} (openclaw.json offers {', '.join(TOKENIZER_NAMES)})")
+    chunker = config.get("chunker", {})
+    chunking = {k: int(chunker[k]) for k in ("tokens", "overlap") if k in chunker}
+    if chunking:
+        memory_search["chunking"] = chunking
+    if hybrid:
+        query["hybrid"] = hybrid
+    if query:
+        memory_search = {"query": query, **memory_search}
+    body = {"memorySearch": memory_search}
+    doc = {"agents": {"list": [{"id": agent, **body}]}} if agent else {"agents": {"defaults": body}}
+    return _json5(doc) + "\n", cannot
+
+
+def _json5(value: Any, indent: int = 0) -> str:
+    """OpenClaw's own style: unquoted keys, trailing commas."""
+    pad = "  " * (indent + 1)
+    if isinstance(value, dict):
+        items = [f"{pad}{k if re.fullmatch(r'[A-Za-z_$][A-Za-z0-9_$]*', k) else json.dumps(k)}: "
+                 f"{_json5(v, indent + 1)}," for k, v in value.items()]
+        return "{\n" + "\n".join(items) + "\n" + "  " * indent + "}"
+    if isinstance(value, list):
+        return "[\n" + "\n".join(f"{pad}{_json5(v, indent + 1)}," for v in value) + "\n" + "  " * indent + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def find_openclaw_config(workspace: Path | str) -> Path | None:
+    """<workspace>/openclaw.json, else the one beside it (OpenClaw's default layout is
+    ~/.openclaw/openclaw.json with the workspace at ~/.openclaw/workspace)."""
+    workspace = Path(workspace).expanduser()
+    for candidate in (workspace / "openclaw.json", workspace.parent / "openclaw.json"):
+        if candidate.is_file():
+            return candidate
+    return None

@@ -1,0 +1,191 @@
+"""Queries files for your own memory (YAML or JSONL): what to ask and what should come back.
+
+Queries files (YAML or JSONL), one query per item:
+    id, text                       required strings
+    kind                           suite (default) | paraphrase | negative
+    path                           a file: any chunk of it is relevant     doc id = the display path
+    path + lines: [start, end]     chunks overlapping those lines           doc id = path#Lstart-Lend
+    contains: "substring"          chunks overlapping a line the substring  doc id = contains:<query id>
+                                   occurs on (all of its lines when it spans several); add `path` to
+                                   look in one file only
+    note                           free text, kept with the query
+A negative query names no target.  Relevance is judged on line overlap, as for every data set here,
+so a chunk that covers only part of a multi-line `contains` occurrence still counts.  Targets of
+different queries may overlap (a file and a line range in it), so a chunk covering two of them is
+not "mixed" in the king78 sense.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .corpus import QUERY_KINDS, DataError, _jsonl
+
+QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note")
+
+
+@dataclass
+class QuerySpec:
+    """A query as written: its target is resolved against the indexed files later."""
+
+    id: str
+    text: str
+    kind: str
+    source: str  # the queries file
+    line: int  # the line the query starts on
+    path: str | None = None
+    lines: tuple[int, int] | None = None
+    contains: str | None = None
+    note: str | None = None
+    field_lines: dict[str, int] = field(default_factory=dict)
+
+    def where(self, field_name: str) -> int:
+        return self.field_lines.get(field_name, self.line)
+
+
+def check_display_path(value: Any, source: str, line: int | None, field_name: str = "path") -> str:
+    """A path in a queries file: relative, no `..`, as the index shows it (a leading ./ is dropped)."""
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(source, line, field_name,
+                        "must be a non-empty string (a display path such as memory/2026-03-01.md)")
+    value = value.strip()
+    if value.startswith("/") or value.startswith("~") or re.match(r"^[A-Za-z]:[\\/]", value) or value.startswith("\\"):
+        raise DataError(source, line, field_name, f"{value!r} is absolute; name the file by its display path "
+                                                  "relative to the workspace (files of an absolute extra path "
+                                                  "are extra<N>/...)")
+    if ".." in re.split(r"[\\/]", value):
+        raise DataError(source, line, field_name, f"{value!r} contains '..'; only indexed files can be named, "
+                                                  "by their display path inside the workspace")
+    while value.startswith("./"):
+        value = value[2:]
+    return value
+
+
+def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]) -> QuerySpec:
+    for key, (_, key_line) in fields.items():
+        if key not in QUERY_FIELDS:
+            raise DataError(source, key_line, key, f"unknown field; a query has {', '.join(QUERY_FIELDS)}")
+
+    def required_str(key: str) -> str:
+        if key not in fields:
+            raise DataError(source, line, key, "missing")
+        value, at = fields[key]
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key == "id":
+            raise DataError(source, at, key, f"must be a string; quote it: id: \"{value}\"")
+        if not isinstance(value, str) or not value.strip():
+            raise DataError(source, at, key, "must be a non-empty string")
+        return value.strip() if key == "id" else value
+
+    qid, text = required_str("id"), required_str("text")
+    kind, kind_line = fields.get("kind", ("suite", line))
+    if kind not in QUERY_KINDS:
+        raise DataError(source, kind_line, "kind", f"must be one of {', '.join(QUERY_KINDS)}, got {kind!r}")
+    spec = QuerySpec(qid, text, kind, source, line, field_lines={k: at for k, (_, at) in fields.items()})
+    if "note" in fields:
+        note, at = fields["note"]
+        if not isinstance(note, str):
+            raise DataError(source, at, "note", "must be a string")
+        spec.note = note
+    targets = [k for k in ("path", "lines", "contains") if k in fields]
+    if kind == "negative":
+        if targets:
+            raise DataError(source, spec.where(targets[0]), targets[0],
+                            "a negative query names no target: nothing in memory should answer it")
+        return spec
+    if not targets:
+        raise DataError(source, line, "path", f"query {qid!r} needs a target: path, path + lines, or contains")
+    if "path" in fields:
+        spec.path = check_display_path(fields["path"][0], source, spec.where("path"))
+    if "lines" in fields:
+        value, at = fields["lines"]
+        if "contains" in fields:
+            raise DataError(source, at, "lines", "give either lines or contains, not both")
+        if "path" not in fields:
+            raise DataError(source, at, "lines", "lines need a path")
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+            raise DataError(source, at, "lines", f"must be [start, end], two line numbers, got {value!r}")
+        start, end = value
+        if not 1 <= start <= end:
+            raise DataError(source, at, "lines", f"need 1 <= start <= end, got [{start}, {end}]")
+        spec.lines = (start, end)
+    if "contains" in fields:
+        value, at = fields["contains"]
+        if not isinstance(value, str) or not value.strip():
+            raise DataError(source, at, "contains", "must be a non-empty string")
+        spec.contains = value
+    return spec
+
+
+def _yaml_items(path: Path, text: str) -> list[tuple[int, dict[str, tuple[Any, int]]]]:
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            problem = exc.problem or exc.context or "syntax error"
+            raise DataError(path, mark.line + 1 if mark else None, None, f"invalid YAML: {problem}") from None
+        except yaml.YAMLError as exc:
+            raise DataError(path, None, None, f"invalid YAML: {exc}") from None
+        if root is None:
+            return []
+        if not isinstance(root, yaml.SequenceNode):
+            raise DataError(path, root.start_mark.line + 1, None,
+                            "must be a list of queries, each starting with '- id:'")
+        items = []
+        for node in root.value:
+            at = node.start_mark.line + 1
+            if not isinstance(node, yaml.MappingNode):
+                raise DataError(path, at, None, "each query must be a mapping (id: ..., text: ...)")
+            fields: dict[str, tuple[Any, int]] = {}
+            for key_node, value_node in node.value:
+                key_line = key_node.start_mark.line + 1
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise DataError(path, key_line, None, "field names must be plain words")
+                key = key_node.value
+                if key in fields:
+                    raise DataError(path, key_line, key, f"given twice (first on line {fields[key][1]})")
+                try:
+                    value = loader.construct_object(value_node, deep=True)
+                except yaml.YAMLError as exc:
+                    raise DataError(path, value_node.start_mark.line + 1, key, f"invalid value: {exc}") from None
+                fields[key] = (value, value_node.start_mark.line + 1)
+            items.append((at, fields))
+        return items
+    finally:
+        loader.dispose()
+
+
+def load_query_specs(path: Path | str) -> list[QuerySpec]:
+    """Parse and check a queries file (.yaml/.yml or .jsonl); errors name the file, line and field."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".jsonl"):
+        raise DataError(path, None, None, "a queries file must be .yaml, .yml or .jsonl")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(path, None, None, "no such queries file") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    if suffix == ".jsonl":
+        items = [(lineno, {k: (v, lineno) for k, v in obj.items()}) for lineno, obj in _jsonl(path)]
+    else:
+        items = _yaml_items(path, text)
+    if not items:
+        raise DataError(path, None, None, "no queries yet: add some (uncomment the examples `harness init` wrote)")
+    specs: list[QuerySpec] = []
+    first_line: dict[str, int] = {}
+    for line, fields in items:
+        spec = _spec_from_fields(str(path), line, fields)
+        if spec.id in first_line:
+            raise DataError(path, spec.where("id"), "id",
+                            f"duplicate query id {spec.id!r} (first on line {first_line[spec.id]})")
+        first_line[spec.id] = spec.where("id")
+        specs.append(spec)
+    return specs

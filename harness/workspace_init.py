@@ -1,0 +1,222 @@
+"""`harness init`: an experiment TOML for an OpenClaw workspace (a preset overridden by its
+openclaw.json) and a queries template whose commented examples come from the user's own files."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any, NamedTuple
+
+from .chunkers import split_lines
+from .config import preset_path
+from .corpus import DataError
+from .openclaw_config import find_openclaw_config, read_openclaw_config
+from .query_files import load_query_specs
+from .workspace import Discovery, discover_files, read_memory_text, resolve_targets
+
+DEFAULT_INIT_PRESET = "openclaw-2026.08"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        # a JSON string is a TOML basic string, once DEL (which JSON leaves raw and TOML forbids) is escaped
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_lines(table: dict[str, Any]) -> list[str]:
+    return [f"{key} = {_toml_value(value)}" for key, value in table.items()]
+
+
+def workspace_slug(name: str) -> str:
+    return re.sub(r"[^0-9A-Za-z_.-]+", "-", name).strip("-.") or "workspace"
+
+
+def _comment(text: str) -> str:
+    return "\n".join(f"# {line}" if line else "#" for line in text.splitlines())
+
+
+def _heading_text(line: str) -> str:
+    return line.lstrip("#").strip()
+
+
+def _section(lines: list[str]) -> tuple[int, int, str] | None:
+    """The first heading below the top one with the lines under it (at most 8): (start, end, heading)."""
+    for i, line in enumerate(lines):
+        if i and re.match(r"^#{1,6}\s+\S", line):
+            end = i
+            for j in range(i + 1, min(len(lines), i + 8)):
+                if not lines[j].strip() or re.match(r"^#{1,6}\s", lines[j]):
+                    break
+                end = j
+            if end > i:
+                return i + 1, end + 1, _heading_text(line)
+    return None
+
+
+def _phrase(lines: list[str]) -> str | None:
+    """A short phrase from the longest line in UTF-8 bytes (likely content rather than a heartbeat),
+    for a `contains` example: up to the first punctuation, at most 3 words or 12 CJK characters."""
+    best = max(lines, key=lambda l: len(l.encode("utf-8")), default="")
+    content = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", best).strip()
+    content = re.split(r"[，。；：、！？,;:!?（(「『\[]", content, maxsplit=1)[0].strip()
+    if re.match(r"[A-Za-z0-9]", content):
+        content = " ".join(content.split()[:3])
+    else:
+        content = content[:12].strip()
+    return content or None
+
+
+def _yaml_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+
+
+def queries_template(discovery: Discovery, texts: dict[str, str]) -> str:
+    """A YAML queries file whose only content is comments: three examples built from the user's own
+    files (a path, a path + lines, a contains), a negative one, and the list of indexed files."""
+    displays = discovery.displays
+    dated = [d for d in displays if re.search(r"(?:^|/)memory/(?:.+/)?\d{4}-\d{2}-\d{2}\.md$", d)]
+    whole = dated[0] if dated else displays[0]
+    whole_lines = split_lines(texts[whole])
+    whole_text = next((_heading_text(l) for l in whole_lines if l.startswith("#")), PurePosixPath(whole).stem)
+    section = next(((d, s) for d in displays if (s := _section(split_lines(texts[d]))) is not None), None)
+    phrase_file = next((d for d in displays if section is None or d != section[0]), displays[0])
+    phrase = _phrase(split_lines(texts[phrase_file]))
+
+    examples = [f"- id: q01\n  text: {_yaml_str(whole_text)}   # rewrite as the question you would ask\n"
+                f"  path: {_yaml_str(whole)}"]
+    if section is not None:
+        display, (start, end, heading) = section
+        examples.append(f"- id: q02\n  text: {_yaml_str(heading)}\n  path: {_yaml_str(display)}\n"
+                        f"  lines: [{start}, {end}]")
+    if phrase:
+        examples.append(f"- id: q03\n  text: {_yaml_str(phrase)}\n  contains: {_yaml_str(phrase)}\n"
+                        f"  path: {_yaml_str(phrase_file)}   "
+                        "# optional: look in this file only")
+    examples.append("- id: q04\n  kind: negative   # nothing in memory answers it: ideally nothing is returned\n"
+                    "  text: \"a question your memory cannot answer\"")
+    header = f"""Queries for the OpenClaw workspace {discovery.workspace} (written by `harness init`).
+
+Each query: id, text, optional kind (suite | paraphrase | negative), and what it should find:
+  path: FILE                    any chunk of that file counts as found
+  path: FILE + lines: [A, B]    a chunk overlapping lines A..B counts
+  contains: "TEXT"              a chunk covering a line where TEXT occurs counts (exact, case-sensitive;
+                                add path: FILE to look in one file only)
+Paths are display paths, as listed at the end of this file: relative, no '..', never absolute.
+A negative query names no target.
+
+Uncomment the examples below (they are built from your own files), rewrite their text as the
+questions you would really ask your agent, and add your own.  Then: harness run <experiment TOML>."""
+    listing = displays[:200] + ([f"... and {len(displays) - 200} more"] if len(displays) > 200 else [])
+    parts = [_comment(header), "", *(_comment(e) + "\n#" for e in examples), "",
+             _comment(f"Indexed files ({len(displays)}):\n" + "\n".join(f"  {d}" for d in listing))]
+    if discovery.skipped:
+        parts += ["#", _comment("Skipped (not indexed):\n" + "\n".join(f"  {s.path}: {s.reason}"
+                                                                     for s in discovery.skipped))]
+    return "\n".join(parts) + "\n"
+
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+def embedder_hint(embedding: dict[str, str]) -> list[str]:
+    """Commented [embedder] lines for the provider openclaw.json names, when the harness can reach it
+    (an OpenAI-compatible /embeddings endpoint); the key is named by an environment variable only."""
+    provider = embedding.get("provider")
+    base_url = embedding.get("base_url") or (OPENAI_BASE_URL if provider == "openai" else None)
+    if provider not in ("openai", "openai-compatible") and not embedding.get("base_url"):
+        return []
+    if base_url is None or "model" not in embedding:
+        return []
+    key_env = "OPENAI_API_KEY" if provider == "openai" else "EMBEDDINGS_API_KEY"
+    return ["", "# openclaw.json embeds with this provider; to evaluate with it instead of the local model,",
+            f"# uncomment (and export {key_env}; the key is never written to a file):",
+            "# [embedder]", '# name = "openai-compatible"', f"# base_url = {_toml_value(base_url)}",
+            f"# model = {_toml_value(embedding['model'])}", f"# api_key_env = {_toml_value(key_env)}"]
+
+
+class InitResult(NamedTuple):
+    experiment: Path
+    queries: Path
+    config: Path | None  # the openclaw.json that was read, if any
+    files: int  # how many files would be indexed
+    notes: list[str]  # openclaw.json settings not evaluated, and skipped paths
+
+
+def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path | str | None = None,
+                   queries: Path | str | None = None, preset: str = DEFAULT_INIT_PRESET, agent: str | None = None,
+                   force: bool = False) -> InitResult:
+    """Write <out_dir>/experiment.toml (the preset overridden by the workspace's openclaw.json) and
+    <out_dir>/queries.yaml (a template of commented examples from the user's own files).
+
+    Without `config`, openclaw.json is looked for in the workspace, then beside it.  With `queries`
+    (an existing queries file) no template is written: the experiment uses that file, which is checked
+    against the workspace now.  Existing files are never overwritten unless `force`."""
+    preset_path(preset)  # an unknown preset fails first, before anything is read or written
+    workspace = Path(os.path.abspath(Path(workspace).expanduser()))
+    out_dir = Path(os.path.abspath(Path(out_dir).expanduser()))
+    config_path = Path(os.path.abspath(Path(config).expanduser())) if config else find_openclaw_config(workspace)
+    settings = read_openclaw_config(config_path, agent=agent) if config_path else None
+    discovery = discover_files(workspace, settings.extra_paths if settings else ())
+    if not discovery.files:
+        raise DataError(workspace, None, None, "no memory files found: expected MEMORY.md, memory.md or memory/**/*.md")
+    texts = {f.display: read_memory_text(f.source) for f in discovery.files}
+    tables = settings.experiment_tables(preset) if settings else {}
+
+    experiment_path = out_dir / "experiment.toml"
+    if queries is not None:
+        queries_path = Path(os.path.abspath(Path(queries).expanduser()))
+        resolve_targets(load_query_specs(queries_path), texts, discovery)  # fail now, not at the first run
+    else:
+        queries_path = out_dir / "queries.yaml"
+    for target in [experiment_path] + ([queries_path] if queries is None else []):
+        if target.exists() and not force:
+            raise FileExistsError(f"{target} already exists; pass --force to overwrite it")
+    dataset = {"name": "workspace", "path": str(workspace), "queries": str(queries_path)}
+    if config_path:
+        dataset["config"] = str(config_path)
+    if agent:
+        dataset["agent"] = agent
+    notes = list(settings.notes if settings else []) + [f"skipped {s.path}: {s.reason}" for s in discovery.skipped]
+
+    source = f"the memorySearch settings of {config_path}" if config_path else "no openclaw.json (preset defaults)"
+    lines = [
+        "# Written by `harness init`: the preset's stages, overridden by openclaw.json where it sets a value.",
+        "# Re-run init after changing weights or limits in openclaw.json; extraPaths are read at every run.",
+        f"name = {_toml_value(workspace_slug(workspace.name))}",
+        f"description = {_toml_value(f'OpenClaw workspace {workspace} with {source}.')}",
+        f"preset = {_toml_value(preset)}",
+        "",
+        "[dataset]",
+        *_toml_lines(dataset),
+        "",
+        "# targets of different queries may overlap (a file and lines inside it): no 'mixed top-1' marks",
+        "[evaluation]",
+        "report_purity = false",
+    ]
+    origin = {"fusion": ("vector_weight", "text_weight"), "search": ("max_results", "candidate_multiplier"),
+              "tokenizer": ("tokenizer",), "chunker": ("chunk_tokens", "chunk_overlap"), "postprocess": ("min_score",)}
+    for table in ("chunker", "tokenizer", "fusion", "search"):
+        if table in tables:
+            fields = [settings.values[s][0] for s in origin[table] if settings and s in settings.values]
+            lines += ["", f"# from {', '.join(fields)}", f"[{table}]", *_toml_lines(tables[table])]
+    if "postprocess" in tables:
+        lines += ["", f"# from {settings.values['min_score'][0]} (the preset's other post-processing stages kept)"]
+        for stage in tables["postprocess"]:
+            lines += ["[[postprocess]]", *_toml_lines(stage)]
+    if settings is not None:
+        lines += embedder_hint(settings.embedding)
+    if notes:
+        lines += ["", "# Not evaluated:", *(f"#   {n}" for n in notes)]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    experiment_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if queries is None:
+        queries_path.write_text(queries_template(discovery, texts), encoding="utf-8")
+    return InitResult(experiment_path, queries_path, config_path, len(discovery.files), notes)
