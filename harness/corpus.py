@@ -194,12 +194,20 @@ KEYWORDS_FIELD = "search_keywords"
 _RECORD_ID = re.compile(r"^rec[0-9A-Za-z]{6,20}$")
 
 
-def _jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+def read_utf8(path: Path | str, *, missing: str = "no such file") -> str:
+    """A text file's content; a missing file or invalid UTF-8 raises DataError naming the file (and byte)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(path, None, None, missing) from None
     except UnicodeDecodeError as exc:
-        raise DataError(path, None, None, f"not UTF-8 ({exc})") from None
+        raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
+
+
+def _jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    path = Path(path)
+    text = read_utf8(path)
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

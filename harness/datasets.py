@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 from urllib.parse import quote
 
-from .corpus import DATASETS, DataError, Layout, LayoutWriter, Query, _jsonl, fresh_root, project_path
+from .corpus import DATASETS, DataError, Layout, LayoutWriter, Query, _jsonl, fresh_root, project_path, read_utf8
 
 
 @dataclass(frozen=True)
@@ -356,10 +356,7 @@ def load_squad(path: Path | str) -> tuple[list[Document], list[Query]]:
     path = Path(path)
     if not path.is_file():
         raise DataError(path, None, None, "missing SQuAD JSON file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(path, None, None, f"not UTF-8 ({exc})") from None
+    text = read_utf8(path)
     try:
         root = json.loads(text)
     except json.JSONDecodeError as exc:

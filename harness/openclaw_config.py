@@ -31,7 +31,7 @@ from typing import Any
 import json5
 
 from .config import load_toml, preset_path
-from .corpus import DataError
+from .corpus import DataError, read_utf8
 
 DEFAULT_PATTERN = "**/*.md"
 TOKENIZER_NAMES = ("unicode61", "trigram")  # memorySearch.store.fts.tokenizer
@@ -256,12 +256,7 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
     extraPaths of all three are concatenated.  Invalid values raise DataError naming the field path;
     settings the harness does not evaluate are listed in .notes."""
     path = Path(path).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(path, None, None, "no such file") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    text = read_utf8(path)
     try:
         doc = json5.loads(text, allow_duplicate_keys=False)
     except ValueError as exc:

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from .corpus import QUERY_KINDS, DataError, _jsonl
+from .corpus import QUERY_KINDS, DataError, _jsonl, read_utf8
 
 QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note")
 
@@ -167,12 +167,7 @@ def load_query_specs(path: Path | str) -> list[QuerySpec]:
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".jsonl"):
         raise DataError(path, None, None, "a queries file must be .yaml, .yml or .jsonl")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(path, None, None, "no such queries file") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(path, None, None, f"not UTF-8 ({exc.reason})") from None
+    text = read_utf8(path, missing="no such queries file")
     if suffix == ".jsonl":
         items = [(lineno, {k: (v, lineno) for k, v in obj.items()}) for lineno, obj in _jsonl(path)]
     else:

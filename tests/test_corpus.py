@@ -171,3 +171,14 @@ def test_provenance_covers_every_knowledge_line_for_any_subset(ids, combined, ke
                     assert len(docs) == 1 and docs <= set(ids)
     finally:
         shutil.rmtree(layout.root)
+
+
+def test_read_utf8_names_the_file_and_the_bad_byte(tmp_path):
+    from harness.corpus import read_utf8
+
+    bad = tmp_path / "notes.md"
+    bad.write_bytes("记忆".encode("utf-8") + b"\xff tail")
+    with pytest.raises(DataError, match=r"notes\.md.*not UTF-8 at byte 6"):
+        read_utf8(bad)
+    with pytest.raises(DataError, match="no such queries file"):
+        read_utf8(tmp_path / "absent.yaml", missing="no such queries file")
