@@ -268,6 +268,9 @@ def hit_records(index: Index, hits: list[Hit]) -> list[dict[str, Any]]:
 SNIPPET_CHARS = 700  # OpenClaw's snippet length
 
 
+NOT_INDEXED = "__relevant_but_not_indexed__"  # stands for relevant documents missing from the layout
+
+
 def chunk_judgments(index: Index, queries: Sequence[Query]) -> dict[str, dict[str, int]]:
     """Per judged query, the chunks overlapping a relevant document (built once per index: a sweep
     scores many settings against the same judgments)."""
@@ -276,7 +279,7 @@ def chunk_judgments(index: Index, queries: Sequence[Query]) -> dict[str, dict[st
         if q.relevant:
             rel = {cid: 1 for cid, docs in index.docs_of.items() if docs & q.relevant.keys()}
             # its relevant documents are not in this layout: the query must score 0, not vanish
-            out[q.id] = rel or {"__relevant_but_not_indexed__": 1}
+            out[q.id] = rel or {NOT_INDEXED: 1}
     return out
 
 
@@ -307,7 +310,7 @@ def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, froz
     score of the candidate at the result cut-off (rank `cut`), so a report can say how far a missed
     record was from making it on that leg alone."""
     relevant = set(relevant)
-    out: dict[str, Any] = {"relevant_indexed": any(d & relevant for d in docs_of.values())}
+    out: dict[str, Any] = {}
     for name, candidates in (("vector", legs.vector), ("lexical", legs.lexical)):
         rank, raw = leg_rank(candidates, relevant, docs_of) if relevant else (None, None)
         out[f"{name}_candidates"] = len(candidates)
@@ -322,6 +325,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
                      ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]]]:
     """Fuse and post-process every query's legs, then score: one row per query."""
     cutoffs = sorted(set(cutoffs or [stages.max_results]))
+    judgments = chunk_judgments(index, queries)  # built once: the metrics below use them too
     rows, hit_lists, fused = [], {}, {}
     for q in queries:
         hits, post_ms = fuse(stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
@@ -338,15 +342,15 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "returned": outcome.returned, "reciprocal_rank": outcome.reciprocal_rank,
             "relevant_margin": relevant_margin(hits, q.relevant, index.docs_of) if q.relevant else None,
             **{f"hit@{k}": v for k, v in outcome.hits_at.items()},
-            "lexical_hits": len(legs[q.id].legs.lexical),
             **leg_diagnostics(legs[q.id].legs, q.relevant, index.docs_of, stages.max_results),
+            "relevant_indexed": NOT_INDEXED not in judgments.get(q.id, {}) if q.relevant else None,
             "text_score_nonzero": any(h.text_score > 0 for h in hits),
             **{f"ms_{k}": v for k, v in timings.items()},
             "ms_retrieval": sum(v for k, v in timings.items() if k != "query_embedding"),
         })
         hit_lists[q.id] = hit_records(index, hits)
     frame = pd.DataFrame(rows)
-    metrics = standard_metrics(index, queries, fused, cutoffs)
+    metrics = standard_metrics(index, queries, fused, cutoffs, judgments)
     for c in cutoffs:
         for name in (f"recall@{c}", f"mrr@{c}", f"ndcg@{c}"):
             frame[name] = [metrics.get(qid, {}).get(name) for qid in frame["query_id"]]

@@ -65,16 +65,13 @@ def test_leg_diagnostics_and_their_note():
     docs_of = {f"c{i}": frozenset({f"d{i}"}) for i in range(8)}
     legs = Legs(vector=[(f"c{i}", 0.9 - i / 100) for i in range(8)], lexical=[])
     diag = leg_diagnostics(legs, {"d7"}, docs_of, cut=6)
-    assert diag == {"relevant_indexed": True,
-                    "vector_candidates": 8, "vector_rank": 8, "vector_raw": pytest.approx(0.83),
+    assert diag == {"vector_candidates": 8, "vector_rank": 8, "vector_raw": pytest.approx(0.83),
                     "vector_raw_at_cut": pytest.approx(0.85),
                     "lexical_candidates": 0, "lexical_rank": None, "lexical_raw": None,
                     "lexical_raw_at_cut": None}
     assert legs_note(diag) == ("vector rank 8 (raw 0.830; the cut-off candidate 0.850); "
                                "lexical: no hit at all")
-    missing = leg_diagnostics(legs, {"elsewhere"}, docs_of, cut=6)
-    assert missing["relevant_indexed"] is False
-    assert legs_note(missing) == "its record is not in this round's layout"
+    assert legs_note({**diag, "relevant_indexed": False}) == "its record is not in this round's layout"
     short = Legs(vector=[("c0", 0.5)], lexical=[("c1", 3.0), ("c2", 2.0)])
     diag = leg_diagnostics(short, {"d2"}, docs_of, cut=6)
     assert legs_note(diag) == "vector: not among its 1 candidates; lexical rank 2 (raw 2.000)"
