@@ -8,10 +8,11 @@ from typing import Optional
 
 import typer
 
-from .config import ConfigError, list_presets, load_experiment, merge, parse_assignments
-from .corpus import DataError, project_path, validate_king78
-from .embedders import EmbeddingError
-from .profiles import PROFILES, ProfileLimitExceeded, apply_profile, get_profile
+from harness.config import list_presets, load_experiment, merge, parse_assignments
+from harness.errors import ConfigError, DataError, EmbeddingError, ProfileLimitExceeded
+from harness.inputs.king78 import validate_king78
+from harness.inputs.layout import project_path
+from harness.profiles import PROFILES, apply_profile, get_profile
 
 RUN_ERRORS = (ConfigError, DataError, ValueError, KeyError, TypeError, ProfileLimitExceeded, EmbeddingError)
 
@@ -71,8 +72,8 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
         set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
     overrides = merge(_set_overrides(set_, out), _profile_overrides(profile))
-    from .pipeline import run_experiment
-    from .reports import load_seed_scores, print_round, write_round
+    from harness.reporting.markdown import load_seed_scores, print_round, write_round
+    from harness.studies.experiment import run_experiment
 
     try:
         config = load_experiment(project_path(experiment), preset=preset, **overrides)
@@ -93,8 +94,13 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
     """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png (with --out, each round's
     results go to OUT/roundN/ as well)."""
     overrides = merge(_set_overrides(set_, out), _profile_overrides(profile))
-    from .pipeline import run_ablation
-    from .reports import load_seed_scores, print_round, write_ablation, write_round
+    from harness.reporting.markdown import (
+        load_seed_scores,
+        print_round,
+        write_ablation,
+        write_round,
+    )
+    from harness.studies.ablation import run_ablation
 
     seed = load_seed_scores(project_path("datasets/king78"))
 
@@ -121,7 +127,7 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
           out: Optional[Path] = typer.Option(None, help="output folder (default reports/sweep/<name>/)"),
           set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; name the best setting and print its openclaw.json."""
-    from .sweep import load_grid, run_sweep, write_sweep
+    from harness.studies.sweep import load_grid, run_sweep, write_sweep
 
     overrides = _set_overrides(set_, out)
     try:
@@ -152,7 +158,12 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
            out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
            redraw: bool = typer.Option(False, help="only redraw .md and .png from the existing .json")) -> None:
     """Vary one stage over several runs (tokenizer x round, chunker x data set) and report the matrix."""
-    from .matrix import load_matrix, run_matrix, write_matrix, write_matrix_report
+    from harness.studies.matrix import (
+        load_matrix,
+        run_matrix,
+        write_matrix,
+        write_matrix_report,
+    )
 
     matrix_spec = load_matrix(project_path(spec))
     out_dir = Path(out or project_path(matrix_spec.get("output", f"reports/{matrix_spec['name']}")))
@@ -175,8 +186,8 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def scale(ctx: typer.Context) -> None:
     """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as
-    `python -m harness.scale --help` (--quick, --sizes, --out, --queries ...)."""
-    from .scale import main as scale_main
+    `python -m harness.studies.scale --help` (--quick, --sizes, --out, --queries ...)."""
+    from harness.studies.scale import main as scale_main
 
     raise typer.Exit(scale_main(ctx.args))
 
@@ -187,7 +198,7 @@ def gate(results: Path = typer.Argument(..., help="results.json or ablation.json
          rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X or METRIC:growth=R (repeatable); "
                                                    "default: quality may not regress")) -> None:
     """Regression gate: exit 1 and print the diff when a metric regressed beyond its tolerance."""
-    from .gate import gate_files
+    from harness.studies.gate import gate_files
 
     try:
         passed, report = gate_files(results, baseline, rule or None)
@@ -207,7 +218,7 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
          agent: Optional[str] = typer.Option(None, help="apply the agents.list[] overrides of this agent id"),
          force: bool = typer.Option(False, help="overwrite existing files")) -> None:
     """Write an experiment TOML and a queries template for your own OpenClaw workspace."""
-    from .workspace_init import init_workspace, workspace_slug
+    from harness.inputs.workspace_init import init_workspace, workspace_slug
 
     try:
         r = init_workspace(workspace, out or Path("evals") / workspace_slug(workspace.resolve().name),
@@ -227,7 +238,7 @@ def report(results: Path = typer.Argument(..., help="results.json of a run, or a
                                                         "ablation.html beside ablation.json)"),
            ablation: Optional[Path] = typer.Option(None, help="ablation.json whose rounds are added to the page")) -> None:
     """Write one self-contained HTML page (tables, snippets, embedded charts; no network needed)."""
-    from .html_report import ReportInputError, write_report
+    from harness.reporting.html import ReportInputError, write_report
 
     try:
         path = write_report(results, out, ablation)
@@ -249,7 +260,7 @@ def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
 @app.command()
 def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
     """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
-    from .pipeline import load_dataset
+    from harness.pipeline import load_dataset
 
     config = load_experiment(project_path(experiment))
     layout = load_dataset(config).render(dest=out, **config.get("layout", {}))

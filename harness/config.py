@@ -16,6 +16,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
 
@@ -23,9 +25,6 @@ STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
               "profile", *STAGE_TABLES}
 
-
-class ConfigError(ValueError):
-    pass
 
 
 def load_toml(path: Path | str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import resource
 from dataclasses import asdict, dataclass
 from typing import Any
 
+
 GIB = 1024 ** 3
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -29,9 +30,6 @@ PROFILES = {
     "laptop": Profile("laptop", None, None, "no cap; threads as the libraries choose"),
 }
 
-
-class ProfileLimitExceeded(RuntimeError):
-    """The run needed more memory than its profile allows."""
 
 
 def get_profile(name: str) -> Profile:

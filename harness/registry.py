@@ -1,51 +1,246 @@
-"""Name -> implementation registries, so every stage is chosen by name from a TOML file."""
+"""Registries: every stage kind (chunker, tokenizer, lexical, embedder, vector, fusion, postprocess) and
+the data sets are chosen by name from a TOML table, and each name maps to one implementation class.
+
+An implementation is declared once: a class decorated with `@stage` is a dataclass whose typed fields
+are its parameters, validated by pydantic when it is built (unknown keys refused, types and bounds
+checked, defaults in one place), and `@REGISTRY.register("name")` gives it its TOML name:
+
+    @FUSIONS.register("weighted")
+    @stage
+    class WeightedFusion:
+        \"\"\"OpenClaw's merge: union by chunk id, missing side scores 0, score = vw*vector + tw*text.\"\"\"
+        vector_weight: float = Field(0.7, ge=0)
+        \"\"\"weight of the vector leg (clamped to [0, 1], then both weights scaled to sum 1)\"\"\"
+
+Errors name the TOML table and key (`experiments/round3.toml [fusion] vector_weight: Input should be
+a valid number (got 'x')`).  Some constructor arguments are not configuration but come from the
+pipeline (a lexical backend's tokenizer and SQLite connection, a vector index's dimension); a registry
+lists them as `runtime`, and a TOML table may not set them.
+
+Where implementations come from, without side-effect imports elsewhere:
+  * built-ins: the first lookup imports the registry's `builtins` package, whose modules register;
+  * plugins: every Python entry point in the group `harness.<kind>` (e.g. `harness.chunkers`) of any
+    installed package.  The entry point's name is the TOML name and its object the class (or a module
+    that registers its classes itself).  README, "Writing a plugin", shows a complete example.
+"""
 from __future__ import annotations
 
-from typing import Any, Callable
+import dataclasses
+import importlib
+import inspect
+import typing
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
+
+import pydantic
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic.json_schema import GenerateJsonSchema
+
+from harness.errors import ConfigError, UnknownStageError
+
+T = TypeVar("T")
+
+# extra="forbid": a misspelled key is an error, not a silently ignored setting.
+# strict: TOML already gives typed values, so "0.5" (a string) is refused rather than coerced.
+STAGE_CONFIG = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True,
+                          use_attribute_docstrings=True)
 
 
-class UnknownStageError(KeyError):
-    def __str__(self) -> str:  # KeyError quotes its message; we want it plain
-        return str(self.args[0])
+def stage(cls: type[T] | None = None, **dataclass_options: Any) -> Any:
+    """Declare a stage implementation: its fields are its typed, validated parameters."""
+
+    def wrap(c: type[T]) -> type[T]:
+        return pydantic.dataclasses.dataclass(c, config=STAGE_CONFIG, **dataclass_options)
+
+    return wrap(cls) if cls is not None else wrap
 
 
-class Registry:
-    """A small registry of factories for one kind of stage (chunker, tokenizer, fusion, ...)."""
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a registered implementation, as `harness stages` lists it."""
 
-    def __init__(self, kind: str):
-        self.kind = kind
-        self._factories: dict[str, Callable[..., Any]] = {}
+    name: str
+    type: str
+    default: Any
+    required: bool
+    doc: str
 
-    def register(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        def decorate(factory: Callable[..., Any]) -> Callable[..., Any]:
-            if name in self._factories:
-                raise ValueError(f"{self.kind} {name!r} is registered twice")
-            self._factories[name] = factory
-            return factory
+
+class _SkipUnrepresentable(GenerateJsonSchema):
+    """JSON schema for editors: parameters a TOML file cannot hold (callables) are left out."""
+
+    def handle_invalid_for_json_schema(self, schema: Any, error_info: str) -> Any:
+        raise pydantic.errors.PydanticOmit
+
+
+def _type_name(annotation: Any) -> str:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or repr(annotation)
+    return str(text).replace("typing.", "").replace("NoneType", "None")
+
+
+def _takes_any_keyword(obj: Any) -> bool:
+    try:
+        return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(obj).parameters.values())
+    except (TypeError, ValueError):
+        return True
+
+
+def _first_line(doc: str | None) -> str:
+    return (inspect.cleandoc(doc).splitlines() or [""])[0] if doc else ""
+
+
+def format_validation_error(exc: ValidationError, where: str, known: list[str]) -> str:
+    """pydantic's errors as one clause per problem, each naming the TOML table and key."""
+    parts = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "unexpected_keyword_argument":
+            parts.append(f"{where} {key}: unknown key; known: {', '.join(known) or '(none)'}")
+            continue
+        message = err["msg"].removeprefix("Value error, ")
+        if "input" in err and err["type"] != "missing" and key:
+            message += f" (got {err['input']!r})"
+        parts.append(f"{where}{' ' + key if key else ''}: {message}")
+    return "; ".join(parts)
+
+
+class Registry(Generic[T]):
+    """Name -> implementation for one kind of stage (or data set)."""
+
+    def __init__(self, kind: str, *, builtins: str | tuple[str, ...] = (), group: str | None = None,
+                 runtime: tuple[str, ...] = (), table: str | None = None):
+        self.kind = kind  # "chunker", "fusion", ...
+        self.table = table or kind  # the TOML table that configures it, e.g. [chunker] or [[postprocess]]
+        # modules whose import registers the built-in implementations
+        self.builtins = (builtins,) if isinstance(builtins, str) else tuple(builtins)
+        self.group = group or f"harness.{kind}s"  # entry-point group of plugins
+        self.runtime = runtime  # constructor arguments the pipeline supplies, never a TOML file
+        self._classes: dict[str, type] = {}
+        self._loaded = False
+
+    # --- registration ------------------------------------------------------------------------------
+
+    def register(self, name: str) -> Callable[[type[T]], type[T]]:
+        def decorate(cls: type[T]) -> type[T]:
+            existing = self._classes.get(name)
+            if existing is not None and existing is not cls:
+                raise ValueError(f"{self.kind} {name!r} is registered twice ({existing.__module__}, {cls.__module__})")
+            self._classes[name] = cls
+            cls.registered_name = name  # type: ignore[attr-defined]
+            return cls
 
         return decorate
 
-    def create(self, name: str, **params: Any) -> Any:
-        try:
-            factory = self._factories[name]
-        except KeyError:
-            raise UnknownStageError(
-                f"unknown {self.kind} {name!r}; available: {', '.join(sorted(self._factories))}"
-            ) from None
-        try:
-            return factory(**params)
-        except TypeError as exc:  # unknown or missing parameter in the TOML table
-            raise TypeError(f"{self.kind} {name!r}: {exc}") from None
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True  # set first: a plugin module importing this registry must not recurse
+        for module in self.builtins:
+            importlib.import_module(module)
+        for ep in entry_points(group=self.group):
+            if ep.name in self._classes:
+                continue  # a module entry point may already have registered its names
+            try:
+                obj = ep.load()
+            except Exception as exc:  # a broken plugin must say which one it is
+                raise ConfigError(f"plugin {ep.value!r} (entry point {ep.name!r} in {self.group}) "
+                                  f"failed to load: {type(exc).__name__}: {exc}") from exc
+            if inspect.isclass(obj) and ep.name not in self._classes:
+                self.register(ep.name)(obj)
 
-    def factory(self, name: str) -> Callable[..., Any]:
-        """The registered factory itself (e.g. to read its parameters with inspect.signature)."""
-        try:
-            return self._factories[name]
-        except KeyError:
-            raise UnknownStageError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names())}") from None
+    # --- lookup -------------------------------------------------------------------------------------
 
     def names(self) -> list[str]:
-        return sorted(self._factories)
+        self._load()
+        return sorted(self._classes)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._factories
+        self._load()
+        return name in self._classes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def get(self, name: str) -> type[T]:
+        """The class registered under `name`."""
+        self._load()
+        try:
+            return self._classes[name]
+        except KeyError:
+            raise UnknownStageError(
+                f"unknown {self.kind} {name!r}; available: {', '.join(sorted(self._classes))}") from None
+
+    def create(self, name: str, params: Mapping[str, Any] | None = None, /, *, where: str | None = None,
+               **kwargs: Any) -> T:
+        """Build implementation `name` from a TOML table's parameters (`params`, without "name"; keyword
+        arguments are parameters too) and the pipeline's runtime arguments (keywords named in
+        `runtime`).  Bad parameters raise ConfigError naming `where` (the file and table) and the key.
+
+            >>> FUSIONS.create("weighted", {"vector_weight": 0.6, "text_weight": 0.4})
+            >>> LEXICAL_BACKENDS.create("fts5", tokenizer=tok, conn=conn)
+        """
+        cls = self.get(name)
+        params = dict(params or {})
+        where = f"{where or ''} [{self.table}] {self.kind} {name!r}".strip()
+        forbidden = sorted(set(params) & set(self.runtime))
+        if forbidden:
+            raise ConfigError(f"{where}: {', '.join(forbidden)} cannot be set in a configuration file")
+        runtime = {k: v for k, v in kwargs.items() if k in self.runtime}
+        params.update({k: v for k, v in kwargs.items() if k not in self.runtime})
+        known = [p.name for p in self.parameters(name)]
+        if not hasattr(cls, "__pydantic_fields__") and not _takes_any_keyword(cls):
+            unknown = sorted(set(params) - set(known))
+            if unknown:
+                raise ConfigError(f"{where} {unknown[0]}: unknown key; known: {', '.join(known) or '(none)'}")
+        try:
+            return cls(**params, **runtime)
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(exc, where, known)) from None
+
+    # --- documentation ------------------------------------------------------------------------------
+
+    def doc(self, name: str) -> str:
+        return _first_line(self.get(name).__doc__)
+
+    def parameters(self, name: str) -> list[Parameter]:
+        """Typed parameters with defaults and their one-line documentation (runtime arguments left out)."""
+        cls = self.get(name)
+        out = []
+        if dataclasses.is_dataclass(cls):
+            pyd_fields = getattr(cls, "__pydantic_fields__", {})
+            hints = typing.get_type_hints(cls, include_extras=False) if pyd_fields else {}
+            for f in dataclasses.fields(cls):
+                if not f.init or f.name in self.runtime or f.name.startswith("_"):
+                    continue
+                info = pyd_fields.get(f.name)
+                default: Any = dataclasses.MISSING
+                if info is not None and not info.is_required():
+                    default = info.get_default(call_default_factory=True)
+                elif f.default is not dataclasses.MISSING:
+                    default = f.default
+                required = default is dataclasses.MISSING
+                out.append(Parameter(f.name, _type_name(hints.get(f.name, f.type)), None if required else default,
+                                     required, (info.description if info is not None else None) or ""))
+        else:
+            for p in inspect.signature(cls).parameters.values():
+                if p.name in self.runtime or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                    continue
+                required = p.default is inspect.Parameter.empty
+                out.append(Parameter(p.name, _type_name(p.annotation), None if required else p.default, required, ""))
+        return out
+
+    def json_schema(self, name: str) -> dict[str, Any]:
+        """JSON schema of the TOML table for `name` (with its "name" key), for editors."""
+        cls = self.get(name)
+        try:
+            schema = TypeAdapter(cls).json_schema(schema_generator=_SkipUnrepresentable)
+        except Exception:  # a plain plugin class: describe what the signature says
+            schema = {"type": "object", "properties": {p.name: {} for p in self.parameters(name)}}
+        props = {k: v for k, v in schema.get("properties", {}).items() if k not in self.runtime}
+        schema["properties"] = {"name": {"const": name}, **props}
+        schema["required"] = ["name", *[r for r in schema.get("required", []) if r not in self.runtime]]
+        schema["title"] = f"{self.kind} {name}"
+        schema["description"] = self.doc(name)
+        schema["additionalProperties"] = False
+        return schema

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.chunkers import CHUNKERS, read_markdown
-from harness.corpus import King78, project_path
+from harness.inputs.king78 import King78
+from harness.inputs.layout import project_path
+from harness.stages.chunkers import CHUNKERS, read_markdown
 
 # every registered chunker with its defaults, plus the variants the presets and issue 6 use
 CONFIGS: list[tuple[str, dict]] = [
@@ -62,7 +63,7 @@ def test_bench_chunk_king78_round3(benchmark, round3_texts, name, params):
 @pytest.mark.parametrize("name", ["qmd", "file"])
 def test_bench_chunk_king78_round3_with_e5_token_counts(benchmark, round3_texts, name):
     """Token-accurate variants: QMD's token path and `file` truncated at e5's 512-token input limit."""
-    from harness.embedders import E5SmallQ4
+    from harness.stages.embedders import E5SmallQ4
 
     count = E5SmallQ4().token_count
     params = {"token_count": count} if name == "qmd" else {"input_limit": 512, "token_count": count}

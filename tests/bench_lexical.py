@@ -1,11 +1,11 @@
 """Lexical hot paths on real Chinese data: indexing CMRC 2018 dev with jieba, and query latency."""
 import pytest
 
-from harness.chunkers import FileChunker
-from harness.datasets import SquadDataset
 from harness.db import connect
-from harness.lexical import FTS5Index
-from harness.tokenizers import TOKENIZERS
+from harness.inputs.public import SquadDataset
+from harness.stages.chunkers import FileChunker
+from harness.stages.lexical import FTS5Index
+from harness.stages.tokenizers import TOKENIZERS
 from tests.conftest import SHARED_DATA
 
 CMRC = SHARED_DATA / "cmrc2018" / "cmrc2018_dev.json"

@@ -2,8 +2,9 @@
 import pytest
 
 from harness.config import load_experiment
-from harness.fusion import Legs
-from harness.pipeline import build_stages, fuse, index_layout, load_dataset, run_experiment
+from harness.pipeline import build_stages, fuse, index_layout, load_dataset
+from harness.stages.fusion import Legs
+from harness.studies.experiment import run_experiment
 from tests.conftest import ROOT
 
 
@@ -49,7 +50,7 @@ def test_retrieval_per_query_without_embedding(benchmark, warm_embedder, round_n
 
 def test_sweep_1000_settings_warm(benchmark, warm_embedder):
     """1,008 settings (21 weights x 3 fusions x 4 tokenizers x 4 minScores) on king78 round 3."""
-    from harness.sweep import load_grid, run_sweep
+    from harness.studies.sweep import load_grid, run_sweep
 
     config = load_experiment(ROOT / "experiments/round3.toml")
     grid = load_grid(ROOT / "experiments/sweep.toml")

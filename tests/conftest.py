@@ -20,6 +20,6 @@ def king78_path() -> Path:
 
 @pytest.fixture()
 def tmp_cache(tmp_path):
-    from harness.embedders import EmbeddingCache
+    from harness.stages.embedders import EmbeddingCache
 
     return EmbeddingCache(tmp_path / "cache.sqlite")

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from harness.config import load_experiment
-from harness.pipeline import build_stages, run_experiment
+from harness.pipeline import build_stages
+from harness.studies.experiment import run_experiment
 from tests.conftest import ROOT
 
 TELLO_FILE = "memory/rec6wBc33Xcxr.md"

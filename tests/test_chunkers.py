@@ -9,7 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.chunkers import (
+from harness.errors import ConfigError, DataError
+from harness.evaluation.chunk_stats import chunk_stats, input_limit_stats, text_coverage
+from harness.inputs.layout import LayoutWriter
+from harness.stages.chunkers import (
     CHARS_PER_TOKEN,
     CHUNKERS,
     SIZINGS,
@@ -22,8 +25,6 @@ from harness.chunkers import (
     read_markdown,
     split_lines,
 )
-from harness.chunkstats import chunk_stats, input_limit_stats, text_coverage
-from harness.corpus import DataError, LayoutWriter
 
 # --- every registered chunker: properties ------------------------------------------------------
 
@@ -377,7 +378,7 @@ def test_qmd_cuts_at_the_target_when_every_break_is_inside_a_fence():
 
 
 def test_qmd_token_path_with_the_embedders_tokenizer():
-    from harness.embedders import E5SmallQ4
+    from harness.stages.embedders import E5SmallQ4
 
     count = E5SmallQ4().token_count
     text = "\n\n".join(_mixed(700, seed=i) for i in range(12))  # ~8400 mostly Chinese characters
@@ -404,7 +405,7 @@ def test_file_truncates_only_when_asked():
 
 
 def test_file_truncation_with_a_token_counter_keeps_the_longest_prefix():
-    from harness.embedders import E5SmallQ4
+    from harness.stages.embedders import E5SmallQ4
 
     count = E5SmallQ4().token_count
     text = "\n".join(_mixed(300, seed=i) for i in range(6))
@@ -420,7 +421,7 @@ def test_bad_parameters_are_named():
         CHUNKERS.create("recursive", sizing="words")
     with pytest.raises(ValueError, match="input_limit"):
         CHUNKERS.create("file", input_limit=0)
-    with pytest.raises(TypeError, match="chunker 'qmd'"):
+    with pytest.raises(ConfigError, match="chunker .qmd. size: unknown key"):
         CHUNKERS.create("qmd", size=3)
     with pytest.raises(ValueError, match="token_count must be a callable"):
         CHUNKERS.create("qmd", token_count="embedder")

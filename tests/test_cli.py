@@ -79,7 +79,7 @@ def test_set_overrides_one_setting_and_needs_its_own_output(tmp_path):
 def test_ablation_overrides_reach_every_round_including_the_embedder(tmp_path, monkeypatch):
     # the hash embedder keeps this fast; an [embedder] override once collided with run_ablation's own
     # `embedder` argument
-    from harness.pipeline import run_ablation
+    from harness.studies.ablation import run_ablation
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     results = run_ablation(overrides={"embedder": {"name": "hash", "dim": 64},

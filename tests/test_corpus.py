@@ -4,11 +4,21 @@ import re
 import shutil
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from harness.corpus import (CAPTURE_DATES, RECORD_FIELDS, DataError, King78, load_queries, load_records,
-                            record_body_length, render_king78, validate_king78)
 from harness.config import load_experiment
+from harness.errors import DataError
+from harness.inputs.king78 import (
+    CAPTURE_DATES,
+    RECORD_FIELDS,
+    King78,
+    load_queries,
+    load_records,
+    record_body_length,
+    render_king78,
+    validate_king78,
+)
 from tests.conftest import KING78, ROOT
 
 RECORDS = load_records(KING78 / "records.jsonl")
@@ -174,7 +184,7 @@ def test_provenance_covers_every_knowledge_line_for_any_subset(ids, combined, ke
 
 
 def test_read_utf8_names_the_file_and_the_bad_byte(tmp_path):
-    from harness.corpus import read_utf8
+    from harness.inputs.layout import read_utf8
 
     bad = tmp_path / "notes.md"
     bad.write_bytes("记忆".encode("utf-8") + b"\xff tail")

@@ -7,10 +7,19 @@ from pathlib import Path
 import pytest
 
 from harness.config import resolve
-from harness.corpus import DATASETS, DataError
-from harness.datasets import (BeirDataset, Document, SquadDataset, document_path, load_beir_corpus,
-                              load_beir_queries, load_qrels, load_squad)
-from harness.pipeline import run_experiment
+from harness.errors import DataError
+from harness.inputs.layout import DATASETS
+from harness.inputs.public import (
+    BeirDataset,
+    Document,
+    SquadDataset,
+    document_path,
+    load_beir_corpus,
+    load_beir_queries,
+    load_qrels,
+    load_squad,
+)
+from harness.studies.experiment import run_experiment
 
 from .conftest import SHARED_DATA
 

@@ -2,7 +2,13 @@
 import numpy as np
 import pytest
 
-from harness.embedders import CachedEmbedder, E5SmallQ4, EmbeddingCache, EmbeddingError, HashEmbedder
+from harness.errors import EmbeddingError
+from harness.stages.embedders import (
+    CachedEmbedder,
+    E5SmallQ4,
+    EmbeddingCache,
+    HashEmbedder,
+)
 
 
 class FlakyEmbedder(HashEmbedder):

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.fusion import (
+from harness.errors import UnknownStageError
+from harness.stages.fusion import (
     FUSIONS,
     Hit,
     LanceDBProFusion,
@@ -19,11 +20,10 @@ from harness.fusion import (
     WeightedSumFusion,
     min_max,
     normalised_weights,
-    ranked_leg,
     rank_hits,
+    ranked_leg,
     sigmoid_bm25,
 )
-from harness.registry import UnknownStageError
 
 # Every registered fusion, with its notable variants
 CONFIGS = [

@@ -5,9 +5,9 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.gate import Rule, gate_files
-from harness.pipeline import run_ablation
-from harness.reports import write_ablation
+from harness.reporting.markdown import write_ablation
+from harness.studies.ablation import run_ablation
+from harness.studies.gate import Rule, gate_files
 from tests.conftest import ROOT
 
 BASELINE = ROOT / "reports" / "baseline" / "ablation.json"
@@ -15,7 +15,7 @@ BASELINE = ROOT / "reports" / "baseline" / "ablation.json"
 
 @pytest.fixture(scope="module")
 def embedder():
-    from harness.embedders import CachedEmbedder, E5SmallQ4, EmbeddingCache
+    from harness.stages.embedders import CachedEmbedder, E5SmallQ4, EmbeddingCache
 
     return CachedEmbedder(E5SmallQ4(), EmbeddingCache(), progress=False)
 

@@ -17,10 +17,16 @@ from html.parser import HTMLParser
 import pytest
 
 from harness.config import load_experiment
-from harness.embedders import CachedEmbedder, EmbeddingCache, HashEmbedder
-from harness.html_report import (ReportInputError, chunk_label, render_ablation_html, render_html,
-                                 write_report)
-from harness.pipeline import run_ablation, run_experiment
+from harness.reporting.html import (
+    ReportInputError,
+    chunk_label,
+    render_ablation_html,
+    render_html,
+    write_report,
+)
+from harness.stages.embedders import CachedEmbedder, EmbeddingCache, HashEmbedder
+from harness.studies.ablation import run_ablation
+from harness.studies.experiment import run_experiment
 from tests.conftest import ROOT
 
 NO_MIN_SCORE = [{"name": "min_score", "min_score": 0.0}]
@@ -276,7 +282,7 @@ def test_chart_falls_back_to_query_ids_without_a_covering_font(results):
 
 @pytest.fixture(scope="module")
 def ablation_doc(tmp_path_factory):
-    from harness.reports import load_seed_scores, write_ablation
+    from harness.reporting.markdown import load_seed_scores, write_ablation
 
     out = tmp_path_factory.mktemp("ablation")
     embedder = CachedEmbedder(HashEmbedder(), EmbeddingCache(out / "cache.sqlite"), progress=False)

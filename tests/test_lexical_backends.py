@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from harness.chunkers import Chunk
 from harness.db import connect
-from harness.lexical import LEXICAL_BACKENDS, BM25sIndex, FTS5Index, RankBM25Index
-from harness.tokenizers import TOKENIZERS
+from harness.stages.chunkers import Chunk
+from harness.stages.lexical import (
+    LEXICAL_BACKENDS,
+    BM25sIndex,
+    FTS5Index,
+    RankBM25Index,
+)
+from harness.stages.tokenizers import TOKENIZERS
 
 FTS5_K1, FTS5_B = 1.2, 0.75  # fixed inside SQLite's bm25()
 

@@ -3,11 +3,17 @@ import math
 
 import pytest
 
-from harness.fusion import Hit, rank_hits
-from harness.fusion import Legs
-from harness.metrics import evaluate_run, leg_rank, max_passage, query_outcome, relevant_margin, strict_run
-from harness.pipeline import leg_diagnostics
-from harness.reports import legs_note
+from harness.evaluation.metrics import (
+    evaluate_run,
+    leg_rank,
+    max_passage,
+    query_outcome,
+    relevant_margin,
+    strict_run,
+)
+from harness.evaluation.per_query import leg_diagnostics
+from harness.reporting.markdown import legs_note
+from harness.stages.fusion import Hit, Legs, rank_hits
 
 
 def test_hand_worked_example():
@@ -89,7 +95,7 @@ def test_relevant_margin_signs_and_missing_sides():
 def test_summary_counts_near_ties_among_suite_queries_only():
     import pandas as pd
 
-    from harness.pipeline import summarise
+    from harness.evaluation.summary import summarise
 
     ms = {f"ms_{s}": 0.1 for s in ("retrieval", "query_embedding", "vector", "lexical", "fusion", "postprocess")}
     rows = [

@@ -1,17 +1,19 @@
 """The OpenClaw preset's stages, each against SPEC.md section 2."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from harness.chunkers import OpenClawChunker, cjk_weighted_length
 from harness.db import connect
-from harness.fusion import Legs, WeightedFusion, normalised_weights
-from harness.lexical import FTS5Index, bm25_rank_to_score, legacy_bm25_rank_to_score
-from harness.chunkers import Chunk
-from harness.postprocess import MinScore, SearchContext
-from harness.fusion import Hit
-from harness.tokenizers import Unicode61
-
+from harness.stages.chunkers import Chunk, OpenClawChunker, cjk_weighted_length
+from harness.stages.fusion import Hit, Legs, WeightedFusion, normalised_weights
+from harness.stages.lexical import (
+    FTS5Index,
+    bm25_rank_to_score,
+    legacy_bm25_rank_to_score,
+)
+from harness.stages.postprocess import MinScore, SearchContext
+from harness.stages.tokenizers import Unicode61
 
 # --- chunker ----------------------------------------------------------------------------------
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.fusion import FUSIONS, Hit, Legs, rank_hits
-from harness.postprocess import (
+from harness.stages.fusion import FUSIONS, Hit, Legs, rank_hits
+from harness.stages.postprocess import (
     MMR,
     POSTPROCESSORS,
     CosineDiversity,

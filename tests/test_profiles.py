@@ -30,8 +30,8 @@ def test_vps_cap_is_enforced_by_the_kernel():
 def test_a_run_that_breaks_its_cap_stops_with_a_clear_message():
     child = run_child("""
         from harness.config import load_experiment
-        from harness.pipeline import run_experiment
-        from harness.profiles import ProfileLimitExceeded
+        from harness.studies.experiment import run_experiment
+        from harness.errors import ProfileLimitExceeded
         config = load_experiment("experiments/round3.toml", profile={"name": "vps", "memory_cap_gib": 0.05})
         try:
             run_experiment(config, progress=False)

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from harness.reports import differences, our_cell, paraphrase_misses
+from harness.reporting.markdown import differences, our_cell, paraphrase_misses
 
 LEGS_UNSEEN = {"relevant_indexed": True, "vector_candidates": 24, "lexical_candidates": 0,
                "lexical_rank": None, "lexical_raw": None, "lexical_raw_at_cut": None}

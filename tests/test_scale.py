@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from harness import scale
-from harness.vector import VECTOR_BACKENDS, NumpyIndex, unit_rows
+from harness.stages.vector import VECTOR_BACKENDS, NumpyIndex, unit_rows
+from harness.studies import scale
 
 NEW_EXACT = ("sqlite-vec-l2", "numpy-colmajor")
 QUANTISED = ("sqlite-vec-int8", "sqlite-vec-bit")

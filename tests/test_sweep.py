@@ -3,9 +3,15 @@
 import pytest
 
 from harness.config import load_experiment
-from harness.lexical import FTS5Index
-from harness.pipeline import run_experiment
-from harness.sweep import load_grid, paired_randomization_test, run_sweep, weight_values, write_sweep
+from harness.stages.lexical import FTS5Index
+from harness.studies.experiment import run_experiment
+from harness.studies.sweep import (
+    load_grid,
+    paired_randomization_test,
+    run_sweep,
+    weight_values,
+    write_sweep,
+)
 from tests.conftest import ROOT
 
 GRID = {"vector_weight": [0.3, 0.7, 1.0], "fusion": ["weighted", "rrf"],

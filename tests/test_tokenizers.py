@@ -7,13 +7,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.chunkers import Chunk
-from harness.corpus import DataError
 from harness.db import connect
-from harness.fusion import Legs, WeightedFusion
-from harness.lexical import LEXICAL_BACKENDS, LIKE_ONLY_RAW_SCORE, FTS5Index
-from harness.tokenizers import (TOKENIZERS, Jieba, QueryPlan, Trigram, Unicode61, bigrams, cjk_segments,
-                                fts5_terms, is_cjk_char, quote_fts5)
+from harness.errors import DataError
+from harness.stages.chunkers import Chunk
+from harness.stages.fusion import Legs, WeightedFusion
+from harness.stages.lexical import LEXICAL_BACKENDS, LIKE_ONLY_RAW_SCORE, FTS5Index
+from harness.stages.tokenizers import (
+    TOKENIZERS,
+    Jieba,
+    QueryPlan,
+    Trigram,
+    Unicode61,
+    bigrams,
+    cjk_segments,
+    fts5_terms,
+    is_cjk_char,
+    quote_fts5,
+)
 
 # One chunk per document; the key is the first letter of the chunk id.
 DOCS = {

@@ -8,14 +8,21 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.config import load_experiment
-from harness.corpus import DATASETS, DataError
-from harness.openclaw_config import openclaw_snippet, read_openclaw_config
-from harness.query_files import load_query_specs
-from harness.workspace import WorkspaceDataset, discover_files, glob_regex, occurrence_lines
-from harness.workspace_init import init_workspace
+from harness.errors import DataError
+from harness.inputs.layout import DATASETS
+from harness.inputs.openclaw_config import openclaw_snippet, read_openclaw_config
+from harness.inputs.query_files import load_query_specs
+from harness.inputs.workspace import (
+    WorkspaceDataset,
+    discover_files,
+    glob_regex,
+    occurrence_lines,
+)
+from harness.inputs.workspace_init import init_workspace
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "datasets" / "example-workspace"
@@ -593,7 +600,7 @@ def test_example_workspace_contents():
 
 
 def test_example_workspace_runs_end_to_end(tmp_path, tmp_cache):
-    from harness.pipeline import run_experiment
+    from harness.studies.experiment import run_experiment
 
     result = init_workspace(EXAMPLE, tmp_path / "eval", queries=EXAMPLE / "queries.yaml")
     config = load_experiment(result.experiment, embedder={"name": "hash"})

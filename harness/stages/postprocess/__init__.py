@@ -29,16 +29,16 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from datetime import date, datetime, timezone
+from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .fusion import Hit, rank_hits
-from .registry import Registry
+from harness.registry import Registry
+from harness.stages.fusion import Hit, rank_hits
 
-POSTPROCESSORS = Registry("postprocess stage")
+POSTPROCESSORS = Registry("postprocess stage", table="postprocess", group="harness.postprocess", builtins="harness.stages.postprocess")
 
 DAY_SECONDS = 86_400.0
 

@@ -24,15 +24,23 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .config import load_toml
-from .db import connect
-from .fusion import FUSIONS, Legs
-from .lexical import LEXICAL_BACKENDS
-from .pipeline import (Index, Stages, build_stages, chunk_judgments, chunk_layout, fuse, load_dataset,
-                       standard_metrics)
-from .metrics import query_outcome
-from .postprocess import POSTPROCESSORS
-from .tokenizers import TOKENIZERS
+from harness.config import load_toml
+from harness.db import connect
+from harness.evaluation.judgments import chunk_judgments
+from harness.evaluation.metrics import query_outcome
+from harness.evaluation.per_query import standard_metrics
+from harness.pipeline import (
+    Index,
+    Stages,
+    build_stages,
+    chunk_layout,
+    fuse,
+    load_dataset,
+)
+from harness.stages.fusion import FUSIONS, Legs
+from harness.stages.lexical import LEXICAL_BACKENDS
+from harness.stages.postprocess import POSTPROCESSORS
+from harness.stages.tokenizers import TOKENIZERS
 
 DEFAULT_GRID = {
     "vector_weight": {"start": 0.0, "stop": 1.0, "step": 0.05},
@@ -62,7 +70,7 @@ def weight_values(spec: Any) -> list[float]:
 
 
 def _accepts(factory_name: str, param: str) -> bool:
-    return param in inspect.signature(FUSIONS.factory(factory_name)).parameters
+    return param in inspect.signature(FUSIONS.get(factory_name)).parameters
 
 
 @dataclass
@@ -149,7 +157,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
 def _tokenizer_label(table: dict[str, Any]) -> str:
     """name(param=value, ...) listing only parameters that differ from the tokenizer's defaults."""
     defaults = {k: p.default for k, p in
-                inspect.signature(TOKENIZERS.factory(table["name"])).parameters.items()}
+                inspect.signature(TOKENIZERS.get(table["name"])).parameters.items()}
     extras = ",".join(f"{k}={v}" for k, v in sorted(table.items())
                       if k != "name" and defaults.get(k, object()) != v)
     return table["name"] + (f"({extras})" if extras else "")
@@ -282,8 +290,8 @@ def _min_score_table(settings: pd.DataFrame, config: dict[str, Any]) -> pd.DataF
 
 
 def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]) -> dict[str, Any]:
-    from .reports import markdown_table
-    from .openclaw_config import openclaw_snippet
+    from harness.inputs.openclaw_config import openclaw_snippet
+    from harness.reporting.markdown import markdown_table
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

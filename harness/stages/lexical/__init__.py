@@ -23,12 +23,17 @@ from typing import Any, Protocol, Sequence
 import apsw
 import numpy as np
 
-from .chunkers import Chunk
-from .db import connect
-from .registry import Registry
-from .tokenizers import QueryPlan, Tokenizer, plan_query, query_terms_for_bag_of_words
+from harness.db import connect
+from harness.registry import Registry
+from harness.stages.chunkers import Chunk
+from harness.stages.tokenizers import (
+    QueryPlan,
+    Tokenizer,
+    plan_query,
+    query_terms_for_bag_of_words,
+)
 
-LEXICAL_BACKENDS = Registry("lexical backend")
+LEXICAL_BACKENDS = Registry("lexical backend", table="lexical", group="harness.lexical", builtins="harness.stages.lexical", runtime=("tokenizer", "conn"))
 
 # A leg's candidate list: (chunk id, raw score), best first.
 Hits = list[tuple[str, float]]

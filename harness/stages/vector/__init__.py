@@ -21,10 +21,10 @@ from typing import ClassVar, Protocol, Sequence
 import apsw
 import numpy as np
 
-from .db import connect
-from .registry import Registry
+from harness.db import connect
+from harness.registry import Registry
 
-VECTOR_BACKENDS = Registry("vector backend")
+VECTOR_BACKENDS = Registry("vector backend", table="vector", group="harness.vector", builtins="harness.stages.vector", runtime=("dim", "conn"))
 
 Hits = list[tuple[str, float]]
 

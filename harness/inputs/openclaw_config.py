@@ -30,8 +30,9 @@ from typing import Any
 
 import json5
 
-from .config import load_toml, preset_path
-from .corpus import DataError, read_utf8
+from harness.config import load_toml, preset_path
+from harness.errors import DataError
+from harness.inputs.layout import read_utf8
 
 DEFAULT_PATTERN = "**/*.md"
 TOKENIZER_NAMES = ("unicode61", "trigram")  # memorySearch.store.fts.tokenizer

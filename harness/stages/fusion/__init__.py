@@ -31,10 +31,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .lexical import RANK_TO_SCORE
-from .registry import Registry
+from harness.registry import Registry
+from harness.stages.lexical import RANK_TO_SCORE
 
-FUSIONS = Registry("fusion")
+FUSIONS = Registry("fusion", builtins="harness.stages.fusion")
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .chunkers import Chunk, estimate_tokens, split_lines
-from .corpus import Layout
+from harness.inputs.layout import Layout
+from harness.stages.chunkers import Chunk, estimate_tokens, split_lines
 
 
 def distribution(values: Sequence[float]) -> dict[str, float]:

@@ -8,12 +8,17 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from .chunkers import split_lines
-from .config import preset_path
-from .corpus import DataError
-from .openclaw_config import find_openclaw_config, read_openclaw_config
-from .query_files import load_query_specs
-from .workspace import Discovery, discover_files, read_memory_text, resolve_targets
+from harness.config import preset_path
+from harness.errors import DataError
+from harness.inputs.openclaw_config import find_openclaw_config, read_openclaw_config
+from harness.inputs.query_files import load_query_specs
+from harness.inputs.workspace import (
+    Discovery,
+    discover_files,
+    read_memory_text,
+    resolve_targets,
+)
+from harness.stages.chunkers import split_lines
 
 DEFAULT_INIT_PRESET = "openclaw-2026.08"
 

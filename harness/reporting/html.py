@@ -24,9 +24,9 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from . import __version__
-from .metrics import NEAR_TIE
-from .reports import legs_note
+from harness import __version__
+from harness.evaluation.metrics import NEAR_TIE
+from harness.reporting.markdown import legs_note
 
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
 
@@ -219,7 +219,6 @@ def query_scores_chart(queries: list[dict[str, Any]], hits: dict[str, list[dict[
     red when failed, amber for a negative query that returned anything) and the best relevant chunk
     (hollow diamond).  Returns (data URI, note about fonts or None)."""
     import matplotlib
-
     from matplotlib.figure import Figure
 
     labels_full = [f"{q['query_id']} {q.get('text', '')}" for q in queries]
@@ -379,7 +378,7 @@ def margin_cell(margin: Any) -> str:
 
 
 def query_rows(results: dict[str, Any], seed: dict[tuple[str, int], dict[str, str]]) -> str:
-    from .reports import seed_cell
+    from harness.reporting.markdown import seed_cell
 
     config = results.get("config", {})
     round_no = (config.get("evaluation") or {}).get("round")
@@ -483,8 +482,8 @@ def failures_section(results: dict[str, Any]) -> str:
 
 def _seed_for(config: dict[str, Any]) -> dict[tuple[str, int], dict[str, str]]:
     """The study's seed figures when the data set ships them (king78); {} for any other data set."""
-    from .corpus import project_path
-    from .reports import load_seed_scores
+    from harness.inputs.layout import project_path
+    from harness.reporting.markdown import load_seed_scores
 
     path = (config.get("dataset") or {}).get("path")
     if not path:
@@ -586,7 +585,7 @@ def _ablation_runs(ablation: dict[str, Any]) -> dict[int, Any]:
 
 
 def ablation_chart(runs: dict[int, Any], seed: dict[tuple[str, int], dict[str, str]]) -> str:
-    from .reports import plot_ablation
+    from harness.reporting.markdown import plot_ablation
 
     buf = io.BytesIO()
     plot_ablation(runs, seed, buf)  # the same chart as ablation.png
@@ -594,7 +593,7 @@ def ablation_chart(runs: dict[int, Any], seed: dict[tuple[str, int], dict[str, s
 
 
 def ablation_section(ablation: dict[str, Any]) -> str:
-    from .reports import ablation_frame
+    from harness.reporting.markdown import ablation_frame
 
     runs = _ablation_runs(ablation)
     first_config = next(iter(ablation["rounds"].values())).get("config", {})

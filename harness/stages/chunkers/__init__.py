@@ -39,9 +39,9 @@ from typing import Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
-from .registry import Registry
+from harness.registry import Registry
 
-CHUNKERS = Registry("chunker")
+CHUNKERS = Registry("chunker", builtins="harness.stages.chunkers")
 
 TokenCount = Callable[[str], int]
 
@@ -104,7 +104,7 @@ def read_markdown(path: Path | str, errors: str = "replace") -> str:
             column += bom  # count columns in the file as stored
         where = f"{path}:{line}: byte column {column}: invalid UTF-8 ({exc.reason})"
         if errors == "strict":
-            from .corpus import DataError  # lazy: corpus may import this module
+            from harness.errors import DataError  # lazy: corpus may import this module
 
             raise DataError(path, line, None, f"invalid UTF-8 at byte column {column} ({exc.reason})") from None
         warnings.warn(f"{where}; undecodable bytes replaced by U+FFFD", MarkdownDecodingWarning, stacklevel=2)

@@ -23,7 +23,8 @@ from typing import Any
 
 import yaml
 
-from .corpus import QUERY_KINDS, DataError, _jsonl, read_utf8
+from harness.errors import DataError
+from harness.inputs.layout import QUERY_KINDS, jsonl_objects, read_utf8
 
 QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note")
 
@@ -169,7 +170,7 @@ def load_query_specs(path: Path | str) -> list[QuerySpec]:
         raise DataError(path, None, None, "a queries file must be .yaml, .yml or .jsonl")
     text = read_utf8(path, missing="no such queries file")
     if suffix == ".jsonl":
-        items = [(lineno, {k: (v, lineno) for k, v in obj.items()}) for lineno, obj in _jsonl(path)]
+        items = [(lineno, {k: (v, lineno) for k, v in obj.items()}) for lineno, obj in jsonl_objects(path)]
     else:
         items = _yaml_items(path, text)
     if not items:

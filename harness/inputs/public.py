@@ -30,7 +30,17 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 from urllib.parse import quote
 
-from .corpus import DATASETS, DataError, Layout, LayoutWriter, Query, _jsonl, fresh_root, project_path, read_utf8
+from harness.errors import DataError
+from harness.inputs.layout import (
+    DATASETS,
+    Layout,
+    LayoutWriter,
+    Query,
+    fresh_root,
+    jsonl_objects,
+    project_path,
+    read_utf8,
+)
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,7 @@ def load_beir_corpus(path: Path | str) -> list[Document]:
     path = _existing(Path(path), "BEIR corpus file")
     docs: list[Document] = []
     seen: dict[str, int] = {}
-    for lineno, obj in _jsonl(path):
+    for lineno, obj in jsonl_objects(path):
         doc_id = _id_field(obj, path, lineno)
         if doc_id in seen:
             raise DataError(path, lineno, "_id", f"duplicate document id {doc_id!r} (first on line {seen[doc_id]})")
@@ -146,7 +156,7 @@ def load_beir_queries(path: Path | str) -> dict[str, str]:
     path = _existing(Path(path), "BEIR queries file")
     queries: dict[str, str] = {}
     lines: dict[str, int] = {}
-    for lineno, obj in _jsonl(path):
+    for lineno, obj in jsonl_objects(path):
         qid = _id_field(obj, path, lineno)
         if qid in queries:
             raise DataError(path, lineno, "_id", f"duplicate query id {qid!r} (first on line {lines[qid]})")

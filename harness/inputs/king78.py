@@ -1,148 +1,32 @@
-"""Corpora and layouts: records -> the Markdown workspace a run indexes, plus a provenance map.
+"""king78: the project's own 78-record corpus (datasets/king78/) and the four rounds' layouts.
 
-A *layout* is what an agent's memory folder looks like for one experiment: a set of Markdown files
-under a fresh directory, and a provenance map saying which line ranges of which file come from which
-document (a king78 record id, a CMRC paragraph id, ...).  Relevance is judged on the provenance map:
-a chunk is relevant to a query when its lines overlap a relevant document's lines, and *pure* when it
-overlaps no other document.  Every data set therefore reduces to the same thing: files + spans + qrels.
+Records (14 structured fields + search keywords), daily logs and queries are validated on load (errors
+name file, line and field); `render_king78` writes one round's workspace with its provenance map.
 """
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from .registry import Registry
-
-DATASETS = Registry("dataset")
-
-
-class DataError(ValueError):
-    """Bad input data; the message names the file, the line and the field."""
-
-    def __init__(self, path: Path | str, line: int | None, field_name: str | None, message: str):
-        self.path, self.line, self.field = str(path), line, field_name
-        where = self.path + (f":{line}" if line is not None else "")
-        what = f" field {field_name!r}:" if field_name else ""
-        super().__init__(f"{where}:{what} {message}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Layout: files + provenance
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Span:
-    """Lines start..end (1-based, inclusive) of `path` come from document `doc_id`."""
-
-    path: str
-    start: int
-    end: int
-    doc_id: str
-
-
-@dataclass
-class Layout:
-    root: Path
-    files: list[str]  # paths relative to root, the files a memory indexer would see
-    spans: list[Span]
-    description: dict[str, Any] = field(default_factory=dict)
-    _by_path: dict[str, list[Span]] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        self._by_path = {}
-        for span in self.spans:
-            self._by_path.setdefault(span.path, []).append(span)
-
-    def docs_overlapping(self, path: str, start: int, end: int) -> set[str]:
-        return {s.doc_id for s in self._by_path.get(path, ()) if s.start <= end and start <= s.end}
-
-    def read(self, path: str) -> str:
-        return (self.root / path).read_text(encoding="utf-8")
-
-    def cleanup(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-class LayoutWriter:
-    """Accumulates files line by line and records which lines come from which document."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.files: dict[str, list[str]] = {}
-        self.spans: list[Span] = []
-
-    def add_lines(self, path: str, lines: Iterable[str], doc_ids: Iterable[str] = ()) -> None:
-        buf = self.files.setdefault(path, [])
-        lines = list(lines)
-        start = len(buf) + 1
-        buf.extend(lines)
-        end = len(buf)
-        if lines:
-            for doc_id in doc_ids:
-                self.spans.append(Span(path, start, end, doc_id))
-
-    def finish(self, description: dict[str, Any] | None = None) -> Layout:
-        for rel, lines in self.files.items():
-            target = self.root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # newline="\n": the same bytes on every platform, so renders are reproducible
-            with open(target, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write("\n".join(lines) + "\n")
-        layout = Layout(self.root, sorted(self.files), self.spans, description or {})
-        (self.root / "provenance.json").write_text(
-            json.dumps(
-                {"description": layout.description,
-                 "spans": [[s.path, s.start, s.end, s.doc_id] for s in layout.spans]},
-                ensure_ascii=False, indent=0,
-            ),
-            encoding="utf-8",
-        )
-        return layout
-
-
-def fresh_root(prefix: str, dest: Path | str | None = None) -> Path:
-    if dest is None:
-        return Path(tempfile.mkdtemp(prefix=prefix))
-    dest = Path(dest)
-    if dest.exists() and any(dest.iterdir()):
-        raise FileExistsError(f"{dest}: layout destination must be new or empty")
-    dest.mkdir(parents=True, exist_ok=True)
-    return dest
-
-
-# ---------------------------------------------------------------------------------------------
-# Queries
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Query:
-    id: str
-    text: str
-    relevant: dict[str, int]  # doc id -> grade (>0)
-    kind: str = "suite"  # suite | negative | paraphrase
-    joined_round: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-
-    def in_suite(self, round_no: int | None) -> bool:
-        if self.kind != "suite":
-            return False
-        return round_no is None or self.joined_round is None or self.joined_round <= round_no
-
-
-QUERY_KINDS = ("suite", "negative", "paraphrase")
+from harness.errors import DataError
+from harness.inputs.layout import (
+    DATASETS,
+    QUERY_KINDS,
+    Layout,
+    LayoutWriter,
+    Query,
+    fresh_root,
+    jsonl_objects,
+    project_path,
+)
 
 
 def load_queries(path: Path) -> list[Query]:
     queries: list[Query] = []
     seen: set[str] = set()
-    for lineno, obj in _jsonl(path):
+    for lineno, obj in jsonl_objects(path):
         for key, typ in (("id", str), ("text", str), ("kind", str)):
             _require(obj, key, typ, path, lineno)
         if obj["kind"] not in QUERY_KINDS:
@@ -194,32 +78,6 @@ KEYWORDS_FIELD = "search_keywords"
 _RECORD_ID = re.compile(r"^rec[0-9A-Za-z]{6,20}$")
 
 
-def read_utf8(path: Path | str, *, missing: str = "no such file") -> str:
-    """A text file's content; a missing file or invalid UTF-8 raises DataError naming the file (and byte)."""
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(path, None, None, missing) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
-
-
-def _jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    path = Path(path)
-    text = read_utf8(path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
-        if not isinstance(obj, dict):
-            raise DataError(path, lineno, None, "each line must be a JSON object")
-        yield lineno, obj
-
-
 def _require(obj: dict, key: str, typ: type, path: Path, lineno: int) -> Any:
     if key not in obj:
         raise DataError(path, lineno, key, "missing")
@@ -240,7 +98,7 @@ def load_records(path: Path | str) -> list[dict[str, Any]]:
     path = Path(path)
     records: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for lineno, obj in _jsonl(path):
+    for lineno, obj in jsonl_objects(path):
         for key, typ in RECORD_FIELDS:
             _require(obj, key, typ, path, lineno)
         _require(obj, KEYWORDS_FIELD, list, path, lineno)
@@ -284,7 +142,7 @@ LOG_KINDS = ("heartbeat", "note")
 def load_daily_logs(path: Path | str, record_ids: set[str] | None = None) -> list[dict[str, Any]]:
     path = Path(path)
     entries = []
-    for lineno, obj in _jsonl(path):
+    for lineno, obj in jsonl_objects(path):
         for key, typ in (("date", str), ("time", str), ("kind", str), ("text", str), ("mentions", list)):
             _require(obj, key, typ, path, lineno)
         if obj["kind"] not in LOG_KINDS:
@@ -424,14 +282,6 @@ class King78:
 @DATASETS.register("king78")
 def _king78(path: str = "datasets/king78") -> King78:
     return King78(project_path(path))
-
-
-def project_path(path: str | Path) -> Path:
-    """A relative data path is read from the working directory, else from the project root."""
-    path = Path(path)
-    if path.is_absolute() or path.exists():
-        return path
-    return Path(__file__).resolve().parent.parent / path
 
 
 def validate_king78(path: Path | str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .metrics import NEAR_TIE
+from harness.evaluation.metrics import NEAR_TIE
 
 # Quality must not regress; latency is left out by default because it depends on the machine.
 DEFAULT_RULES = ("passed:drop=0", "recall@*:drop=0.02", "mrr@*:drop=0.02", "ndcg@*:drop=0.02",

@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from .metrics import NEAR_TIE
-from .pipeline import RunResult
+from harness.evaluation.metrics import NEAR_TIE
+from harness.studies.experiment import RunResult
 
 SEED_FILE = "seed_scores.csv"
 

@@ -38,9 +38,9 @@ from typing import Any, Iterable, Protocol
 
 import apsw
 
-from .registry import Registry
+from harness.registry import Registry
 
-TOKENIZERS = Registry("tokenizer")
+TOKENIZERS = Registry("tokenizer", builtins="harness.stages.tokenizers")
 
 JOINS = ("and", "or")
 NORMALIZATIONS = ("nfkc", "none")
@@ -484,7 +484,7 @@ def _jieba_tokenizer(user_dict: Path | None):
                 try:
                     tok.load_userdict(str(user_dict))
                 except (ValueError, UnicodeDecodeError) as exc:
-                    from .corpus import DataError
+                    from harness.errors import DataError
 
                     raise DataError(user_dict, None, "user_dict", f"not a jieba user dictionary: {exc}") from None
             _jieba_instances[key] = tok
@@ -518,7 +518,7 @@ class Jieba(SpacedTermsTokenizer):
         self._norm = _normalizer(self.normalize)
         path = None
         if self.user_dict is not None:
-            from .corpus import project_path
+            from harness.inputs.layout import project_path
 
             path = project_path(self.user_dict)
             if not path.is_file():

@@ -48,11 +48,24 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
-from .chunkers import split_lines
-from .corpus import DATASETS, DataError, Layout, Query, Span, fresh_root, project_path
-from .openclaw_config import (ExtraPath, OpenClawSettings, check_pattern, parse_extra_path,
-                              read_openclaw_config)
-from .query_files import QuerySpec, load_query_specs
+from harness.errors import DataError
+from harness.inputs.layout import (
+    DATASETS,
+    Layout,
+    Query,
+    Span,
+    fresh_root,
+    project_path,
+)
+from harness.inputs.openclaw_config import (
+    ExtraPath,
+    OpenClawSettings,
+    check_pattern,
+    parse_extra_path,
+    read_openclaw_config,
+)
+from harness.inputs.query_files import QuerySpec, load_query_specs
+from harness.stages.chunkers import split_lines
 
 MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"

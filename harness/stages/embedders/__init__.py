@@ -28,10 +28,11 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-from .db import connect
-from .registry import Registry
+from harness.db import connect
+from harness.errors import EmbeddingError
+from harness.registry import Registry
 
-EMBEDDERS = Registry("embedder")
+EMBEDDERS = Registry("embedder", builtins="harness.stages.embedders")
 ROLES = ("query", "passage")
 
 
@@ -47,9 +48,6 @@ class Embedder(Protocol):
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-
-class EmbeddingError(RuntimeError):
-    """An embedding call failed; vectors computed before the failure are already in the cache."""
 
 
 @dataclass
@@ -561,7 +559,12 @@ class CachedEmbedder:
         show = self.progress and len(items) >= 8
         progress = None
         if show:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TimeRemainingColumn,
+            )
 
             progress = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                                 TimeRemainingColumn(), transient=False)

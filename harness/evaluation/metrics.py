@@ -15,7 +15,7 @@ from typing import Iterable
 
 import pytrec_eval
 
-from .fusion import Hit
+from harness.stages.fusion import Hit
 
 Run = dict[str, dict[str, float]]  # query id -> doc id -> score
 Qrels = dict[str, dict[str, int]]  # query id -> doc id -> grade

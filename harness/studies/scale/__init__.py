@@ -63,11 +63,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .chunkers import Chunk
-from .corpus import load_daily_logs, load_records, project_path
-from .lexical import LEXICAL_BACKENDS
-from .tokenizers import TOKENIZERS, is_cjk_char
-from .vector import VECTOR_BACKENDS, top_k_exact, unit_rows
+from harness.inputs.king78 import load_daily_logs, load_records
+from harness.inputs.layout import project_path
+from harness.stages.chunkers import Chunk
+from harness.stages.lexical import LEXICAL_BACKENDS
+from harness.stages.tokenizers import TOKENIZERS, is_cjk_char
+from harness.stages.vector import VECTOR_BACKENDS, top_k_exact, unit_rows
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 10_000)
@@ -658,7 +659,7 @@ def fit_exponent(sizes: Sequence[float], values: Sequence[float | None]) -> floa
 
 
 def _versions() -> dict[str, str]:
-    from . import db
+    from harness import db
 
     out = {"python": platform.python_version(), "numpy": np.__version__, "sqlite": db.sqlite_version(),
            "sqlite-vec": db.sqlite_vec_version()}

@@ -25,9 +25,10 @@ from typing import Any
 
 import pandas as pd
 
-from .config import load_experiment, load_toml, merge
-from .corpus import project_path
-from .pipeline import RunResult, build_stages, run_experiment
+from harness.config import load_experiment, load_toml, merge
+from harness.inputs.layout import project_path
+from harness.pipeline import build_stages
+from harness.studies.experiment import RunResult, run_experiment
 
 
 def load_matrix(path: Path | str) -> dict[str, Any]:
@@ -136,7 +137,7 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
                         metrics: list[str]) -> pd.DataFrame:
     """The Markdown and PNG of a matrix from its JSON document (so a report can be redrawn without
     re-running: `harness matrix SPEC --redraw`)."""
-    from .reports import markdown_table
+    from harness.reporting.markdown import markdown_table
 
     out_dir = Path(out_dir)
     frame = pd.DataFrame([c["row"] for c in doc["cells"]])

@@ -1,0 +1,11 @@
+"""Inputs: what a run indexes and asks, each reduced to a layout (Markdown files + provenance spans)
+and queries with graded relevant documents.
+
+    layout.py           Layout, Span, Query, LayoutWriter; reading text inputs; the DATASETS registry
+    king78.py           the project's 78-record corpus and the four rounds' layouts
+    public.py           BEIR folders and SQuAD-style JSON (CMRC 2018)
+    workspace.py        your own OpenClaw workspace (which files are indexed, your queries)
+    openclaw_config.py  openclaw.json both ways
+    query_files.py      queries in YAML or JSONL
+    workspace_init.py   `harness init`
+"""

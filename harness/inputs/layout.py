@@ -1,0 +1,167 @@
+"""Corpora and layouts: records -> the Markdown workspace a run indexes, plus a provenance map.
+
+A *layout* is what an agent's memory folder looks like for one experiment: a set of Markdown files
+under a fresh directory, and a provenance map saying which line ranges of which file come from which
+document (a king78 record id, a CMRC paragraph id, ...).  Relevance is judged on the provenance map:
+a chunk is relevant to a query when its lines overlap a relevant document's lines, and *pure* when it
+overlaps no other document.  Every data set therefore reduces to the same thing: files + spans + qrels.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.errors import DataError
+from harness.registry import Registry
+
+DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace"))
+
+# ---------------------------------------------------------------------------------------------
+# Layout: files + provenance
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Span:
+    """Lines start..end (1-based, inclusive) of `path` come from document `doc_id`."""
+
+    path: str
+    start: int
+    end: int
+    doc_id: str
+
+
+@dataclass
+class Layout:
+    root: Path
+    files: list[str]  # paths relative to root, the files a memory indexer would see
+    spans: list[Span]
+    description: dict[str, Any] = field(default_factory=dict)
+    _by_path: dict[str, list[Span]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_path = {}
+        for span in self.spans:
+            self._by_path.setdefault(span.path, []).append(span)
+
+    def docs_overlapping(self, path: str, start: int, end: int) -> set[str]:
+        return {s.doc_id for s in self._by_path.get(path, ()) if s.start <= end and start <= s.end}
+
+    def read(self, path: str) -> str:
+        return (self.root / path).read_text(encoding="utf-8")
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class LayoutWriter:
+    """Accumulates files line by line and records which lines come from which document."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.files: dict[str, list[str]] = {}
+        self.spans: list[Span] = []
+
+    def add_lines(self, path: str, lines: Iterable[str], doc_ids: Iterable[str] = ()) -> None:
+        buf = self.files.setdefault(path, [])
+        lines = list(lines)
+        start = len(buf) + 1
+        buf.extend(lines)
+        end = len(buf)
+        if lines:
+            for doc_id in doc_ids:
+                self.spans.append(Span(path, start, end, doc_id))
+
+    def finish(self, description: dict[str, Any] | None = None) -> Layout:
+        for rel, lines in self.files.items():
+            target = self.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # newline="\n": the same bytes on every platform, so renders are reproducible
+            with open(target, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write("\n".join(lines) + "\n")
+        layout = Layout(self.root, sorted(self.files), self.spans, description or {})
+        (self.root / "provenance.json").write_text(
+            json.dumps(
+                {"description": layout.description,
+                 "spans": [[s.path, s.start, s.end, s.doc_id] for s in layout.spans]},
+                ensure_ascii=False, indent=0,
+            ),
+            encoding="utf-8",
+        )
+        return layout
+
+
+def fresh_root(prefix: str, dest: Path | str | None = None) -> Path:
+    if dest is None:
+        return Path(tempfile.mkdtemp(prefix=prefix))
+    dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise FileExistsError(f"{dest}: layout destination must be new or empty")
+    dest.mkdir(parents=True, exist_ok=True)
+    return dest
+
+
+# ---------------------------------------------------------------------------------------------
+# Queries
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    text: str
+    relevant: dict[str, int]  # doc id -> grade (>0)
+    kind: str = "suite"  # suite | negative | paraphrase
+    joined_round: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def in_suite(self, round_no: int | None) -> bool:
+        if self.kind != "suite":
+            return False
+        return round_no is None or self.joined_round is None or self.joined_round <= round_no
+
+
+QUERY_KINDS = ("suite", "negative", "paraphrase")
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading text inputs
+# ---------------------------------------------------------------------------------------------
+
+def read_utf8(path: Path | str, *, missing: str = "no such file") -> str:
+    """A text file's content; a missing file or invalid UTF-8 raises DataError naming the file (and byte)."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(path, None, None, missing) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
+
+
+def jsonl_objects(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    path = Path(path)
+    text = read_utf8(path)
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(path, lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        if not isinstance(obj, dict):
+            raise DataError(path, lineno, None, "each line must be a JSON object")
+        yield lineno, obj
+
+
+def project_path(path: str | Path) -> Path:
+    """A relative data path is read from the working directory, else from the project root."""
+    path = Path(path)
+    if path.is_absolute() or path.exists():
+        return path
+    return Path(__file__).resolve().parents[2] / path
