@@ -164,8 +164,7 @@ def fuse(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
     t0 = time.perf_counter()
     fused = stages.fusion(legs)
     t1 = time.perf_counter()
-    ctx = SearchContext(query.text, stages.max_results, getattr(stages.fusion, "vw", 1.0),
-                        getattr(stages.fusion, "tw", 0.0))
+    ctx = SearchContext(query.text, stages.max_results, *stages.fusion.leg_weights)
     if index is not None:
         ctx.chunk_text = lambda cid: index.by_id[cid].text
         ctx.chunk_path = lambda cid: index.by_id[cid].path

@@ -90,18 +90,18 @@ def _first_line(doc: str | None) -> str:
     return (inspect.cleandoc(doc).splitlines() or [""])[0] if doc else ""
 
 
-def format_validation_error(exc: ValidationError, where: str, known: list[str]) -> str:
+def format_validation_error(exc: ValidationError, where: str, what: str, known: list[str]) -> str:
     """pydantic's errors as one clause per problem, each naming the TOML table and key."""
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"])
         if err["type"] == "unexpected_keyword_argument":
-            parts.append(f"{where} {key}: unknown key; known: {', '.join(known) or '(none)'}")
+            parts.append(f"{where} {key}: unknown key for {what}; known: {', '.join(known) or '(none)'}")
             continue
         message = err["msg"].removeprefix("Value error, ")
         if "input" in err and err["type"] != "missing" and key:
             message += f" (got {err['input']!r})"
-        parts.append(f"{where}{' ' + key if key else ''}: {message}")
+        parts.append(f"{where} {key}: {message}" if key else f"{where} ({what}): {message}")
     return "; ".join(parts)
 
 
@@ -182,7 +182,8 @@ class Registry(Generic[T]):
         """
         cls = self.get(name)
         params = dict(params or {})
-        where = f"{where or ''} [{self.table}] {self.kind} {name!r}".strip()
+        where = where or f"[{self.table}]"
+        what = f"{self.kind} {name!r}"
         forbidden = sorted(set(params) & set(self.runtime))
         if forbidden:
             raise ConfigError(f"{where}: {', '.join(forbidden)} cannot be set in a configuration file")
@@ -192,11 +193,11 @@ class Registry(Generic[T]):
         if not hasattr(cls, "__pydantic_fields__") and not _takes_any_keyword(cls):
             unknown = sorted(set(params) - set(known))
             if unknown:
-                raise ConfigError(f"{where} {unknown[0]}: unknown key; known: {', '.join(known) or '(none)'}")
+                raise ConfigError(f"{where} {unknown[0]}: unknown key for {what}; known: {', '.join(known) or '(none)'}")
         try:
             return cls(**params, **runtime)
         except ValidationError as exc:
-            raise ConfigError(format_validation_error(exc, where, known)) from None
+            raise ConfigError(format_validation_error(exc, where, what, known)) from None
 
     # --- documentation ------------------------------------------------------------------------------
 

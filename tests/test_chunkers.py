@@ -421,7 +421,7 @@ def test_bad_parameters_are_named():
         CHUNKERS.create("recursive", sizing="words")
     with pytest.raises(ValueError, match="input_limit"):
         CHUNKERS.create("file", input_limit=0)
-    with pytest.raises(ConfigError, match="chunker .qmd. size: unknown key"):
+    with pytest.raises(ConfigError, match=r"\[chunker\] size: unknown key for chunker .qmd."):
         CHUNKERS.create("qmd", size=3)
     with pytest.raises(ValueError, match="token_count must be a callable"):
         CHUNKERS.create("qmd", token_count="embedder")

@@ -12,7 +12,6 @@ then only re-fuses and re-scores those candidate lists, so a 1,000-setting sweep
 """
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import os
@@ -69,8 +68,8 @@ def weight_values(spec: Any) -> list[float]:
     return [float(v) for v in spec]
 
 
-def _accepts(factory_name: str, param: str) -> bool:
-    return param in inspect.signature(FUSIONS.get(factory_name)).parameters
+def _accepts(fusion_name: str, param: str) -> bool:
+    return any(p.name == param for p in FUSIONS.parameters(fusion_name))
 
 
 @dataclass
@@ -156,8 +155,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
 
 def _tokenizer_label(table: dict[str, Any]) -> str:
     """name(param=value, ...) listing only parameters that differ from the tokenizer's defaults."""
-    defaults = {k: p.default for k, p in
-                inspect.signature(TOKENIZERS.get(table["name"])).parameters.items()}
+    defaults = {p.name: p.default for p in TOKENIZERS.parameters(table["name"])}
     extras = ",".join(f"{k}={v}" for k, v in sorted(table.items())
                       if k != "name" and defaults.get(k, object()) != v)
     return table["name"] + (f"({extras})" if extras else "")

@@ -482,6 +482,8 @@ class EmbeddingCache:
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = connect(str(self.path), load_vec=False)
+        # several runs may share one cache: wait for a writer instead of failing with "database is locked"
+        self.conn.setbusytimeout(60_000)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT NOT NULL,"

@@ -1,0 +1,84 @@
+"""The fusion interface: one query's two candidate lists (Legs) -> one ranked list of Hits, plus the
+score maps and helpers the implementations share."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, runtime_checkable
+
+from harness.ranking import by_score_then_id
+from harness.registry import Registry
+
+FUSIONS = Registry("fusion", builtins="harness.stages.fusion")
+
+
+@dataclass
+class Legs:
+    """One query's candidates: (chunk id, raw score) best first.  vector raw = cosine similarity,
+    lexical raw = -FTS5 rank (positive BM25)."""
+
+    vector: list[tuple[str, float]] = field(default_factory=list)
+    lexical: list[tuple[str, float]] = field(default_factory=list)
+
+
+@dataclass
+class Hit:
+    id: str
+    score: float
+    vector_score: float = 0.0
+    text_score: float = 0.0
+    keyword_hit: bool = False  # found by the lexical leg
+
+
+def rank_hits(hits: list[Hit]) -> list[Hit]:
+    """The one ordering of hits used everywhere: score descending, then chunk id."""
+    return by_score_then_id(hits, score=lambda h: h.score, ident=lambda h: h.id)
+
+
+@runtime_checkable
+class Fusion(Protocol):
+    """Legs -> hits ranked by (score desc, id); vector_score / text_score hold what each leg added."""
+
+    def __call__(self, legs: Legs) -> list[Hit]: ...
+
+    @property
+    def leg_weights(self) -> tuple[float, float]:
+        """(vector, text) weights scaled to sum 1: what post-processing reads of the fusion
+        (OpenClaw's keyword floor is min(minScore, text weight))."""
+        ...
+
+
+def normalised_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:
+    """OpenClaw: clamp each weight to [0, 1], then scale so they sum to 1 (0.7/0.3 if both are 0)."""
+    vw = min(1.0, max(0.0, float(vector_weight)))
+    tw = min(1.0, max(0.0, float(text_weight)))
+    total = vw + tw
+    if total <= 0:
+        return 0.7, 0.3
+    return vw / total, tw / total
+
+
+def ranked_leg(leg: list[tuple[str, float]], leg_name: str = "leg") -> list[tuple[str, float]]:
+    """A leg best first by (raw score desc, id); a repeated id keeps its best score.  Raw scores
+    must be finite: a NaN would make every comparison after it meaningless."""
+    for cid, score in leg:
+        if not math.isfinite(score):
+            raise ValueError(f"fusion: {leg_name} leg score of chunk {cid!r} is not finite ({score!r})")
+    out: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    for cid, score in by_score_then_id(leg):
+        if cid not in seen:
+            seen.add(cid)
+            out.append((cid, float(score)))
+    return out
+
+
+def merged_hits(vector: dict[str, float], text: dict[str, float],
+                score: Callable[[str, float, float], float]) -> list[Hit]:
+    """The union of two legs' per-chunk scores -> ranked Hits, `score(id, v, t)` giving the fused score
+    (a chunk missing from a leg has 0 from it)."""
+    hits = []
+    for cid in vector.keys() | text.keys():
+        v, t = vector.get(cid, 0.0), text.get(cid, 0.0)
+        hits.append(Hit(cid, score(cid, v, t), vector_score=v, text_score=t, keyword_hit=cid in text))
+    return rank_hits(hits)

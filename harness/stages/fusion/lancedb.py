@@ -1,0 +1,116 @@
+"""memory-lancedb-pro's fusion, two readings side by side (SPEC.md section 4): the seed's description
+of its older code (`multiplicative`) and its code since 2026-03-12 (`lancedb-pro`)."""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field
+
+from harness.registry import stage
+from harness.stages.fusion.base import FUSIONS, Hit, Legs, merged_hits, normalised_weights, ranked_leg
+
+LANCEDB_STRONG_BM25 = 0.75  # b at or above this keeps 0.92 b even when the vector score is weak
+LANCEDB_STRONG_BM25_FACTOR = 0.92
+
+
+def sigmoid_bm25(raw: float) -> float:
+    """memory-lancedb-pro's store: LanceDB's raw BM25 -> 1/(1 + exp(-raw/5)) when raw > 0, else 0.5."""
+    return 1.0 / (1.0 + math.exp(-raw / 5.0)) if raw > 0 else 0.5
+
+
+def inverse_distance(cosine: float) -> float:
+    """memory-lancedb-pro's store: 1/(1 + d) with d = 1 - cosine (LanceDB cosine distance), 1/3..1."""
+    return 1.0 / (1.0 + (1.0 - cosine))
+
+
+def clamp_unit(value: float) -> float:
+    """Clamp to [0, 1] (the fusion's clamp; the post-processing stages' clamp01 also maps non-finite
+    values to a fallback, as memory-lancedb-pro's does)."""
+    return min(1.0, max(0.0, value))
+
+
+@FUSIONS.register("multiplicative")
+@stage
+class MultiplicativeFusion:
+    """memory-lancedb-pro as seed 004 describes it (its retriever.ts before 2026-03-12, issue #130):
+
+        fused = v + 0.15 v   when the chunk is also a BM25 hit, else v;   BM25-only hit -> b
+
+    v is the cosine similarity (the seed: "LanceDB ANN cosine similarity"); `vector_to_score =
+    "inverse_distance"` uses the store's 1/(1+d) instead, which isolates the change of formula from
+    the change of vector scale when comparing with `lancedb-pro`.  Not clamped: the seed's formula
+    lets a boosted score pass 1.0.
+
+    BM25 normalisation: b = sigmoid(raw/5) for raw > 0 else 0.5, the mapping memory-lancedb-pro's
+    store applies to LanceDB's raw BM25 before the retriever sees it; the seed's "keeps its BM25
+    score" is that store score.  LanceDB's BM25, like FTS5's bm25(), uses k1 = 1.2, b = 0.75, so the
+    raw FTS5 score is a fair stand-in, and both lancedb fusions then differ only in their formula.
+
+    The seed notes that the config's vectorWeight / bm25Weight (0.7 / 0.3) are not used by this
+    formula: they are accepted here and ignored, so a weight sweep shows a flat line, which is the
+    finding.  Compare `lancedb-pro` (LanceDBProFusion), the code since 2026-03-12."""
+
+    vector_weight: float = Field(0.7, allow_inf_nan=False)
+    """accepted and unused, as in the code the seed describes"""
+    text_weight: float = Field(0.3, allow_inf_nan=False)
+    """accepted and unused"""
+    boost: float = Field(0.15, ge=0, allow_inf_nan=False)
+    """added share of v when the chunk is also a BM25 hit"""
+    vector_to_score: Literal["cosine", "inverse_distance"] = "cosine"
+    """"cosine" (the seed) or "inverse_distance" (the store's 1/(1+d))"""
+
+    def __post_init__(self) -> None:
+        self.leg_weights = normalised_weights(self.vector_weight, self.text_weight)
+
+    def __call__(self, legs: Legs) -> list[Hit]:
+        to_score = inverse_distance if self.vector_to_score == "inverse_distance" else float
+        vector = {cid: to_score(c) for cid, c in ranked_leg(legs.vector, "vector")}
+        text = {cid: sigmoid_bm25(raw) for cid, raw in ranked_leg(legs.lexical, "lexical")}
+
+        def score(cid: str, v: float, b: float) -> float:
+            if cid not in vector:
+                return b
+            return v + self.boost * v if cid in text else v
+
+        return merged_hits(vector, text, score)
+
+
+@FUSIONS.register("lancedb-pro")
+@stage
+class LanceDBProFusion:
+    """memory-lancedb-pro as its code does since 2026-03-12 (src/retriever.ts fuseResults; the
+    0.15 boost removed, issue #130):
+
+        v = 1/(1 + d), d = 1 - cosine               (store.vectorSearch; range 1/3..1)
+        b = sigmoid(raw/5) if raw > 0 else 0.5       (store.bm25Search; 0 if not a BM25 hit)
+        vector hit:    fused = clamp01(max(vw v + tw b, 0.92 b if b >= 0.75 else 0))
+        BM25-only hit: fused = clamp01(b)
+        then drop fused < min_score (config minScore 0.3)
+
+    vw, tw are the config's vectorWeight / bm25Weight used as given (default 0.7 / 0.3), as the code
+    does.  Compare `multiplicative` (MultiplicativeFusion), the seed's description of the older
+    code.  The reranker, recency, length, hard-minimum, decay and diversity steps that follow are
+    post-processing stages."""
+
+    vector_weight: float = Field(0.7, ge=0, allow_inf_nan=False)
+    """vectorWeight, used as given"""
+    text_weight: float = Field(0.3, ge=0, allow_inf_nan=False)
+    """bm25Weight, used as given"""
+    min_score: float = Field(0.3, allow_inf_nan=False)
+    """fused scores below this are dropped (the config's minScore)"""
+
+    def __post_init__(self) -> None:
+        self.leg_weights = normalised_weights(self.vector_weight, self.text_weight)
+
+    def __call__(self, legs: Legs) -> list[Hit]:
+        vector = {cid: inverse_distance(c) for cid, c in ranked_leg(legs.vector, "vector")}
+        text = {cid: sigmoid_bm25(raw) for cid, raw in ranked_leg(legs.lexical, "lexical")}
+
+        def score(cid: str, v: float, b: float) -> float:
+            if cid not in vector:
+                return clamp_unit(b)
+            strong = LANCEDB_STRONG_BM25_FACTOR * b if b >= LANCEDB_STRONG_BM25 else 0.0
+            return clamp_unit(max(self.vector_weight * v + self.text_weight * b, strong))
+
+        return [h for h in merged_hits(vector, text, score) if h.score >= self.min_score]
