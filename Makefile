@@ -8,7 +8,7 @@ PROFILE ?= laptop
 HARNESS := $(BIN)/harness
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers scale round1 round2 round3 round4 ablation validate clean
+.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers scale round1 round2 round3 round4 ablation validate compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -66,6 +66,13 @@ round4: $(STAMP) ## Round 4: as round 3 plus search keywords and tags (main job)
 
 ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.08, PROFILE=vps)
 	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE)
+
+# reports/ as committed at BASE (a git ref) against the working tree: figures only (timings, versions and
+# the environment ignored).  Regenerate with the make targets first, then e.g. `make compare-reports BASE=HEAD`.
+BASE ?= HEAD
+compare-reports: $(STAMP) ## Compare reports/ with reports/ at BASE (default HEAD), ignoring timings
+	@rm -rf .compare-base && mkdir -p .compare-base && git archive $(BASE) reports | tar -x -C .compare-base
+	$(BIN)/python -m harness.reporting.compare .compare-base/reports reports; status=$$?; rm -rf .compare-base; exit $$status
 
 clean: ## Remove the venv and caches (keeps reports/)
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis

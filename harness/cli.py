@@ -1,25 +1,48 @@
-"""Command line: each command is a thin layer over a documented function of the library."""
+"""Command line: each command is a thin layer over a documented function of the library.
+
+Errors: the harness's own errors (harness.errors.HarnessError: a wrong config, bad input data, a failed
+embedding call, a broken memory cap) are printed as one line naming the file, line or key, exit code 2.
+Anything else is a bug in the harness: it is reported as such (exit code 3), with its traceback under
+`harness --debug ...`.
+"""
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import typer
+from typer.exceptions import TyperException
 
+from harness import __version__
 from harness.config import list_presets, load_experiment, merge, parse_assignments
-from harness.errors import ConfigError, DataError, EmbeddingError, ProfileLimitExceeded
+from harness.errors import HarnessError
 from harness.inputs.king78 import validate_king78
 from harness.inputs.layout import project_path
 from harness.profiles import PROFILES, apply_profile, get_profile
 
-RUN_ERRORS = (ConfigError, DataError, ValueError, KeyError, TypeError, ProfileLimitExceeded, EmbeddingError)
-
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+# show_locals off: a traceback must never print local variables (an API key could be one of them)
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Evaluate hybrid (vector + BM25) agent-memory retrieval. See README.md.")
 
 DEFAULT_PRESET = "openclaw-2026.02"
+_options = {"debug": False}
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"harness {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global_options(
+        debug: bool = typer.Option(False, "--debug", help="show the full traceback of an unexpected error"),
+        version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                     help="print the version and exit")) -> None:
+    _options["debug"] = debug
 
 
 def _fail(message: str) -> None:
@@ -27,14 +50,36 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`@app.command` whose HarnessError becomes a one-line error; any other exception is a bug."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def run(*a: Any, **k: Any) -> Any:
+            try:
+                return func(*a, **k)
+            except HarnessError as exc:
+                _fail(str(exc))
+            except (typer.Exit, typer.Abort, TyperException):
+                raise
+            except Exception as exc:
+                if _options["debug"]:
+                    raise
+                typer.secho(f"internal error: {type(exc).__name__}: {exc}\n"
+                            "This is a bug in the harness, not in your input; rerun with --debug for the "
+                            "traceback and report it.", fg=typer.colors.RED, err=True)
+                raise typer.Exit(3) from None
+
+        return app.command(*args, **kwargs)(run)
+
+    return decorate
+
+
 def _profile_overrides(profile: Optional[str]) -> dict:
     """Apply a --profile before numpy and the embedder start their thread pools."""
     if profile is None:
         return {}
-    try:
-        apply_profile(get_profile(profile))
-    except ValueError as exc:
-        _fail(str(exc))
+    apply_profile(get_profile(profile))
     return {"profile": {"name": profile}}
 
 
@@ -45,10 +90,7 @@ SET_HELP = ("override one setting, TABLE.KEY=VALUE (repeatable), e.g. fusion.vec
 def _set_overrides(assignments: Optional[list[str]], out: Optional[Path]) -> dict:
     """--set values as nested overrides; a changed configuration must not overwrite the committed
     reports, so it needs its own output folder."""
-    try:
-        overrides = parse_assignments(assignments)
-    except ConfigError as exc:
-        _fail(str(exc))
+    overrides = parse_assignments(assignments)
     if overrides and out is None:
         _fail("--set changes the configuration: give --out so that reports/ is not overwritten")
     return overrides
@@ -64,7 +106,7 @@ def default_out_dir(name: str, preset: str | None) -> Path:
     return project_path("reports") / preset / name
 
 
-@app.command()
+@command()
 def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. experiments/round4.toml"),
         preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
         out: Optional[Path] = typer.Option(None, help="output folder (default reports/<name>/)"),
@@ -75,18 +117,15 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     from harness.reporting.markdown import load_seed_scores, print_round, write_round
     from harness.studies.experiment import run_experiment
 
-    try:
-        config = load_experiment(project_path(experiment), preset=preset, **overrides)
-        result = run_experiment(config)
-    except RUN_ERRORS as exc:
-        _fail(str(exc))
+    config = load_experiment(project_path(experiment), preset=preset, **overrides)
+    result = run_experiment(config)
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
     out_dir = write_round(result, out or default_out_dir(result.name, config.get("preset")), seed)
     print_round(result, seed)
     typer.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
 
 
-@app.command()
+@command()
 def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all four rounds"),
              out: Optional[Path] = typer.Option(None, help="output folder (default reports/ablation/)"),
              profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
@@ -108,10 +147,7 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
         write_round(result, Path(out) / result.name if out else default_out_dir(result.name, preset), seed)
         print_round(result, seed)
 
-    try:
-        results = run_ablation(preset, overrides=overrides, on_round=keep)
-    except RUN_ERRORS as exc:
-        _fail(str(exc))
+    results = run_ablation(preset, overrides=overrides, on_round=keep)
     name = "ablation" if preset == DEFAULT_PRESET else f"ablation-{preset}"
     out_dir = Path(out or project_path("reports") / name)
     doc = write_ablation(results, out_dir, seed)
@@ -120,7 +156,7 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
     typer.echo(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
 
 
-@app.command()
+@command()
 def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 round, CMRC, your workspace)"),
           grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
@@ -130,11 +166,8 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     from harness.studies.sweep import load_grid, run_sweep, write_sweep
 
     overrides = _set_overrides(set_, out)
-    try:
-        config = load_experiment(project_path(experiment), preset=preset, **overrides)
-        result = run_sweep(config, load_grid(project_path(grid)))
-    except RUN_ERRORS as exc:
-        _fail(str(exc))
+    config = load_experiment(project_path(experiment), preset=preset, **overrides)
+    result = run_sweep(config, load_grid(project_path(grid)))
     out_dir = Path(out or project_path("reports") / "sweep" / config["name"])
     doc = write_sweep(result, out_dir, config)
     b, d = result.best, result.default
@@ -151,7 +184,7 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     typer.echo(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
 
 
-@app.command()
+@command()
 def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/tokenizers.toml"),
            preset: Optional[str] = typer.Option(None, help="override every run's preset"),
            run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
@@ -175,15 +208,12 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
         write_matrix_report(matrix_spec, doc, out_dir, metrics)
         typer.echo(f"redrew {out_dir}/{matrix_spec['name']}.md, .png")
         return
-    try:
-        cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
-    except RUN_ERRORS as exc:
-        _fail(str(exc))
+    cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
     write_matrix(matrix_spec, cells, out_dir, metrics)
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def scale(ctx: typer.Context) -> None:
     """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as
     `python -m harness.studies.scale --help` (--quick, --sizes, --out, --queries ...)."""
@@ -192,7 +222,7 @@ def scale(ctx: typer.Context) -> None:
     raise typer.Exit(scale_main(ctx.args))
 
 
-@app.command()
+@command()
 def gate(results: Path = typer.Argument(..., help="results.json or ablation.json of the run to check"),
          baseline: Path = typer.Option(..., help="the committed baseline file to compare with"),
          rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X or METRIC:growth=R (repeatable); "
@@ -200,15 +230,12 @@ def gate(results: Path = typer.Argument(..., help="results.json or ablation.json
     """Regression gate: exit 1 and print the diff when a metric regressed beyond its tolerance."""
     from harness.studies.gate import gate_files
 
-    try:
-        passed, report = gate_files(results, baseline, rule or None)
-    except (OSError, ValueError, KeyError) as exc:
-        _fail(str(exc))
+    passed, report = gate_files(results, baseline, rule or None)
     typer.echo(report)
     raise typer.Exit(0 if passed else 1)
 
 
-@app.command()
+@command()
 def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds MEMORY.md, memory/)"),
          out: Optional[Path] = typer.Option(None, help="folder for experiment.toml + queries.yaml "
                                                       "(default evals/<workspace name>/)"),
@@ -220,11 +247,8 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
     """Write an experiment TOML and a queries template for your own OpenClaw workspace."""
     from harness.inputs.workspace_init import init_workspace, workspace_slug
 
-    try:
-        r = init_workspace(workspace, out or Path("evals") / workspace_slug(workspace.resolve().name),
-                           config=config, queries=queries, preset=preset, agent=agent, force=force)
-    except (DataError, ConfigError, FileExistsError, ValueError) as exc:
-        _fail(str(exc))
+    r = init_workspace(workspace, out or Path("evals") / workspace_slug(workspace.resolve().name),
+                       config=config, queries=queries, preset=preset, agent=agent, force=force)
     typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
     for note in r.notes:
         typer.echo(f"note: {note}")
@@ -232,32 +256,26 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
     typer.echo(f"next: edit {r.queries}, then: harness run {r.experiment}")
 
 
-@app.command()
+@command()
 def report(results: Path = typer.Argument(..., help="results.json of a run, or an ablation.json"),
            out: Optional[Path] = typer.Option(None, help="HTML file (default: report.html beside results.json, "
                                                         "ablation.html beside ablation.json)"),
            ablation: Optional[Path] = typer.Option(None, help="ablation.json whose rounds are added to the page")) -> None:
     """Write one self-contained HTML page (tables, snippets, embedded charts; no network needed)."""
-    from harness.reporting.html import ReportInputError, write_report
+    from harness.reporting.html import write_report
 
-    try:
-        path = write_report(results, out, ablation)
-    except (ReportInputError, OSError) as exc:
-        _fail(str(exc))
+    path = write_report(results, out, ablation)
     typer.echo(f"wrote {path}")
 
 
-@app.command()
+@command()
 def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
     """Validate a king78-style data set (records, daily logs, queries)."""
-    try:
-        counts = validate_king78(project_path(path))
-    except DataError as exc:
-        _fail(str(exc))
+    counts = validate_king78(project_path(path))
     typer.echo(json.dumps(counts, ensure_ascii=False, indent=1))
 
 
-@app.command()
+@command()
 def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
     """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
     from harness.pipeline import load_dataset
@@ -267,11 +285,46 @@ def render(experiment: Path, out: Path = typer.Option(..., help="new or empty fo
     typer.echo(f"rendered {len(layout.files)} files and {len(layout.spans)} provenance spans into {out}")
 
 
-@app.command()
+@command()
 def presets() -> None:
     """List the presets (experiments/presets/*.toml)."""
     for name, first_line in list_presets().items():
         typer.echo(f"{name:24s} {first_line}")
+
+
+@command()
+def stages(table: Optional[str] = typer.Argument(None, help="only this table: dataset, chunker, tokenizer, "
+                                                               "lexical, embedder, vector, fusion, postprocess"),
+           as_json: bool = typer.Option(False, "--json", help="machine-readable output")) -> None:
+    """List every registered stage (plugins included) with its parameters, types, defaults and documentation."""
+    from dataclasses import asdict
+
+    from harness.catalog import describe, registries
+
+    if table is not None and table not in registries():
+        _fail(f"unknown table {table!r}; one of {', '.join(registries())}")
+    items = describe(table)
+    if as_json:
+        typer.echo(json.dumps([asdict(i) for i in items], ensure_ascii=False, indent=1, default=repr))
+        return
+    for item in items:
+        typer.echo(f"[{item.table}] {item.name}  ({item.module})\n    {item.doc}")
+        for p in item.parameters:
+            default = "required" if p.required else f"default {p.default!r}"
+            typer.echo(f"    {p.name}: {p.type} = {default}" + (f"  # {p.doc}" if p.doc else ""))
+
+
+@command()
+def schema(out: Optional[Path] = typer.Option(None, help="write the JSON schema here instead of printing it")) -> None:
+    """JSON schema of experiment and preset files, for editors (e.g. the Even Better TOML extension)."""
+    from harness.catalog import experiment_schema
+
+    text = json.dumps(experiment_schema(), ensure_ascii=False, indent=1)
+    if out is None:
+        typer.echo(text)
+    else:
+        out.write_text(text + "\n", encoding="utf-8")
+        typer.echo(f"wrote {out}")
 
 
 def main() -> None:  # pragma: no cover

@@ -12,11 +12,18 @@ whose `name` differs from the preset's replaces it whole; `postprocess` (a list)
 from __future__ import annotations
 
 import copy
+import dataclasses
 import tomllib
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError
 
 from harness.errors import ConfigError
+from harness.registry import format_validation_error, stage
+
+NEAR_TIE = 0.001  # a pass or failure decided by less than this is reported as a near tie
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
@@ -78,6 +85,63 @@ def _check_keys(cfg: dict[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: postprocess must be an array of tables ([[postprocess]])")
 
 
+@stage
+class SearchSettings:
+    """[search]: what memory_search is asked for."""
+
+    max_results: int = Field(6, ge=1)
+    """maxResults: hits returned per query"""
+    candidate_multiplier: int = Field(4, ge=1)
+    """candidates per leg = max_results x this (capped at 200, as OpenClaw does)"""
+
+
+@stage
+class EvaluationSettings:
+    """[evaluation]: how a run is judged and reported."""
+
+    round: int | None = Field(None, ge=1, le=4)
+    """king78 round: which T-queries are in the suite (all suite queries when unset)"""
+    cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
+    """metric cut-offs k (default: [max_results])"""
+    now: str | datetime | date | None = None
+    """reference time for temporal stages ("2026-02-23" or a TOML datetime)"""
+    near_tie: float = Field(NEAR_TIE, ge=0, allow_inf_nan=False)
+    """an outcome decided by less than this margin is reported as a near tie"""
+    report_purity: bool = True
+    """report whether the top-1 chunk is pure (off when targets overlap by design)"""
+
+
+@stage
+class ProfileSettings:
+    """[profile]: the machine profile a run is held to (see harness.profiles)."""
+
+    name: Literal["laptop", "vps"] = "laptop"
+    """"laptop" (no cap) or "vps" (3.8 GiB address-space cap, 2 threads)"""
+    memory_cap_gib: float | None = Field(None, gt=0, allow_inf_nan=False)
+    """override the profile's memory cap (GiB)"""
+    threads: int | None = Field(None, ge=1)
+    """override the profile's thread count"""
+
+
+SETTINGS_TABLES = {"search": SearchSettings, "evaluation": EvaluationSettings, "profile": ProfileSettings}
+
+
+def check_settings(config: dict[str, Any], source: str) -> None:
+    """Validate the non-stage tables ([search], [evaluation], [profile]) by their typed declarations;
+    errors name the file, table and key.  The dictionaries themselves are left as written, so a
+    results file records exactly what the experiment said."""
+    for table, model in SETTINGS_TABLES.items():
+        if table not in config:
+            continue
+        if not isinstance(config[table], dict):
+            raise ConfigError(f"{source}: [{table}] must be a table")
+        try:
+            model(**config[table])
+        except ValidationError as exc:
+            known = [f.name for f in dataclasses.fields(model)]
+            raise ConfigError(format_validation_error(exc, f"{source} [{table}]", f"[{table}]", known)) from None
+
+
 def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: str = "<experiment>") -> dict[str, Any]:
     """Experiment dict (+ optional preset override) -> the full configuration of a run."""
     _check_keys(experiment, source)
@@ -100,6 +164,7 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     config["search"].setdefault("candidate_multiplier", 4)
     config.setdefault("postprocess", [])
     config.setdefault("evaluation", {})
+    check_settings(config, source)
     return config
 
 

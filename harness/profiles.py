@@ -12,6 +12,7 @@ import resource
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from harness.errors import ConfigError
 
 GIB = 1024 ** 3
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -36,7 +37,7 @@ def get_profile(name: str) -> Profile:
     try:
         return PROFILES[name]
     except KeyError:
-        raise ValueError(f"unknown profile {name!r}; available: {', '.join(sorted(PROFILES))}") from None
+        raise ConfigError(f"unknown profile {name!r}; available: {', '.join(sorted(PROFILES))}") from None
 
 
 def profile_from_config(table: dict[str, Any] | None) -> Profile:
@@ -46,7 +47,7 @@ def profile_from_config(table: dict[str, Any] | None) -> Profile:
     cap_gib = table.pop("memory_cap_gib", None)
     threads = table.pop("threads", base.threads)
     if table:
-        raise ValueError(f"[profile]: unknown key(s) {sorted(table)}; known: name, memory_cap_gib, threads")
+        raise ConfigError(f"[profile]: unknown key(s) {sorted(table)}; known: name, memory_cap_gib, threads")
     cap = base.memory_cap_bytes if cap_gib is None else int(float(cap_gib) * GIB)
     if cap_gib is None and threads == base.threads:
         return base

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import types
 import typing
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -75,8 +76,19 @@ class _SkipUnrepresentable(GenerateJsonSchema):
 
 
 def _type_name(annotation: Any) -> str:
-    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or repr(annotation)
-    return str(text).replace("typing.", "").replace("NoneType", "None")
+    """A readable type: 'min-max' | 'zscore', float | None, list[int]."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return " | ".join(repr(a) for a in args)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is not None and args:
+        return f"{getattr(origin, '__name__', str(origin))}[{', '.join(_type_name(a) for a in args)}]"
+    if annotation is type(None):
+        return "None"
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
 def _takes_any_keyword(obj: Any) -> bool:
@@ -87,7 +99,8 @@ def _takes_any_keyword(obj: Any) -> bool:
 
 
 def _first_line(doc: str | None) -> str:
-    return (inspect.cleandoc(doc).splitlines() or [""])[0] if doc else ""
+    """The first paragraph of a docstring as one line."""
+    return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if doc else ""
 
 
 def format_validation_error(exc: ValidationError, where: str, what: str, known: list[str]) -> str:
@@ -210,7 +223,7 @@ class Registry(Generic[T]):
         out = []
         if dataclasses.is_dataclass(cls):
             pyd_fields = getattr(cls, "__pydantic_fields__", {})
-            hints = typing.get_type_hints(cls, include_extras=False) if pyd_fields else {}
+            hints = typing.get_type_hints(cls, include_extras=True) if pyd_fields else {}
             for f in dataclasses.fields(cls):
                 if not f.init or f.name in self.runtime or f.name.startswith("_"):
                     continue

@@ -28,12 +28,31 @@ QMD's "1/rank when there is no reranker" is not a fusion: it is the post-process
 Modules: base (Legs, Hit, the Fusion protocol, shared helpers), openclaw (weighted, lexical-only,
 vector-only), normalised (wsum, combsum, combmnz), rrf, lancedb (multiplicative, lancedb-pro).
 """
-from harness.stages.fusion.base import (FUSIONS, Fusion, Hit, Legs, merged_hits, normalised_weights, rank_hits,
-                                       ranked_leg)
-from harness.stages.fusion.lancedb import (LanceDBProFusion, MultiplicativeFusion, clamp_unit, inverse_distance,
-                                          sigmoid_bm25)
-from harness.stages.fusion.normalised import (NORMALISATIONS, CombMNZ, CombSum, WeightedSumFusion, min_max,
-                                             z_score)
+from harness.stages.fusion.base import (
+                                       FUSIONS,
+                                       Fusion,
+                                       Hit,
+                                       Legs,
+                                       merged_hits,
+                                       normalised_weights,
+                                       rank_hits,
+                                       ranked_leg,
+)
+from harness.stages.fusion.lancedb import (
+                                       LanceDBProFusion,
+                                       MultiplicativeFusion,
+                                       clamp_unit,
+                                       inverse_distance,
+                                       sigmoid_bm25,
+)
+from harness.stages.fusion.normalised import (
+                                       NORMALISATIONS,
+                                       CombMNZ,
+                                       CombSum,
+                                       WeightedSumFusion,
+                                       min_max,
+                                       z_score,
+)
 from harness.stages.fusion.openclaw import LexicalOnly, VectorOnly, WeightedFusion
 from harness.stages.fusion.rrf import RRFFusion
 

@@ -8,7 +8,14 @@ from typing import Literal
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, merged_hits, normalised_weights, ranked_leg
+from harness.stages.fusion.base import (
+    FUSIONS,
+    Hit,
+    Legs,
+    merged_hits,
+    normalised_weights,
+    ranked_leg,
+)
 
 LANCEDB_STRONG_BM25 = 0.75  # b at or above this keeps 0.92 b even when the vector score is weak
 LANCEDB_STRONG_BM25_FACTOR = 0.92

@@ -7,7 +7,14 @@ from typing import Callable, Literal
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, merged_hits, normalised_weights, ranked_leg
+from harness.stages.fusion.base import (
+    FUSIONS,
+    Hit,
+    Legs,
+    merged_hits,
+    normalised_weights,
+    ranked_leg,
+)
 
 MIN_MAX_FLOOR = 1e-9  # ranx's denominator floor, so a spread of 1e-12 is not blown up to [0, 1]
 

