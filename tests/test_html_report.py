@@ -30,7 +30,7 @@ from harness.studies.experiment import run_experiment
 from tests.conftest import ROOT
 
 NO_MIN_SCORE = [{"name": "min_score", "min_score": 0.0}]
-FAILED_RED = (0xD0, 0x35, 0x2B)  # the chart's colour of a failed query's top-1 (html_report.query_scores_chart)
+FAILED_RED = (0xD0, 0x35, 0x2B)  # the chart's colour of a failed query's top-1 (reporting.plots.query_scores_chart)
 
 
 # --- a small DOM over the stdlib parser -------------------------------------------------------------------
@@ -133,7 +133,7 @@ def failed_with_relevant(results: dict) -> list[str]:
 
 
 def expected_beaters(results: dict, qid: str) -> list[str]:
-    """Independent of html_report: the hits ranked above the first hit overlapping a relevant record,
+    """Independent of reporting.html: the hits ranked above the first hit overlapping a relevant record,
     at most three; the top three when no returned hit is relevant."""
     relevant = set(results["queries"][qid]["relevant"])
     hits = results["hits"][qid]
@@ -258,11 +258,40 @@ def test_text_from_the_results_is_escaped(results):
     html_text = render_html(hostile)
     assert "<script" not in html_text and "<b>" not in html_text and "<h1>injected" not in html_text
     assert "onerror" not in parse(html_text).root.find_all("img")[0].attrs
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; 普通人" in html_text
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; 普通人" in html_text
     built = parse(html_text).root
     row = built.find_all("tr", data_query=qid)[0]
     assert row.find_all("td")[1].text() == '<script>alert("x")</script> & 普通人'
     assert row.find_all("pre", cls="snippet")[0].text() == "<img src=x onerror=alert(1)> <b>bold</b>"
+
+
+def test_markup_and_ampersands_are_escaped_exactly_once(results):
+    """Callers hand the templates raw text: `<script>` and `&` (even an `&amp;` written in a record) come
+    out escaped once, never twice and never raw, wherever the text appears."""
+    raw = "if a < b && c > d: <script>alert(1)</script> &amp; R&D"
+    once = "if a &lt; b &amp;&amp; c &gt; d: &lt;script&gt;alert(1)&lt;/script&gt; &amp;amp; R&amp;D"
+    doc = copy.deepcopy(results)
+    qid = next(q for q in failed_with_relevant(doc) if (doc["queries"][q]["rank"] or 0) > 1)
+    doc["queries"][qid]["text"] = raw
+    top = doc["hits"][qid][0]
+    top["snippet"] = raw
+    top["path"] = "memory/R&D <notes>.md"
+    html_text = render_html(doc)
+    assert "<script" not in html_text and "&amp;lt;" not in html_text and "&amp;amp;amp;" not in html_text
+    # the query's cell and its failure block's title; the top-1 snippet in the table (its collapsed
+    # first line and the text) and among the chunks that beat the relevant one
+    assert html_text.count(once) == 5
+    assert html_text.count("memory/R&amp;D &lt;notes&gt;.md:") == 2
+    built = parse(html_text).root
+    row = built.find_all("tr", data_query=qid)[0]
+    assert row.find_all("td")[1].text() == raw
+    assert row.find_all("summary", cls="snippet-head")[0].text() == raw
+    block = built.find_all("article", id=f"fail-{qid}")[0]
+    assert block.find_all("h3")[0].text() == f"{qid} {raw}"
+    snippets = row.find_all("pre", cls="snippet") + block.find_all("li", cls="beater")[0].find_all("pre")
+    assert [p.text() for p in snippets] == [raw, raw]
+    chunks = row.find_all("td", cls="chunk") + block.find_all("span", cls="chunk")[:1]
+    assert [c.text() for c in chunks] == [chunk_label(top)] * 2
 
 
 def test_chart_falls_back_to_query_ids_without_a_covering_font(results):

@@ -10,6 +10,7 @@ import pytest
 
 from harness.stages.vector import VECTOR_BACKENDS, NumpyIndex, unit_rows
 from harness.studies import scale
+from harness.studies.scale.corpus import _LATIN_WORD
 
 NEW_EXACT = ("sqlite-vec-l2", "numpy-colmajor")
 QUANTISED = ("sqlite-vec-int8", "sqlite-vec-bit")
@@ -54,7 +55,7 @@ def test_synthetic_text_keeps_king78_proportions(vocab):
     lengths = np.array([len(t) for t in corpus.texts])
     assert 140 < lengths.mean() < 180 and lengths.min() >= 60
     words = [w for doc in corpus.words for w in doc]
-    latin_share = sum(1 for w in words if scale._LATIN_WORD.fullmatch(w)) / len(words)
+    latin_share = sum(1 for w in words if _LATIN_WORD.fullmatch(w)) / len(words)
     assert latin_share == pytest.approx(vocab.latin_share, abs=0.02)
     generated, source = scale.script_mix("".join(corpus.texts)), vocab.source_mix
     assert generated["cjk"] == pytest.approx(source["cjk"], abs=0.05)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from harness.evaluation.metrics import NEAR_TIE
+from harness.reporting.plots import plot_ablation
 from harness.studies.experiment import RunResult
 
 SEED_FILE = "seed_scores.csv"
@@ -235,43 +236,6 @@ def paraphrase_misses(results: dict[int, RunResult], k: int = 6) -> list[str]:
                 note += f" — within a leg's top {k}, so fusion or post-processing pushed it out"
             notes.append(f"round {r} {q['query_id']} {q['text']}: " + note)
     return notes
-
-
-def plot_ablation(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rounds = list(results)
-    first = next(iter(results.values())).per_query
-    suite_ids = first[first["kind"] == "suite"]["query_id"].tolist()
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    cmap = plt.get_cmap("tab20")
-    for i, qid in enumerate(suite_ids):
-        ours, theirs = [], []
-        for r in rounds:
-            q = results[r].per_query.set_index("query_id").loc[qid]
-            ours.append(q["score"] if q["in_suite"] and q["passed"] else float("nan"))
-            s = seed.get((qid, r))
-            theirs.append(float(s["seed_score"]) if s and s["seed_status"] == "pass" else float("nan"))
-        axes[0].plot(rounds, ours, marker="o", color=cmap(i), label=qid)
-        axes[1].plot(rounds, theirs, marker="s", linestyle="--", color=cmap(i), label=qid)
-    env = next(iter(results.values())).environment or {}
-    model = str(env.get("embedding_model") or "embedding")
-    model = model.split("/")[-1].split("@")[0]  # short: the model name without its version or endpoint
-    for ax, title in zip(axes, (f"ours ({model}, passed queries)", "seed (ZAI embedding-3)")):
-        ax.set_xticks(rounds)
-        ax.set_xlabel("round")
-        ax.set_title(title)
-        ax.axhline(0.35, color="grey", linewidth=0.8, linestyle=":")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("hybrid score of the best relevant hit")
-    axes[1].legend(ncol=1, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no point hidden
-    fig.suptitle("King78 four-round ablation: per-query score by round (gaps = failed or not in suite)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _paraphrase_hits(res: RunResult) -> str:
