@@ -22,11 +22,16 @@ import numpy as np
 
 from harness.db import connect
 from harness.inputs.layout import DATASETS, Layout, Query
-from harness.stages.chunkers import CHUNKERS, Chunk
+from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
 from harness.stages.embedders import EMBEDDERS, CachedEmbedder, EmbeddingCache
 from harness.stages.fusion import FUSIONS, Hit, Legs
 from harness.stages.lexical import LEXICAL_BACKENDS
-from harness.stages.postprocess import POSTPROCESSORS, SearchContext, as_utc_datetime
+from harness.stages.postprocess import (
+    POSTPROCESSORS,
+    PostProcessor,
+    SearchContext,
+    as_utc_datetime,
+)
 from harness.stages.tokenizers import TOKENIZERS
 from harness.stages.vector import VECTOR_BACKENDS
 
@@ -47,17 +52,19 @@ class Stages:
     """The configured stage objects of one run."""
 
     config: dict[str, Any]
-    chunker: Any
+    chunker: Chunker
     tokenizer: Any
     embedder: CachedEmbedder
     fusion: Any
-    postprocess: list[Any]
+    postprocess: list[PostProcessor]
     max_results: int
     candidates: int
 
     @property
-    def min_score(self) -> float:
-        return max([getattr(p, "min_score", 0.0) for p in self.postprocess] or [0.0])
+    def pass_threshold(self) -> float:
+        """The score a query's top hit must reach to pass: the highest any post-processing stage states
+        (PostProcessor.pass_threshold; OpenClaw's minScore), 0.0 without one."""
+        return max([p.pass_threshold for p in self.postprocess] or [0.0])
 
     def new_lexical(self, conn):
         table = self.config["lexical"]

@@ -57,6 +57,16 @@ def stage(cls: type[T] | None = None, **dataclass_options: Any) -> Any:
     return wrap(cls) if cls is not None else wrap
 
 
+def _field_doc(cls: type, name: str) -> str:
+    """A field's attribute docstring.  pydantic reads them from a class's own source only, so a field a
+    subclass inherits is documented by the class that declares it."""
+    for klass in cls.__mro__:
+        info = getattr(klass, "__pydantic_fields__", {}).get(name)
+        if info is not None and info.description:
+            return info.description
+    return ""
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One parameter of a registered implementation, as `harness stages` lists it."""
@@ -234,8 +244,9 @@ class Registry(Generic[T]):
                 elif f.default is not dataclasses.MISSING:
                     default = f.default
                 required = default is dataclasses.MISSING
-                out.append(Parameter(f.name, _type_name(hints.get(f.name, f.type)), None if required else default,
-                                     required, (info.description if info is not None else None) or ""))
+                key = (info.alias if info is not None else None) or f.name  # MMR's `lambda` is field lambda_
+                out.append(Parameter(key, _type_name(hints.get(f.name, f.type)), None if required else default,
+                                     required, _field_doc(cls, f.name)))
         else:
             for p in inspect.signature(cls).parameters.values():
                 if p.name in self.runtime or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
@@ -252,6 +263,9 @@ class Registry(Generic[T]):
         except Exception:  # a plain plugin class: describe what the signature says
             schema = {"type": "object", "properties": {p.name: {} for p in self.parameters(name)}}
         props = {k: v for k, v in schema.get("properties", {}).items() if k not in self.runtime}
+        for p in self.parameters(name):  # inherited fields: pydantic left their docstrings out
+            if p.name in props and p.doc and "description" not in props[p.name]:
+                props[p.name]["description"] = p.doc
         schema["properties"] = {"name": {"const": name}, **props}
         schema["required"] = ["name", *[r for r in schema.get("required", []) if r not in self.runtime]]
         schema["title"] = f"{self.kind} {name}"

@@ -74,8 +74,7 @@ def assert_budget(name: str, chunker, chunks) -> None:
     if name in ("openclaw", "record"):
         # A chunk may pass the budget only by the overlap it carries from the previous chunk
         # (OpenClaw appends the incoming line after the carry unconditionally).
-        size, limit = chunker.size if name == "openclaw" else chunker.packer.size, (
-            chunker.max_chars if name == "openclaw" else chunker.packer.max_chars)
+        size, limit = chunker.size, chunker.max_chars
         prev: list[str] = []
         for c in chunks:
             segments = c.text.split("\n")
@@ -415,16 +414,34 @@ def test_file_truncation_with_a_token_counter_keeps_the_longest_prefix():
 
 
 def test_bad_parameters_are_named():
-    with pytest.raises(ValueError, match="overlap"):
+    with pytest.raises(ConfigError, match=r"\[chunker\] overlap: must be smaller than tokens \(10\) \(got 10\)"):
         CHUNKERS.create("fixed", tokens=10, overlap=10)
-    with pytest.raises(ValueError, match="sizing"):
+    with pytest.raises(ConfigError, match=r"\[chunker\] overlap: must be smaller than tokens \(20\) \(got 25\)"):
+        CHUNKERS.create("qmd", tokens=20, overlap=25)
+    with pytest.raises(ConfigError, match=r"\[chunker\] sizing: Input should be 'raw_length' or 'cjk_weighted'"):
         CHUNKERS.create("recursive", sizing="words")
-    with pytest.raises(ValueError, match="input_limit"):
+    with pytest.raises(ConfigError, match=r"\[chunker\] input_limit: Input should be greater than 0 \(got 0\)"):
         CHUNKERS.create("file", input_limit=0)
+    with pytest.raises(ConfigError, match=r"\[chunker\] tokens: Input should be greater than 0"):
+        CHUNKERS.create("openclaw", tokens=0)
+    with pytest.raises(ConfigError, match=r"\[chunker\] decay: Input should be less than or equal to 1"):
+        CHUNKERS.create("qmd", decay=1.5)
     with pytest.raises(ConfigError, match=r"\[chunker\] size: unknown key for chunker .qmd."):
         CHUNKERS.create("qmd", size=3)
-    with pytest.raises(ValueError, match="token_count must be a callable"):
+    with pytest.raises(ConfigError, match=r"\[chunker\] token_count: Input should be callable \(got 'embedder'\)"):
         CHUNKERS.create("qmd", token_count="embedder")
+    # the embedder's counter is a runtime argument: a TOML table cannot set it
+    with pytest.raises(ConfigError, match=r"\[chunker\]: token_count cannot be set in a configuration file"):
+        CHUNKERS.create("qmd", {"token_count": "embedder"})
+
+
+def test_every_chunker_documents_its_parameters_and_has_a_schema():
+    for name in CHUNKERS.names():
+        assert CHUNKERS.doc(name)
+        assert all(p.doc for p in CHUNKERS.parameters(name)), name  # inherited fields too
+        schema = CHUNKERS.json_schema(name)
+        assert "token_count" not in schema["properties"]  # a runtime argument, not a TOML key
+        assert all(p.name in schema["properties"] for p in CHUNKERS.parameters(name))
 
 
 # --- recursive / fixed -------------------------------------------------------------------------

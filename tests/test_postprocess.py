@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.errors import ConfigError
+from harness.pipeline import Stages
 from harness.stages.fusion import FUSIONS, Hit, Legs, rank_hits
 from harness.stages.postprocess import (
     MMR,
@@ -20,6 +22,7 @@ from harness.stages.postprocess import (
     ImportanceWeight,
     LengthNorm,
     MinScore,
+    PostProcessor,
     RecencyBoost,
     ReciprocalRank,
     SearchContext,
@@ -75,11 +78,67 @@ def test_bad_now_and_missing_lookups_are_clear_errors():
 
 
 def test_unknown_stage_parameter_is_a_clear_error():
-    with pytest.raises(TypeError, match="postprocess stage 'mmr'.*lamda"):
+    with pytest.raises(ConfigError, match=r"^\[postprocess\] lamda: unknown key for postprocess stage 'mmr'; "
+                                          r"known: lambda, tokens, snippet_chars$"):
         POSTPROCESSORS.create("mmr", lamda=0.5)
-    assert POSTPROCESSORS.create("mmr", **{"lambda": 0.5}).lambda_ == 0.5
-    with pytest.raises(ValueError, match="mmr.tokens"):
+    assert POSTPROCESSORS.create("mmr", **{"lambda": 0.5}).lambda_ == 0.5  # OpenClaw's key, a Python keyword
+    assert POSTPROCESSORS.create("mmr", {"lambda": 3}).lambda_ == 1.0  # clamped, as OpenClaw does
+    with pytest.raises(ConfigError, match=r"\[postprocess\] tokens: Input should be 'cjk' or 'ascii' \(got 'jieba'\)"):
         POSTPROCESSORS.create("mmr", tokens="jieba")
+
+
+@pytest.mark.parametrize(("name", "params", "message"), [
+    ("mmr", {"lambda": float("nan")}, r"lambda: Input should be a finite number"),
+    ("mmr", {"snippet_chars": 0}, r"snippet_chars: Input should be greater than 0"),
+    ("min_score", {"keyword_fallback": "always"}, r"keyword_fallback: Input should be 'relaxed', 'fill' or 'none'"),
+    ("min_score", {"min_score": "0.35"}, r"min_score: Input should be a valid number"),
+    ("temporal_decay", {"half_life_days": -1}, r"half_life_days: Input should be greater than or equal to 0"),
+    ("temporal_decay", {"now": "last tuesday"}, r"now: not an ISO-8601 date or date-time \(got 'last tuesday'\)"),
+    ("cosine_rerank", {"weight": 1.5}, r"weight: Input should be less than or equal to 1"),
+    ("cosine_rerank", {"window_factor": 0}, r"window_factor: Input should be greater than or equal to 1"),
+    ("importance_weight", {"importance": -0.1}, r"importance: Input should be greater than or equal to 0"),
+    ("time_decay", {"half_life_days": float("inf")}, r"half_life_days: Input should be a finite number"),
+])
+def test_bad_parameters_name_the_table_and_key(name, params, message):
+    with pytest.raises(ConfigError, match=r"^x\.toml \[postprocess 2\] " + message):
+        POSTPROCESSORS.create(name, params, where="x.toml [postprocess 2]")
+
+
+def test_stage_now_accepts_toml_dates_and_iso_strings():
+    midnight = datetime(2026, 3, 31, tzinfo=timezone.utc)
+    for value in ("2026-03-31", date(2026, 3, 31), datetime(2026, 3, 31)):
+        assert POSTPROCESSORS.create("time_decay", now=value).now == midnight
+    assert POSTPROCESSORS.create("recency_boost").now is None  # the context's `now` is used
+
+
+def test_every_stage_documents_its_parameters_and_has_a_schema():
+    for name in POSTPROCESSORS.names():
+        assert POSTPROCESSORS.doc(name)
+        assert all(p.doc for p in POSTPROCESSORS.parameters(name)), name
+        assert set(POSTPROCESSORS.json_schema(name)["properties"]) == \
+            {"name", *(p.name for p in POSTPROCESSORS.parameters(name))}
+    assert "lambda" in POSTPROCESSORS.json_schema("mmr")["properties"]
+
+
+def test_every_stage_states_its_pass_threshold():
+    """The score a query's top hit must reach: minScore for min_score, 0.0 for every other stage
+    (hard_min_score filters before time_decay lowers the survivors, so it sets no bar either)."""
+    for name in POSTPROCESSORS.names():
+        stage = POSTPROCESSORS.create(name)
+        assert isinstance(stage, PostProcessor)
+        assert stage.pass_threshold == (0.35 if name == "min_score" else 0.0), name
+    assert POSTPROCESSORS.create("min_score", min_score=0.5).pass_threshold == 0.5
+    assert POSTPROCESSORS.create("hard_min_score", threshold=0.5).pass_threshold == 0.0
+
+
+def test_a_runs_pass_threshold_is_the_highest_its_stages_state():
+    def stages(*post):
+        return Stages({}, None, None, None, None, list(post), 6, 24)
+
+    assert stages().pass_threshold == 0.0
+    assert stages(MMR(), MinScore(0.4)).pass_threshold == 0.4
+    assert stages(HardMinScore(0.5), TimeDecay()).pass_threshold == 0.0
+    assert stages(MinScore(0.2), ReciprocalRank(), MinScore(0.3)).pass_threshold == 0.3
 
 
 # --- OpenClaw minScore + maxResults (SPEC.md section 2) ---------------------------------------------

@@ -65,7 +65,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     for q in queries:
         hits, post_ms = fuse(stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
         fused[q.id] = hits
-        outcome = query_outcome(hits, q.relevant, index.docs_of, stages.min_score)
+        outcome = query_outcome(hits, q.relevant, index.docs_of, stages.pass_threshold)
         timings = {**legs[q.id].timings_ms, **post_ms}
         rows.append({
             "query_id": q.id, "text": q.text, "kind": q.kind, "in_suite": q.in_suite(round_no),

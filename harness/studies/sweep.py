@@ -221,7 +221,7 @@ def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, j
     rr = {}
     passed = 0
     for q in suite:
-        outcome = query_outcome(hits[q.id], q.relevant, index.docs_of, stages.min_score)
+        outcome = query_outcome(hits[q.id], q.relevant, index.docs_of, stages.pass_threshold)
         passed += outcome.passed
         rr[q.id] = metrics[q.id][f"mrr@{k}"]
     negatives = [q for q in queries if q.kind == "negative"]

@@ -1,0 +1,206 @@
+"""OpenClaw's post-processing (SPEC.md section 2): minScore + maxResults, MMR, temporal decay."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+from functools import lru_cache
+from typing import Callable, Literal
+
+from pydantic import Field
+
+from harness.registry import stage
+from harness.stages.fusion import Hit, rank_hits
+from harness.stages.postprocess.base import (
+    POSTPROCESSORS,
+    ReferenceTime,
+    SearchContext,
+    age_days,
+    reference_time,
+)
+
+
+@POSTPROCESSORS.register("min_score")
+@stage
+class MinScore:
+    """OpenClaw's minScore + maxResults, with its keyword fallback.
+
+    keyword_fallback:
+      relaxed  (2026-02..07) if nothing clears min_score but the lexical leg found something, keep the
+               keyword hits scoring >= min(min_score, text_weight) (a keyword-only hit scores at most tw)
+      fill     (newer) keyword-only hits fill spare slots below min_score without displacing others
+      none     plain threshold
+    A query passes only if its top hit reaches min_score (a hit kept by the fallback does not).
+    """
+
+    min_score: float = Field(0.35, allow_inf_nan=False)
+    """minScore: hits scoring below it are dropped (and a query's top hit must reach it to pass)"""
+    keyword_fallback: Literal["relaxed", "fill", "none"] = "relaxed"
+    """what happens to keyword hits below min_score: "relaxed", "fill" or "none" (see above)"""
+
+    @property
+    def pass_threshold(self) -> float:
+        return self.min_score
+
+    def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
+        passing = [h for h in hits if h.score >= self.min_score]
+        if self.keyword_fallback == "relaxed" and not passing:
+            floor = min(self.min_score, ctx.text_weight)
+            passing = [h for h in hits if h.keyword_hit and h.score >= floor]
+        elif self.keyword_fallback == "fill" and len(passing) < ctx.max_results:
+            chosen = {h.id for h in passing}
+            passing += [h for h in hits if h.keyword_hit and h.id not in chosen][: ctx.max_results - len(passing)]
+        # no re-sort: a stage before this one (MMR) may have chosen the order, as in OpenClaw
+        return passing[: ctx.max_results]
+
+
+# --- MMR --------------------------------------------------------------------------------------------
+
+_ASCII_WORD = re.compile(r"[a-z0-9_]+")
+# OpenClaw's MMR tokenizer: kana, CJK Extension A + Unified Ideographs, Hangul syllables and jamo
+_MMR_CJK_RUN = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]+")
+
+
+# Token sets depend on the snippet text only; a sweep asks for the same snippets again and again.
+# Bounded: a 700-character Chinese snippet makes ~1,000 tokens.
+@lru_cache(maxsize=2048)
+def ascii_tokens(text: str) -> frozenset[str]:
+    """OpenClaw's older MMR tokens: lower-cased [a-z0-9_]+ runs only.  A pure-Chinese snippet has
+    no tokens at all."""
+    return frozenset(_ASCII_WORD.findall(text.lower()))
+
+
+@lru_cache(maxsize=2048)
+def cjk_tokens(text: str) -> frozenset[str]:
+    """OpenClaw's newer MMR tokens: [a-z0-9_]+ words, every CJK character, and every pair of CJK
+    characters adjacent in the text ("我喜欢hello你好" yields no "欢你")."""
+    lower = text.lower()
+    tokens = set(_ASCII_WORD.findall(lower))
+    for run in _MMR_CJK_RUN.findall(lower):
+        tokens.update(run)
+        tokens.update(map(str.__add__, run, run[1:]))
+    return frozenset(tokens)
+
+
+MMR_TOKENIZERS: dict[str, Callable[[str], frozenset[str]]] = {"cjk": cjk_tokens, "ascii": ascii_tokens}
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """OpenClaw's Jaccard: two empty sets are identical (1.0), one empty set shares nothing (0.0).
+    With ASCII tokens the first rule makes any two pure-Chinese snippets count as duplicates."""
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
+
+
+@lru_cache(maxsize=100_000)
+def _cached_similarity(tokens: str, a: str, b: str) -> float:
+    tokenize = MMR_TOKENIZERS[tokens]
+    return jaccard(tokenize(a), tokenize(b))
+
+
+def snippet_similarity(tokens: str, a: str, b: str) -> float:
+    """Jaccard of two snippets' token sets, memoised: a sweep re-runs MMR over the same candidates
+    many times, and intersecting two ~500-token sets costs more than everything else in MMR."""
+    if hash(a) > hash(b):  # symmetric: one cache entry per pair
+        a, b = b, a
+    return _cached_similarity(tokens, a, b)
+
+
+SNIPPET_CHARS = 700  # OpenClaw's snippet: the first 700 characters of the chunk
+
+
+@POSTPROCESSORS.register("mmr")
+@stage
+class MMR:
+    """OpenClaw's MMR re-ranking (Carbonell & Goldstein 1998) over all fused candidates.
+
+    Relevance is the score min-max normalised over the list (all equal -> 1); similarity is the
+    Jaccard of snippet token sets.  Repeatedly pick the candidate with the largest
+    lambda * relevance - (1 - lambda) * max similarity to those already picked; an exact tie goes to
+    the higher original score, then to the earlier candidate (the input order, i.e. (score desc, id)).
+    Scores are unchanged; only the order changes.
+
+    tokens:
+      cjk    (newer) ASCII words + CJK unigrams + adjacent CJK bigrams
+      ascii  (older) [a-z0-9_] words only, which reproduces its CJK bug: two pure-Chinese snippets
+             both have empty token sets, Jaccard 1, and so are treated as duplicates of each other.
+    """
+
+    # OpenClaw's key `lambda` is a Python keyword: the field is lambda_, its TOML key the alias
+    lambda_: float = Field(0.7, alias="lambda", allow_inf_nan=False)
+    """relevance weight against diversity (clamped to [0, 1], as OpenClaw does; 1 = no re-ranking)"""
+    tokens: Literal["cjk", "ascii"] = "cjk"
+    """snippet tokens: "cjk" (words, CJK unigrams and bigrams) or "ascii" (the older words-only bug)"""
+    snippet_chars: int = Field(SNIPPET_CHARS, gt=0)
+    """characters of each chunk compared (OpenClaw's snippet, 700)"""
+
+    pass_threshold = 0.0  # reorders only
+
+    def __post_init__(self) -> None:
+        self.lambda_ = min(1.0, max(0.0, self.lambda_))  # OpenClaw clamps lambda
+
+    def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
+        if len(hits) <= 1:
+            return list(hits)
+        if self.lambda_ == 1.0:
+            return rank_hits(hits)
+        chunk_text = ctx.need("chunk_text", "mmr")
+        snippets = [chunk_text(h.id)[: self.snippet_chars] for h in hits]
+        lo = min(h.score for h in hits)
+        span = max(h.score for h in hits) - lo
+        relevance = [1.0 if span == 0 else (h.score - lo) / span for h in hits]
+
+        remaining = list(range(len(hits)))  # input order is the final tie-break
+        max_similarity = [0.0] * len(hits)
+        order: list[int] = []
+        while remaining:
+            best, best_value = -1, -math.inf
+            for i in remaining:
+                value = self.lambda_ * relevance[i] - (1 - self.lambda_) * max_similarity[i]
+                if value > best_value or (value == best_value and hits[i].score > hits[best].score):
+                    best, best_value = i, value
+            order.append(best)
+            remaining.remove(best)
+            for i in remaining:  # the max similarity to the picked set only grows by the new pick
+                similarity = snippet_similarity(self.tokens, snippets[i], snippets[best])
+                if similarity > max_similarity[i]:
+                    max_similarity[i] = similarity
+        return [hits[i] for i in order]
+
+
+# --- temporal decay ---------------------------------------------------------------------------------
+
+
+@POSTPROCESSORS.register("temporal_decay")
+@stage
+class TemporalDecay:
+    """OpenClaw's temporal decay: score x exp(-ln2 x age_days / half_life_days), half-life 30 days.
+
+    Age comes from a memory/YYYY-MM-DD.md file name.  MEMORY.md, memory.md and undated files under
+    memory/ are evergreen and never decay.  (OpenClaw falls back to the file's mtime for other
+    files; rendered layouts have no meaningful mtime, so here every undated file is evergreen.)
+    half_life_days = 0 turns the decay off, as in OpenClaw."""
+
+    half_life_days: float = Field(30.0, ge=0, allow_inf_nan=False)
+    """days after which a dated memory's score is halved (0: off)"""
+    now: ReferenceTime = None
+    """reference time for ages (date, date-time or ISO string); default: the run's evaluation.now"""
+
+    pass_threshold = 0.0  # rescales only
+
+    def multiplier(self, age: float | None) -> float:
+        if age is None or self.half_life_days <= 0:
+            return 1.0
+        return math.exp(-math.log(2) / self.half_life_days * age)
+
+    def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
+        if not hits or self.half_life_days <= 0:
+            return list(hits)
+        now = reference_time(self.now, ctx, "temporal_decay")
+        chunk_path = ctx.need("chunk_path", "temporal_decay")
+        return rank_hits([replace(h, score=h.score * self.multiplier(age_days(chunk_path(h.id), now)))
+                          for h in hits])
