@@ -236,6 +236,53 @@ def gate(results: Path = typer.Argument(..., help="results.json or ablation.json
 
 
 @command()
+def export(results: Path = typer.Argument(..., help="results.json of a run"),
+           out: Optional[Path] = typer.Option(None, help="output folder (default: export/ beside results.json)"),
+           suite_only: bool = typer.Option(False, "--suite-only",
+                                           help="only the round's suite queries (whose means the summary reports)")
+           ) -> None:
+    """Write the run's runs and qrels, chunk and document level, as TREC files and ranx JSON."""
+    from harness.evaluation.run_files import export_results
+
+    paths = export_results(results, out, suite_only=suite_only)
+    typer.echo(f"wrote {len(paths)} files to {paths[0].parent}: " + ", ".join(p.name for p in paths))
+
+
+DEFAULT_EVAL_METRICS = ["mrr@6", "ndcg@6", "recall@6"]  # the reports' cut-off: OpenClaw's maxResults
+
+
+@command(name="eval")
+def eval_(run: Path = typer.Option(..., help="run file: TREC (qid Q0 docid rank score tag) or ranx JSON"),
+          qrels: Path = typer.Option(..., help="qrels file: TREC (qid 0 docid grade) or ranx JSON"),
+          metric: Optional[list[str]] = typer.Option(None, help="mrr, ndcg, recall, precision, hit_rate, map with "
+                                                     "@k, repeatable (default mrr@6 ndcg@6 recall@6)"),
+          json_out: Optional[Path] = typer.Option(None, "--json", help="also write the scores (means and per "
+                                                  "query) to this JSON file")) -> None:
+    """Score a run from any system against qrels with the harness's metrics (means over judged queries)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from harness.evaluation.run_files import score_run_files
+
+    scores = score_run_files(run, qrels, metric or DEFAULT_EVAL_METRICS)
+    typer.echo(f"{run} against {qrels}: mean over {scores['queries']} judged queries")
+    table = Table()
+    table.add_column("metric")
+    table.add_column("mean", justify="right")
+    for name, value in scores["mean"].items():
+        table.add_row(name, f"{value:.4f}")
+    Console().print(table)
+    if scores["judged_without_results"]:
+        typer.echo(f"{len(scores['judged_without_results'])} judged queries have no results in the run (scored 0)")
+    if scores["unjudged_in_run"]:
+        typer.echo(f"{len(scores['unjudged_in_run'])} queries of the run are not in the qrels (ignored)")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(scores, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        typer.echo(f"wrote {json_out}")
+
+
+@command()
 def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds MEMORY.md, memory/)"),
          out: Optional[Path] = typer.Option(None, help="folder for experiment.toml + queries.yaml "
                                                       "(default evals/<workspace name>/)"),

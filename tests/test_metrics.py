@@ -4,22 +4,24 @@ import math
 import pytest
 
 from harness.evaluation.metrics import (
-    evaluate_run,
+    evaluate,
     leg_rank,
-    max_passage,
     query_outcome,
     relevant_margin,
     strict_run,
 )
 from harness.evaluation.per_query import leg_diagnostics
+from harness.evaluation.runs import max_passage_run, ranked_ids
 from harness.reporting.markdown import legs_note
 from harness.stages.fusion import Hit, Legs, rank_hits
+
+METRICS_AT_3 = ["recall@3", "mrr@3", "ndcg@3"]
 
 
 def test_hand_worked_example():
     qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"d9": 1}}
     ranked = {"q1": ["d2", "d1", "d4", "d3"], "q2": ["d5"]}
-    m = evaluate_run(qrels, ranked, k=3)
+    m = evaluate(strict_run(ranked), qrels, METRICS_AT_3)
     # q1: first relevant at rank 2 -> RR 0.5; Recall@3 = 1/2; DCG@3 = 1/log2(3), IDCG@3 = 1 + 1/log2(3)
     assert m["q1"]["mrr@3"] == pytest.approx(0.5)
     assert m["q1"]["recall@3"] == pytest.approx(0.5)
@@ -28,15 +30,16 @@ def test_hand_worked_example():
 
 
 def test_agrees_with_ranx():
-    from ranx import Qrels, Run, evaluate
+    from ranx import Qrels, Run
+    from ranx import evaluate as ranx_evaluate
 
     qrels = {"q1": {"d1": 1, "d3": 1}, "q2": {"d9": 1, "d5": 1}, "q3": {"d7": 1}}
     ranked = {"q1": ["d2", "d1", "d4", "d3", "d8"], "q2": ["d5", "d6", "d9"], "q3": ["d1", "d2"]}
-    ours = evaluate_run(qrels, ranked, k=3)
-    theirs = evaluate(Qrels(qrels), Run(strict_run({q: r[:3] for q, r in ranked.items()})),
-                      ["recall@3", "mrr@3", "ndcg@3"], return_mean=False)
+    ours = evaluate(strict_run(ranked), qrels, METRICS_AT_3)
+    theirs = ranx_evaluate(Qrels(qrels), Run(strict_run({q: r[:3] for q, r in ranked.items()})),
+                           METRICS_AT_3, return_mean=False)
     for i, q in enumerate(sorted(qrels)):
-        for metric in ("recall@3", "mrr@3", "ndcg@3"):
+        for metric in METRICS_AT_3:
             assert ours[q][metric] == pytest.approx(float(theirs[metric][i])), (q, metric)
 
 
@@ -44,7 +47,10 @@ def test_ties_break_by_id_before_evaluation():
     hits = rank_hits([Hit("b", 0.5), Hit("a", 0.5), Hit("c", 0.9)])
     assert [h.id for h in hits] == ["c", "a", "b"]
     docs_of = {"c": frozenset({"D3"}), "a": frozenset({"D2", "D1"}), "b": frozenset({"D1"})}
-    assert max_passage(hits, docs_of) == ["D3", "D1", "D2"]
+    run = {"q": {h.id: h.score for h in hits}}
+    assert ranked_ids(run["q"]) == ["c", "a", "b"]
+    # documents by their best chunk; the two documents of chunk a tie and break by id
+    assert ranked_ids(max_passage_run(run, docs_of)["q"]) == ["D3", "D1", "D2"]
 
 
 def test_query_outcome_pass_purity_and_rank():
@@ -52,7 +58,7 @@ def test_query_outcome_pass_purity_and_rank():
     mixed_first = query_outcome([Hit("x", 0.6), Hit("y", 0.5)], {"B"}, docs_of, 0.35)
     assert mixed_first.passed and not mixed_first.top1_pure and mixed_first.rank == 1
     wrong_first = query_outcome([Hit("z", 0.6), Hit("y", 0.5)], {"B"}, docs_of, 0.35)
-    assert not wrong_first.passed and wrong_first.rank == 2 and wrong_first.reciprocal_rank == 0.5
+    assert not wrong_first.passed and wrong_first.rank == 2 and wrong_first.score == 0.5
     below = query_outcome([Hit("y", 0.3)], {"B"}, docs_of, 0.35)
     assert below.top1_relevant and below.top1_pure and not below.passed
     nothing = query_outcome([], {"B"}, docs_of, 0.35)

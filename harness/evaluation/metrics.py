@@ -1,64 +1,135 @@
-"""Metrics: per-query outcomes on chunks (rank, score, pass, purity) and standard IR metrics on documents.
+"""Metrics: every figure is computed from a Run and Qrels (harness.evaluation.runs) by `evaluate`, plus
+per-query diagnostics on the returned hits (rank and score of the best relevant chunk, pass, purity,
+margins, where each leg put it).
 
-Chunks are judged through the layout's provenance map: a chunk is relevant when it overlaps a relevant
-document's lines and pure when it overlaps exactly one document.  Standard metrics come from pytrec_eval,
-after ties are broken by (score desc, id) and turned into strictly decreasing scores, so no library's own
-tie rule can change a number:
-  MRR@k, nDCG@k  on chunks (qrels: the chunks overlapping a relevant document), so a mixed chunk counts
-                 at its own rank rather than at an arbitrary place among the documents it mixes;
-  Recall@k       on documents: the share of relevant documents that some returned chunk overlaps.
+`evaluate(run, qrels, ["mrr@6", "ndcg@10", "recall@6"])` uses trec_eval's definitions (pytrec_eval)
+after each query's list is put in (score desc, id) order, cut at k and given strictly decreasing
+scores, so no library's own tie rule can change a number.  Judged queries (in the qrels) that the run
+does not answer score 0, as `trec_eval -c` scores them; queries the qrels do not judge are ignored.
+
+The reports' figures (standard_metrics), from the runs of one evaluation:
+  MRR@c, nDCG@c  on the chunk run (every chunk overlapping a relevant document is relevant, grade 1), so
+                 a mixed chunk counts at its own rank rather than at an arbitrary place among its documents;
+  Recall@c       on documents: the share of relevant documents that one of the first c chunks overlaps.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 import pytrec_eval
 
+from harness.errors import ConfigError
+from harness.evaluation.runs import (
+    JudgedRuns,
+    Qrels,
+    Run,
+    cut,
+    max_passage_run,
+    ranked_ids,
+)
 from harness.stages.fusion import Hit
 
-Run = dict[str, dict[str, float]]  # query id -> doc id -> score
-Qrels = dict[str, dict[str, int]]  # query id -> doc id -> grade
+# Our measure name (ranx's spelling) -> the trec_eval measure at cut-off k and the key it reports under.
+TREC_MEASURES = {
+    "mrr": ("recip_rank", "recip_rank"),  # on the run cut at k
+    "ndcg": ("ndcg_cut.{k}", "ndcg_cut_{k}"),
+    "recall": ("recall.{k}", "recall_{k}"),
+    "precision": ("P.{k}", "P_{k}"),
+    "hit_rate": ("success.{k}", "success_{k}"),  # 1 when a relevant document is in the first k
+    "map": ("map_cut.{k}", "map_cut_{k}"),
+}
+ALIASES = {"rr": "mrr", "p": "precision", "success": "hit_rate", "hit": "hit_rate", "ap": "map"}
+NEEDS_CUTOFF = {"precision"}  # precision of "the whole run" would depend on the longest list
+NO_RESULT = "__no_result__"  # stands in for an empty list: trec_eval skips queries it does not see
+_MEASURE = re.compile(r"^([a-z_]+)(?:@(\d+))?$")
 
 
-def strict_run(ranked: dict[str, list[str]]) -> Run:
+@dataclass(frozen=True)
+class Measure:
+    """A metric and its cut-off: `mrr@10`; k None is the whole run (`mrr`: reciprocal rank of all)."""
+
+    name: str
+    k: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Measure":
+        match = _MEASURE.match(text.strip().lower())
+        name = ALIASES.get(match.group(1), match.group(1)) if match else None
+        if name not in TREC_MEASURES:
+            raise ConfigError(f"unknown metric {text!r}; known: {', '.join(TREC_MEASURES)} "
+                              "(with @k for a cut-off, e.g. mrr@10)")
+        k = int(match.group(2)) if match.group(2) else None
+        if k == 0:
+            raise ConfigError(f"metric {text!r}: the cut-off must be at least 1")
+        if k is None and name in NEEDS_CUTOFF:
+            raise ConfigError(f"metric {text!r} needs a cut-off, e.g. {name}@10")
+        return cls(name, k)
+
+    def __str__(self) -> str:
+        return self.name if self.k is None else f"{self.name}@{self.k}"
+
+
+def strict_run(ranked: Mapping[str, Sequence[str]]) -> Run:
     """Ranked id lists -> a run whose scores strictly decrease with rank (n, n-1, ..., 1)."""
     return {qid: {doc: float(len(ids) - i) for i, doc in enumerate(ids)} for qid, ids in ranked.items()}
 
 
-def max_passage(hits: list[Hit], docs_of: dict[str, frozenset[str]]) -> list[str]:
-    """Documents in the order of their best chunk; documents of one chunk tie and break by id."""
-    order: list[str] = []
-    seen: set[str] = set()
-    for hit in hits:  # hits are already ranked (score desc, id)
-        for doc in sorted(docs_of.get(hit.id, ())):
-            if doc not in seen:
-                seen.add(doc)
-                order.append(doc)
-    return order
-
-
-# Our metric name -> trec_eval measure (pytrec_eval spelling) and the key it reports under.
-TREC_MEASURES = {
-    "mrr": ("recip_rank", "recip_rank"),
-    "ndcg": ("ndcg_cut.{k}", "ndcg_cut_{k}"),
-    "recall": ("recall.{k}", "recall_{k}"),
-}
-
-
-def evaluate_run(qrels: Qrels, ranked: dict[str, list[str]], k: int,
-                 metrics: tuple[str, ...] = ("recall", "mrr", "ndcg")) -> dict[str, dict[str, float]]:
-    """Per judged query, `<metric>@k` by trec_eval's definitions (pytrec_eval); runs are cut at k."""
+def evaluate(run: Run, qrels: Qrels, measures: Iterable[str | Measure]) -> dict[str, dict[str, float]]:
+    """Per judged query (a query with qrels), each measure by its name as given in canonical form
+    (`"mrr@6"`, `"ndcg@10"`, `"recall"`); see the module docstring for the rules."""
+    parsed = [m if isinstance(m, Measure) else Measure.parse(m) for m in measures]
     judged = {q: rel for q, rel in qrels.items() if rel}
-    if not judged:
+    if not judged or not parsed:
         return {}
-    run = strict_run({q: ranked.get(q, [])[:k] for q in judged})
-    for q in judged:  # trec_eval skips queries absent from the run; an empty result must score 0
-        run[q] = run[q] or {"__no_result__": 0.0}
-    measures = {m: (TREC_MEASURES[m][0].format(k=k), TREC_MEASURES[m][1].format(k=k)) for m in metrics}
-    evaluator = pytrec_eval.RelevanceEvaluator(judged, {trec for trec, _ in measures.values()})
-    return {q: {f"{m}@{k}": vals[key] for m, (_, key) in measures.items()}
-            for q, vals in evaluator.evaluate(run).items()}
+    ranked = {q: ranked_ids(run.get(q, {})) for q in judged}
+    longest = max([len(ids) for ids in ranked.values()] + [1])
+    by_cutoff: dict[int, list[Measure]] = {}
+    for m in parsed:
+        by_cutoff.setdefault(m.k if m.k is not None else longest, []).append(m)
+    out: dict[str, dict[str, float]] = {q: {} for q in judged}
+    for k, group in by_cutoff.items():
+        strict = strict_run({q: ids[:k] for q, ids in ranked.items()})
+        for q in judged:  # an empty result must score 0, not vanish
+            strict[q] = strict[q] or {NO_RESULT: 0.0}
+        trec = {m: (TREC_MEASURES[m.name][0].format(k=k), TREC_MEASURES[m.name][1].format(k=k)) for m in group}
+        evaluator = pytrec_eval.RelevanceEvaluator(judged, {name for name, _ in trec.values()})
+        for q, vals in evaluator.evaluate(strict).items():
+            out[q].update({str(m): vals[key] for m, (_, key) in trec.items()})
+    return out
+
+
+def mean_scores(per_query: Mapping[str, Mapping[str, float]], measures: Iterable[str | Measure],
+                query_ids: Iterable[str] | None = None) -> dict[str, float]:
+    """The mean of each measure over `query_ids` (default: every query of `per_query`)."""
+    ids = list(per_query) if query_ids is None else list(query_ids)
+    names = [str(m if isinstance(m, Measure) else Measure.parse(m)) for m in measures]
+    return {name: (sum(per_query[q][name] for q in ids) / len(ids) if ids else 0.0) for name in names}
+
+
+def recall_of_first_chunks(chunk_run: Run, chunk_documents: Mapping[str, Iterable[str]], document_qrels: Qrels,
+                           c: int) -> dict[str, float]:
+    """Per judged query, the share of its relevant documents that one of its first c chunks overlaps:
+    recall of the MaxP document run of the first c chunks, counted to its end."""
+    judged = [q for q, rel in document_qrels.items() if rel]
+    docs = max_passage_run(cut({q: chunk_run.get(q, {}) for q in judged}, c), chunk_documents)
+    depth = max([len(d) for d in docs.values()] + [c])  # every document of the first c chunks counts
+    name = f"recall@{depth}"
+    return {q: vals[name] for q, vals in evaluate(docs, document_qrels, [name]).items()}
+
+
+def standard_metrics(runs: JudgedRuns, cutoffs: Sequence[int]) -> dict[str, dict[str, float]]:
+    """The reports' figures per judged query, for every cut-off c: MRR@c and nDCG@c on chunks,
+    Recall@c on the documents of the first c chunks (see the module docstring)."""
+    out: dict[str, dict[str, float]] = {q: {} for q, rel in runs.document_qrels.items() if rel}
+    for c in cutoffs:
+        for qid, vals in evaluate(runs.chunk_run, runs.chunk_qrels, [f"mrr@{c}", f"ndcg@{c}"]).items():
+            out[qid].update(vals)
+        for qid, value in recall_of_first_chunks(runs.chunk_run, runs.chunk_documents, runs.document_qrels,
+                                                 c).items():
+            out[qid][f"recall@{c}"] = value
+    return out
 
 
 @dataclass
@@ -69,13 +140,13 @@ class QueryOutcome:
     top1_pure: bool
     top1_docs: list[str]
     passed: bool
-    reciprocal_rank: float
-    hits_at: dict[int, bool]
     returned: int
 
 
 def query_outcome(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str, frozenset[str]],
-                  min_score: float, cutoffs: tuple[int, ...] = (1, 3, 6)) -> QueryOutcome:
+                  pass_threshold: float) -> QueryOutcome:
+    """Where the best relevant chunk is among the returned hits, and whether the query passes: its top-1
+    chunk is relevant and reaches `pass_threshold` (Stages.pass_threshold: OpenClaw's minScore) (a rank-based metric of the same hits: evaluate)."""
     relevant = set(relevant)
     rank = score = None
     for i, hit in enumerate(hits, start=1):
@@ -90,9 +161,7 @@ def query_outcome(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str, f
         top1_relevant=top1_relevant,
         top1_pure=bool(hits) and len(top_docs) == 1,
         top1_docs=top_docs,
-        passed=top1_relevant and hits[0].score >= min_score,
-        reciprocal_rank=1.0 / rank if rank else 0.0,
-        hits_at={k: rank is not None and rank <= k for k in cutoffs},
+        passed=top1_relevant and hits[0].score >= pass_threshold,
         returned=len(hits),
     )
 

@@ -1,42 +1,25 @@
-"""Per-query evaluation of a run: fuse each query's legs, judge the outcome, compute the metrics."""
+"""Per-query evaluation of a run: fuse each query's legs, build the runs and qrels, compute the metrics
+from them and the diagnostics from the hits."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from harness.evaluation.judgments import NOT_INDEXED, chunk_judgments
+from harness.evaluation.judgments import NOT_INDEXED, chunk_qrels, document_qrels
 from harness.evaluation.metrics import (
-    evaluate_run,
+    evaluate,
     leg_rank,
-    max_passage,
     query_outcome,
     relevant_margin,
+    standard_metrics,
 )
+from harness.evaluation.runs import JudgedRuns, judged_runs
 from harness.inputs.layout import Query
 from harness.pipeline import Index, QueryLegs, Stages, fuse, hit_records
-from harness.stages.fusion import Hit, Legs
+from harness.stages.fusion import Legs
 
-
-def standard_metrics(index: Index, queries: Sequence[Query], hits: dict[str, list[Hit]],
-                     cutoffs: Sequence[int], chunk_qrels: dict[str, dict[str, int]] | None = None
-                     ) -> dict[str, dict[str, float]]:
-    """MRR@c and nDCG@c on chunks, Recall@c on documents, for every cut-off c (see metrics.py)."""
-    judged = [q for q in queries if q.relevant]
-    if chunk_qrels is None:
-        chunk_qrels = chunk_judgments(index, judged)
-    doc_qrels = {q.id: q.relevant for q in judged}
-    out: dict[str, dict[str, float]] = {q.id: {} for q in judged}
-    for c in cutoffs:
-        chunk_ranked = {q.id: [h.id for h in hits[q.id][:c]] for q in judged}
-        for qid, vals in evaluate_run(chunk_qrels, chunk_ranked, c, ("mrr", "ndcg")).items():
-            out[qid].update(vals)
-        # every document of the top-c chunks counts, so the document cut-off is their number
-        doc_ranked = {q.id: max_passage(hits[q.id][:c], index.docs_of) for q in judged}
-        depth = max([len(d) for d in doc_ranked.values()] + [c])
-        for qid, vals in evaluate_run(doc_qrels, doc_ranked, depth, ("recall",)).items():
-            out[qid][f"recall@{c}"] = vals[f"recall@{depth}"]
-    return out
+HIT_CUTOFFS = (1, 3, 6)  # the hit@k columns: a relevant chunk among the first k returned
 
 
 def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, frozenset[str]],
@@ -57,16 +40,23 @@ def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, froz
 
 def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
                      round_no: int | None, cutoffs: Sequence[int] | None = None
-                     ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]]]:
-    """Fuse and post-process every query's legs, then score: one row per query."""
+                     ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]], JudgedRuns]:
+    """Fuse and post-process every query's legs, then score: one row per query, the returned hits as
+    records, and the runs and qrels every metric of the rows is computed from."""
     cutoffs = sorted(set(cutoffs or [stages.max_results]))
-    judgments = chunk_judgments(index, queries)  # built once: the metrics below use them too
-    rows, hit_lists, fused = [], {}, {}
+    fused, post_ms = {}, {}
     for q in queries:
-        hits, post_ms = fuse(stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
-        fused[q.id] = hits
+        fused[q.id], post_ms[q.id] = fuse(stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
+    # judgments built once: relevant_indexed below reads them too
+    runs = judged_runs(fused, index.docs_of, chunk_qrels(index.docs_of, queries), document_qrels(queries))
+    metrics = standard_metrics(runs, cutoffs)
+    ranks = evaluate(runs.chunk_run, runs.chunk_qrels, ["mrr", *(f"hit_rate@{k}" for k in HIT_CUTOFFS)])
+    rows, hit_lists = [], {}
+    for q in queries:
+        hits = fused[q.id]
         outcome = query_outcome(hits, q.relevant, index.docs_of, stages.pass_threshold)
-        timings = {**legs[q.id].timings_ms, **post_ms}
+        timings = {**legs[q.id].timings_ms, **post_ms[q.id]}
+        rank_metrics = ranks.get(q.id, {})
         rows.append({
             "query_id": q.id, "text": q.text, "kind": q.kind, "in_suite": q.in_suite(round_no),
             "joined_round": q.joined_round, "relevant": sorted(q.relevant),
@@ -74,19 +64,18 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "top1_relevant": outcome.top1_relevant, "top1_pure": outcome.top1_pure,
             "top1_docs": outcome.top1_docs, "top1_score": hits[0].score if hits else None,
             "top1_chunk": hits[0].id if hits else None,
-            "returned": outcome.returned, "reciprocal_rank": outcome.reciprocal_rank,
+            "returned": outcome.returned, "reciprocal_rank": rank_metrics.get("mrr", 0.0),
             "relevant_margin": relevant_margin(hits, q.relevant, index.docs_of) if q.relevant else None,
-            **{f"hit@{k}": v for k, v in outcome.hits_at.items()},
+            **{f"hit@{k}": bool(rank_metrics.get(f"hit_rate@{k}", 0.0)) for k in HIT_CUTOFFS},
             **leg_diagnostics(legs[q.id].legs, q.relevant, index.docs_of, stages.max_results),
-            "relevant_indexed": NOT_INDEXED not in judgments.get(q.id, {}) if q.relevant else None,
+            "relevant_indexed": NOT_INDEXED not in runs.chunk_qrels.get(q.id, {}) if q.relevant else None,
             "text_score_nonzero": any(h.text_score > 0 for h in hits),
             **{f"ms_{k}": v for k, v in timings.items()},
             "ms_retrieval": sum(v for k, v in timings.items() if k != "query_embedding"),
         })
         hit_lists[q.id] = hit_records(index, hits)
     frame = pd.DataFrame(rows)
-    metrics = standard_metrics(index, queries, fused, cutoffs, judgments)
     for c in cutoffs:
         for name in (f"recall@{c}", f"mrr@{c}", f"ndcg@{c}"):
             frame[name] = [metrics.get(qid, {}).get(name) for qid in frame["query_id"]]
-    return frame, hit_lists
+    return frame, hit_lists, runs

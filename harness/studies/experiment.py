@@ -6,6 +6,7 @@ record what any number traces back to (config, versions, core count, profile, ti
     >>> result = run_experiment(load_experiment("experiments/round4.toml"))
     >>> result.per_query            # pandas DataFrame, one row per query
     >>> result.summary["suite"]     # pass count, Recall@6, MRR@6, nDCG@6
+    >>> result.runs.chunk_run       # the Run and Qrels (chunk and document) the metrics come from
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from harness.evaluation.metrics import (
     NEAR_TIE,
 )
 from harness.evaluation.per_query import evaluate_queries
+from harness.evaluation.runs import JudgedRuns
 from harness.evaluation.summary import summarise
 from harness.pipeline import (
     Stages,
@@ -78,6 +80,7 @@ class RunResult:
     hits: dict[str, list[dict[str, Any]]]
     environment: dict[str, Any]
     timings: dict[str, Any] = field(default_factory=dict)
+    runs: JudgedRuns | None = None  # the runs and qrels every metric is computed from
 
     def to_dict(self) -> dict[str, Any]:
         rows = json.loads(self.per_query.to_json(orient="records", force_ascii=False))
@@ -89,6 +92,7 @@ class RunResult:
             "timings": self.timings,
             "queries": {row["query_id"]: row for row in rows},
             "hits": self.hits,
+            **(self.runs.to_dict() if self.runs is not None else {}),
         }
 
     def write_json(self, path: Path | str) -> Path:
@@ -134,7 +138,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         legs = search_legs(index, stages, queries)
         round_no = config.get("evaluation", {}).get("round")
         stage = "evaluation"
-        frame, hits = evaluate_queries(index, stages, queries, legs, round_no,
+        frame, hits, runs = evaluate_queries(index, stages, queries, legs, round_no,
                                        config.get("evaluation", {}).get("cutoffs"))
         stage = "chunk statistics"
         chunk_stats_doc = chunk_statistics(index, stages)
@@ -156,4 +160,4 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
                "embedding_cache": dict(stages.embedder.stats)}
     env = environment(stages)
     env["profile"] = applied_profile
-    return RunResult(config.get("name", "run"), config, frame, summary, hits, env, timings)
+    return RunResult(config.get("name", "run"), config, frame, summary, hits, env, timings, runs)

@@ -25,9 +25,9 @@ import pandas as pd
 
 from harness.config import load_toml
 from harness.db import connect
-from harness.evaluation.judgments import chunk_judgments
-from harness.evaluation.metrics import query_outcome
-from harness.evaluation.per_query import standard_metrics
+from harness.evaluation.judgments import chunk_qrels, document_qrels
+from harness.evaluation.metrics import evaluate, query_outcome, standard_metrics
+from harness.evaluation.runs import Qrels, judged_runs
 from harness.pipeline import (
     Index,
     Stages,
@@ -183,7 +183,8 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
     round_no = config.get("evaluation", {}).get("round")
     suite = [q for q in queries if q.in_suite(round_no)]
     k = base.max_results
-    judgments = chunk_judgments(index, queries)  # once: every setting is scored against them
+    # once: every setting is scored against them
+    qrels = chunk_qrels(index.docs_of, queries), document_qrels(queries)
     for tok_label, lex in lexical_legs.items():
         legs = {q.id: Legs(vector_legs[q.id], lex[q.id]) for q in queries}
         for fusion_name in fusion_names:
@@ -206,7 +207,7 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
                     stages = Stages(config, base.chunker, base.tokenizer, base.embedder, fusion, post,
                                     base.max_results, base.candidates)
                     hits = {q.id: fuse(stages, q, legs[q.id], index, query_vectors[q.id])[0] for q in queries}
-                    row, rr = _score_setting(index, queries, suite, hits, stages, k, judgments)
+                    row, rr = _score_setting(index, queries, suite, hits, stages, k, *qrels)
                     row.update(tokenizer=tok_label, fusion=fusion_name,
                                vector_weight=vw, text_weight=(round(1 - vw, 10) if weighted else float("nan")),
                                min_score=ms)
@@ -215,9 +216,10 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
     return rows, per_query
 
 
-def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, judgments):
-    judged = [q for q in queries if q.relevant]
-    metrics = standard_metrics(index, judged, hits, [k], judgments)
+def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, chunk_q: Qrels, document_q: Qrels):
+    """One setting's row: metrics from its runs and qrels; passes and score thresholds from its hits."""
+    runs = judged_runs(hits, index.docs_of, chunk_q, document_q)
+    metrics = standard_metrics(runs, [k])
     rr = {}
     passed = 0
     for q in suite:
@@ -226,13 +228,14 @@ def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, j
         rr[q.id] = metrics[q.id][f"mrr@{k}"]
     negatives = [q for q in queries if q.kind == "negative"]
     paraphrases = [q for q in queries if q.kind == "paraphrase"]
+    # a relevant chunk anywhere among the returned ones
+    found = evaluate(runs.chunk_run, {q.id: chunk_q[q.id] for q in paraphrases if q.id in chunk_q}, ["hit_rate"])
     mean = lambda name: float(np.mean([metrics[q.id][name] for q in suite])) if suite else float("nan")  # noqa: E731
     row = {
         "suite_queries": len(suite), "passed": passed, "pass_rate": passed / len(suite) if suite else float("nan"),
         f"mrr@{k}": mean(f"mrr@{k}"), f"ndcg@{k}": mean(f"ndcg@{k}"), f"recall@{k}": mean(f"recall@{k}"),
-        "negative_false_recalls": sum(1 for q in negatives if hits[q.id]),
-        "paraphrase_hits": sum(1 for q in paraphrases
-                               if any(index.docs_of[h.id] & q.relevant.keys() for h in hits[q.id])),
+        "negative_false_recalls": sum(1 for q in negatives if runs.chunk_run[q.id]),
+        "paraphrase_hits": sum(int(vals["hit_rate"]) for vals in found.values()),
         "suite_top1_min": min((hits[q.id][0].score for q in suite if hits[q.id]), default=float("nan")),
         "negative_top1_max": max((hits[q.id][0].score for q in negatives if hits[q.id]), default=float("nan")),
     }
