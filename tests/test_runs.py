@@ -237,6 +237,9 @@ def _exported_figures(tmp_path, results_path, *, suite_only, level, measures):
 def _check_export_reproduces(tmp_path, results_path, *, one_record_per_file):
     doc = json.loads(results_path.read_text(encoding="utf-8"))
     suite = doc["summary"]["suite"]
+    # what results.json stores is enough to rebuild every figure of its rows
+    for qid, vals in standard_metrics(JudgedRuns.from_dict(doc, str(results_path)), [6]).items():
+        assert vals == pytest.approx({k: doc["queries"][qid][k] for k in vals}, abs=1e-9), qid
     chunk = _exported_figures(tmp_path, results_path, suite_only=True, level="chunk", measures=["mrr@6", "ndcg@6"])
     assert chunk["queries"] == suite["queries"]
     assert chunk["mean"]["mrr@6"] == pytest.approx(suite["mrr@6"], abs=1e-12)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pytrec_eval
 
@@ -76,28 +76,44 @@ def strict_run(ranked: Mapping[str, Sequence[str]]) -> Run:
     return {qid: {doc: float(len(ids) - i) for i, doc in enumerate(ids)} for qid, ids in ranked.items()}
 
 
+class Evaluator:
+    """`evaluate` against fixed qrels: trec_eval's evaluators are built once per cut-off and reused, so a
+    sweep scores a thousand runs against one set of judgments without rebuilding them."""
+
+    def __init__(self, qrels: Qrels):
+        self.judged = {q: rel for q, rel in qrels.items() if rel}
+        self._trec: dict[tuple[int, frozenset[str]], Any] = {}
+
+    def __call__(self, run: Run, measures: Iterable[str | Measure]) -> dict[str, dict[str, float]]:
+        parsed = [m if isinstance(m, Measure) else Measure.parse(m) for m in measures]
+        if not self.judged or not parsed:
+            return {}
+        ranked = {q: ranked_ids(run.get(q, {})) for q in self.judged}
+        longest = max([len(ids) for ids in ranked.values()] + [1])
+        by_cutoff: dict[int, list[Measure]] = {}
+        for m in parsed:
+            by_cutoff.setdefault(m.k if m.k is not None else longest, []).append(m)
+        out: dict[str, dict[str, float]] = {q: {} for q in self.judged}
+        for k, group in by_cutoff.items():
+            strict = strict_run({q: ids[:k] for q, ids in ranked.items()})
+            for q in self.judged:  # an empty result must score 0, not vanish
+                strict[q] = strict[q] or {NO_RESULT: 0.0}
+            trec = {m: (TREC_MEASURES[m.name][0].format(k=k), TREC_MEASURES[m.name][1].format(k=k)) for m in group}
+            for q, vals in self._evaluator(k, frozenset(name for name, _ in trec.values())).evaluate(strict).items():
+                out[q].update({str(m): vals[key] for m, (_, key) in trec.items()})
+        return out
+
+    def _evaluator(self, k: int, names: frozenset[str]) -> Any:
+        if (k, names) not in self._trec:
+            self._trec[k, names] = pytrec_eval.RelevanceEvaluator(self.judged, set(names))
+        return self._trec[k, names]
+
+
 def evaluate(run: Run, qrels: Qrels, measures: Iterable[str | Measure]) -> dict[str, dict[str, float]]:
-    """Per judged query (a query with qrels), each measure by its name as given in canonical form
-    (`"mrr@6"`, `"ndcg@10"`, `"recall"`); see the module docstring for the rules."""
-    parsed = [m if isinstance(m, Measure) else Measure.parse(m) for m in measures]
-    judged = {q: rel for q, rel in qrels.items() if rel}
-    if not judged or not parsed:
-        return {}
-    ranked = {q: ranked_ids(run.get(q, {})) for q in judged}
-    longest = max([len(ids) for ids in ranked.values()] + [1])
-    by_cutoff: dict[int, list[Measure]] = {}
-    for m in parsed:
-        by_cutoff.setdefault(m.k if m.k is not None else longest, []).append(m)
-    out: dict[str, dict[str, float]] = {q: {} for q in judged}
-    for k, group in by_cutoff.items():
-        strict = strict_run({q: ids[:k] for q, ids in ranked.items()})
-        for q in judged:  # an empty result must score 0, not vanish
-            strict[q] = strict[q] or {NO_RESULT: 0.0}
-        trec = {m: (TREC_MEASURES[m.name][0].format(k=k), TREC_MEASURES[m.name][1].format(k=k)) for m in group}
-        evaluator = pytrec_eval.RelevanceEvaluator(judged, {name for name, _ in trec.values()})
-        for q, vals in evaluator.evaluate(strict).items():
-            out[q].update({str(m): vals[key] for m, (_, key) in trec.items()})
-    return out
+    """Per judged query (a query with qrels), each measure by its name in canonical form (`"mrr@6"`,
+    `"ndcg@10"`, `"recall"`); see the module docstring for the rules.  Many runs against the same
+    qrels: Evaluator(qrels)(run, measures)."""
+    return Evaluator(qrels)(run, measures)
 
 
 def mean_scores(per_query: Mapping[str, Mapping[str, float]], measures: Iterable[str | Measure],
@@ -108,26 +124,28 @@ def mean_scores(per_query: Mapping[str, Mapping[str, float]], measures: Iterable
     return {name: (sum(per_query[q][name] for q in ids) / len(ids) if ids else 0.0) for name in names}
 
 
-def recall_of_first_chunks(chunk_run: Run, chunk_documents: Mapping[str, Iterable[str]], document_qrels: Qrels,
-                           c: int) -> dict[str, float]:
+def recall_of_first_chunks(chunk_run: Run, chunk_documents: Mapping[str, Iterable[str]],
+                           document_qrels: Qrels | Evaluator, c: int) -> dict[str, float]:
     """Per judged query, the share of its relevant documents that one of its first c chunks overlaps:
     recall of the MaxP document run of the first c chunks, counted to its end."""
-    judged = [q for q, rel in document_qrels.items() if rel]
-    docs = max_passage_run(cut({q: chunk_run.get(q, {}) for q in judged}, c), chunk_documents)
+    documents = document_qrels if isinstance(document_qrels, Evaluator) else Evaluator(document_qrels)
+    docs = max_passage_run(cut({q: chunk_run.get(q, {}) for q in documents.judged}, c), chunk_documents)
     depth = max([len(d) for d in docs.values()] + [c])  # every document of the first c chunks counts
     name = f"recall@{depth}"
-    return {q: vals[name] for q, vals in evaluate(docs, document_qrels, [name]).items()}
+    return {q: vals[name] for q, vals in documents(docs, [name]).items()}
 
 
-def standard_metrics(runs: JudgedRuns, cutoffs: Sequence[int]) -> dict[str, dict[str, float]]:
+def standard_metrics(runs: JudgedRuns, cutoffs: Sequence[int],
+                     evaluators: tuple[Evaluator, Evaluator] | None = None) -> dict[str, dict[str, float]]:
     """The reports' figures per judged query, for every cut-off c: MRR@c and nDCG@c on chunks,
-    Recall@c on the documents of the first c chunks (see the module docstring)."""
-    out: dict[str, dict[str, float]] = {q: {} for q, rel in runs.document_qrels.items() if rel}
+    Recall@c on the documents of the first c chunks (see the module docstring).  `evaluators` (of
+    runs.chunk_qrels and runs.document_qrels) let a sweep reuse them across settings."""
+    chunks, documents = evaluators or (Evaluator(runs.chunk_qrels), Evaluator(runs.document_qrels))
+    out: dict[str, dict[str, float]] = {q: {} for q in documents.judged}
     for c in cutoffs:
-        for qid, vals in evaluate(runs.chunk_run, runs.chunk_qrels, [f"mrr@{c}", f"ndcg@{c}"]).items():
+        for qid, vals in chunks(runs.chunk_run, [f"mrr@{c}", f"ndcg@{c}"]).items():
             out[qid].update(vals)
-        for qid, value in recall_of_first_chunks(runs.chunk_run, runs.chunk_documents, runs.document_qrels,
-                                                 c).items():
+        for qid, value in recall_of_first_chunks(runs.chunk_run, runs.chunk_documents, documents, c).items():
             out[qid][f"recall@{c}"] = value
     return out
 

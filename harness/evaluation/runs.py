@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterable, Mapping, Sequence
 
 from harness.errors import DataError
@@ -85,10 +86,14 @@ class JudgedRuns:
     (enough to rebuild every reported metric: harness.evaluation.metrics.standard_metrics)."""
 
     chunk_run: Run
-    document_run: Run
     chunk_qrels: Qrels
     document_qrels: Qrels
     chunk_documents: dict[str, list[str]]  # chunk id -> documents it overlaps, for the chunks in chunk_run
+
+    @cached_property
+    def document_run(self) -> Run:
+        """The chunk run by MaxP (built when first read: a sweep's metrics do not need it)."""
+        return max_passage_run(self.chunk_run, self.chunk_documents)
 
     def run(self, level: str) -> Run:
         return {"chunk": self.chunk_run, "document": self.document_run}[level]
@@ -102,7 +107,7 @@ class JudgedRuns:
         pick = lambda mapping: {q: v for q, v in mapping.items() if q in keep}  # noqa: E731
         runs = pick(self.chunk_run)
         chunks = {c for scores in runs.values() for c in scores}
-        return JudgedRuns(runs, pick(self.document_run), pick(self.chunk_qrels), pick(self.document_qrels),
+        return JudgedRuns(runs, pick(self.chunk_qrels), pick(self.document_qrels),
                           {c: d for c, d in self.chunk_documents.items() if c in chunks})
 
     def to_dict(self) -> dict[str, Any]:
@@ -113,7 +118,8 @@ class JudgedRuns:
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], path: str = "<results>") -> "JudgedRuns":
-        """Read back what to_dict wrote (a results.json); bad content raises DataError naming `path`."""
+        """Read back what to_dict wrote (a results.json); bad content raises DataError naming `path`.  The
+        document run is rebuilt from the chunk run and chunk_documents (it is stored for other readers)."""
         for key in ("runs", "qrels", "chunk_documents"):
             if not isinstance(doc.get(key), dict):
                 raise DataError(path, None, key, "missing: this results.json was written before runs were "
@@ -126,8 +132,7 @@ class JudgedRuns:
         for chunk, docs in provenance.items():
             if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
                 raise DataError(path, None, f"chunk_documents.{chunk}", f"must be a list of ids (got {docs!r})")
-        return cls(checked_run(runs["chunk"], path, "runs.chunk"), checked_run(runs["document"], path, "runs.document"),
-                   checked_qrels(qrels["chunk"], path, "qrels.chunk"),
+        return cls(checked_run(runs["chunk"], path, "runs.chunk"), checked_qrels(qrels["chunk"], path, "qrels.chunk"),
                    checked_qrels(qrels["document"], path, "qrels.document"), provenance)
 
 
@@ -136,7 +141,7 @@ def judged_runs(hits: Mapping[str, Sequence[Hit]], docs_of: Mapping[str, Iterabl
     """Runs at both granularities from the hits each query returned and the provenance map `docs_of`."""
     chunks = chunk_run(hits)
     provenance = {c: sorted(docs_of.get(c, ())) for scores in chunks.values() for c in scores}
-    return JudgedRuns(chunks, max_passage_run(chunks, provenance), chunk_qrels, document_qrels, provenance)
+    return JudgedRuns(chunks, chunk_qrels, document_qrels, provenance)
 
 
 # --- validation of runs and qrels read from files --------------------------------------------------

@@ -26,7 +26,7 @@ import pandas as pd
 from harness.config import load_toml
 from harness.db import connect
 from harness.evaluation.judgments import chunk_qrels, document_qrels
-from harness.evaluation.metrics import evaluate, query_outcome, standard_metrics
+from harness.evaluation.metrics import Evaluator, query_outcome, standard_metrics
 from harness.evaluation.runs import Qrels, judged_runs
 from harness.pipeline import (
     Index,
@@ -185,6 +185,8 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
     k = base.max_results
     # once: every setting is scored against them
     qrels = chunk_qrels(index.docs_of, queries), document_qrels(queries)
+    evaluators = Evaluator(qrels[0]), Evaluator(qrels[1])
+    paraphrases = Evaluator({q.id: qrels[0][q.id] for q in queries if q.kind == "paraphrase" and q.id in qrels[0]})
     for tok_label, lex in lexical_legs.items():
         legs = {q.id: Legs(vector_legs[q.id], lex[q.id]) for q in queries}
         for fusion_name in fusion_names:
@@ -207,7 +209,8 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
                     stages = Stages(config, base.chunker, base.tokenizer, base.embedder, fusion, post,
                                     base.max_results, base.candidates)
                     hits = {q.id: fuse(stages, q, legs[q.id], index, query_vectors[q.id])[0] for q in queries}
-                    row, rr = _score_setting(index, queries, suite, hits, stages, k, *qrels)
+                    row, rr = _score_setting(index, queries, suite, hits, stages, k, qrels, evaluators,
+                                             paraphrases)
                     row.update(tokenizer=tok_label, fusion=fusion_name,
                                vector_weight=vw, text_weight=(round(1 - vw, 10) if weighted else float("nan")),
                                min_score=ms)
@@ -216,10 +219,11 @@ def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_leg
     return rows, per_query
 
 
-def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, chunk_q: Qrels, document_q: Qrels):
+def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, qrels: tuple[Qrels, Qrels],
+                   evaluators: tuple[Evaluator, Evaluator], paraphrases: Evaluator):
     """One setting's row: metrics from its runs and qrels; passes and score thresholds from its hits."""
-    runs = judged_runs(hits, index.docs_of, chunk_q, document_q)
-    metrics = standard_metrics(runs, [k])
+    runs = judged_runs(hits, index.docs_of, *qrels)
+    metrics = standard_metrics(runs, [k], evaluators)
     rr = {}
     passed = 0
     for q in suite:
@@ -227,9 +231,7 @@ def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, c
         passed += outcome.passed
         rr[q.id] = metrics[q.id][f"mrr@{k}"]
     negatives = [q for q in queries if q.kind == "negative"]
-    paraphrases = [q for q in queries if q.kind == "paraphrase"]
-    # a relevant chunk anywhere among the returned ones
-    found = evaluate(runs.chunk_run, {q.id: chunk_q[q.id] for q in paraphrases if q.id in chunk_q}, ["hit_rate"])
+    found = paraphrases(runs.chunk_run, ["hit_rate"])  # a relevant chunk anywhere among the returned ones
     mean = lambda name: float(np.mean([metrics[q.id][name] for q in suite])) if suite else float("nan")  # noqa: E731
     row = {
         "suite_queries": len(suite), "passed": passed, "pass_rate": passed / len(suite) if suite else float("nan"),
