@@ -164,7 +164,8 @@ class QueryOutcome:
 def query_outcome(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str, frozenset[str]],
                   pass_threshold: float) -> QueryOutcome:
     """Where the best relevant chunk is among the returned hits, and whether the query passes: its top-1
-    chunk is relevant and reaches `pass_threshold` (Stages.pass_threshold: OpenClaw's minScore) (a rank-based metric of the same hits: evaluate)."""
+    chunk is relevant and reaches `pass_threshold` (Stages.pass_threshold, OpenClaw's minScore).  Rank
+    metrics of the same hits come from their run: evaluate."""
     relevant = set(relevant)
     rank = score = None
     for i, hit in enumerate(hits, start=1):
