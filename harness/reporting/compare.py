@@ -1,6 +1,7 @@
 """Compare two report trees (e.g. the committed reports/ and a regeneration) and list every difference
 in a figure, ignoring what is expected to change between runs: latency and timing fields, versions,
-the environment block and the machine.
+the environment block and the machine.  Fields only the new tree has are not differences (a newer
+harness may record more); a field the new tree lost is.
 
     python -m harness.reporting.compare OLD_REPORTS_DIR NEW_REPORTS_DIR
     make compare-reports BASE=HEAD~3      # reports/ as committed at BASE against the working tree
@@ -53,8 +54,10 @@ def compare_json(old: Any, new: Any, where: str = "") -> Iterator[tuple[str, Any
             if _ignored(str(key)):
                 continue
             sub = f"{where}.{key}" if where else str(key)
-            if key not in old or key not in new:
-                yield sub, old.get(key, "<missing>"), new.get(key, "<missing>")
+            if key not in new:
+                yield sub, old[key], "<missing>"
+            elif key not in old:
+                continue  # a field the regeneration adds (e.g. runs and qrels) changes no figure
             else:
                 yield from compare_json(old[key], new[key], sub)
     elif isinstance(old, list) and isinstance(new, list):
