@@ -16,7 +16,7 @@ import socket
 import ssl
 import time
 import urllib.parse
-from typing import Any, ClassVar, Generator, NoReturn, Sequence
+from typing import Annotated, Any, ClassVar, Generator, NoReturn, Sequence
 
 import httpx
 import numpy as np
@@ -126,7 +126,7 @@ class OpenAICompatibleEmbedder:
 
     base_url: str
     """the API root, e.g. https://api.openai.com/v1 (requests go to {base_url}/embeddings)"""
-    model: str = Field(min_length=1)
+    model: Annotated[str, Field(min_length=1)]
     """the model name sent with each request"""
     dimensions: int | None = Field(None, ge=1)
     """sent as "dimensions" when set; vectors must come back that long"""

@@ -58,8 +58,7 @@ class Jieba(QueryTermsTokenizer):
     and its words quoted and joined (seed 002)."""
 
     mode: Literal["precise", "search"] = "precise"
-    """"precise" (jieba.cut) or "search" (cut_for_search: long words also emit their sub-words, so
-    内存不足 is indexed as 内存 不足 内存不足), the same at index and at query time"""
+    """"precise" (jieba.cut) or "search" (cut_for_search: 内存不足 -> 内存 不足 内存不足), at index and query time"""
     user_dict: str | None = None
     """a jieba user dictionary ("word [freq] [tag]" per line), e.g. to make 美国手机号 one word"""
     hmm: bool = True

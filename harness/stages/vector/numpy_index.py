@@ -1,7 +1,7 @@
 """Exact brute force in numpy: the reference the sqlite-vec legs are compared with."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Sequence
+from typing import Annotated, Any, ClassVar, Sequence
 
 import numpy as np
 from pydantic import Field
@@ -22,7 +22,7 @@ from harness.stages.vector.base import (
 class NumpyIndex:
     """Exact brute force, row-major matrix (n x dim) @ query."""
 
-    dim: SkipJsonSchema[int] = Field(ge=1)
+    dim: SkipJsonSchema[Annotated[int, Field(ge=1)]]
     """the embedder's dimension (from the pipeline)"""
     conn: SkipJsonSchema[Any] = None
     """the run's SQLite connection: unused, the vectors are kept in memory"""
@@ -62,7 +62,7 @@ class NumpyColumnMajorIndex:
     measured 1.3-1.5x slower at 100k x 384 with this OpenBLAS on 2 threads (2x on one thread).
     Same scores up to float rounding; peak memory while building is two copies of the vectors."""
 
-    dim: SkipJsonSchema[int] = Field(ge=1)
+    dim: SkipJsonSchema[Annotated[int, Field(ge=1)]]
     """the embedder's dimension (from the pipeline)"""
     conn: SkipJsonSchema[Any] = None
     """the run's SQLite connection: unused, the vectors are kept in memory"""

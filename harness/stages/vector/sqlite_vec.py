@@ -2,7 +2,7 @@
 coarse scans (int8, bit) re-scored with the float vectors, all in SQLite."""
 from __future__ import annotations
 
-from typing import ClassVar, Sequence
+from typing import Annotated, ClassVar, Sequence
 
 import apsw
 import numpy as np
@@ -29,7 +29,7 @@ class SqliteVecIndex:
     """A real sqlite-vec vec0 float table with distance_metric=cosine (what OpenClaw uses); the score
     is 1 - cosine distance."""
 
-    dim: SkipJsonSchema[int] = Field(ge=1)
+    dim: SkipJsonSchema[Annotated[int, Field(ge=1)]]
     """the embedder's dimension (from the pipeline)"""
     conn: SkipJsonSchema[apsw.Connection | None] = None
     """the run's SQLite connection with sqlite-vec loaded (from the pipeline); None: a new one"""
@@ -104,7 +104,7 @@ class SqliteVecQuantizedIndex:
     harness.studies.scale: the defaults give recall@10 >= 0.9 on the synthetic corpus).
     """
 
-    dim: SkipJsonSchema[int] = Field(ge=1)
+    dim: SkipJsonSchema[Annotated[int, Field(ge=1)]]
     """the embedder's dimension (from the pipeline)"""
     conn: SkipJsonSchema[apsw.Connection | None] = None
     """the run's SQLite connection with sqlite-vec loaded (from the pipeline); None: a new one"""
