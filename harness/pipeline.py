@@ -86,7 +86,7 @@ def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
         cached = inner
     else:
         cached = CachedEmbedder(inner, cache if cache is not None else EmbeddingCache(), progress=progress,
-                                batch_size=getattr(inner, "batch_size", 16))  # an HTTP embedder batches its own way
+                                batch_size=inner.batch_size)
     search = config["search"]
     max_results = int(search["max_results"])
     return Stages(
@@ -209,7 +209,6 @@ def chunk_statistics(index: Index, stages: Stages) -> dict[str, Any]:
     """Chunk sizes, purity and what the embedder's input limit cuts (real tokens when it can count)."""
     from harness.evaluation.chunk_stats import chunk_stats
 
-    inner = stages.embedder.inner
-    token_count = getattr(inner, "token_count", None)
-    return chunk_stats(index.chunks, index.layout, token_count=token_count,
-                       input_limit=getattr(inner, "max_tokens", None))
+    embedder = stages.embedder
+    return chunk_stats(index.chunks, index.layout, token_count=embedder.token_count,
+                       input_limit=embedder.max_tokens)

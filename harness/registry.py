@@ -48,11 +48,14 @@ STAGE_CONFIG = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=T
                           use_attribute_docstrings=True)
 
 
-def stage(cls: type[T] | None = None, **dataclass_options: Any) -> Any:
-    """Declare a stage implementation: its fields are its typed, validated parameters."""
+def stage(cls: type[T] | None = None, *, config: ConfigDict | None = None, **dataclass_options: Any) -> Any:
+    """Declare a stage implementation: its fields are its typed, validated parameters.  `config` adds
+    to STAGE_CONFIG, e.g. `hide_input_in_errors=True` for a stage whose inputs may hold a credential
+    (its errors then never echo a value, here or in pydantic's own messages)."""
 
     def wrap(c: type[T]) -> type[T]:
-        return pydantic.dataclasses.dataclass(c, config=STAGE_CONFIG, **dataclass_options)
+        return pydantic.dataclasses.dataclass(c, config=ConfigDict(**{**STAGE_CONFIG, **(config or {})}),
+                                              **dataclass_options)
 
     return wrap(cls) if cls is not None else wrap
 
@@ -113,8 +116,10 @@ def _first_line(doc: str | None) -> str:
     return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if doc else ""
 
 
-def format_validation_error(exc: ValidationError, where: str, what: str, known: list[str]) -> str:
-    """pydantic's errors as one clause per problem, each naming the TOML table and key."""
+def format_validation_error(exc: ValidationError, where: str, what: str, known: list[str], *,
+                            show_input: bool = True) -> str:
+    """pydantic's errors as one clause per problem, each naming the TOML table and key (and the value
+    given, unless `show_input` is False)."""
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"])
@@ -122,7 +127,7 @@ def format_validation_error(exc: ValidationError, where: str, what: str, known: 
             parts.append(f"{where} {key}: unknown key for {what}; known: {', '.join(known) or '(none)'}")
             continue
         message = err["msg"].removeprefix("Value error, ")
-        if "input" in err and err["type"] != "missing" and key:
+        if show_input and "input" in err and err["type"] != "missing" and key:
             message += f" (got {err['input']!r})"
         parts.append(f"{where} {key}: {message}" if key else f"{where} ({what}): {message}")
     return "; ".join(parts)
@@ -220,7 +225,8 @@ class Registry(Generic[T]):
         try:
             return cls(**params, **runtime)
         except ValidationError as exc:
-            raise ConfigError(format_validation_error(exc, where, what, known)) from None
+            show_input = not (getattr(cls, "__pydantic_config__", None) or {}).get("hide_input_in_errors", False)
+            raise ConfigError(format_validation_error(exc, where, what, known, show_input=show_input)) from None
 
     # --- documentation ------------------------------------------------------------------------------
 

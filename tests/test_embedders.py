@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from harness.errors import EmbeddingError
+from harness.errors import ConfigError, EmbeddingError
 from harness.stages.embedders import (
+    EMBEDDERS,
     CachedEmbedder,
     E5SmallQ4,
     EmbeddingCache,
@@ -62,3 +63,25 @@ def test_e5_is_deterministic_normalised_and_prefix_aware(e5):
     p = e5.embed(["美国手机号"], "passage")
     assert not np.allclose(p[0], a[0])  # "query: " and "passage: " prefixes differ
     assert "multilingual-e5-small" in e5.model_id
+
+
+def test_every_embedder_states_what_the_pipeline_reads(e5):
+    http = EMBEDDERS.create("openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", dimensions=8)
+    built = {"hash": EMBEDDERS.create("hash", dim=8), "e5-small-q4": e5, "openai-compatible": http}
+    assert set(built) == set(EMBEDDERS.names())
+    for name, embedder in built.items():
+        assert isinstance(embedder.batch_size, int) and embedder.batch_size >= 1, name
+        assert embedder.max_tokens is None or embedder.max_tokens > 0, name
+        assert embedder.token_count is None or callable(embedder.token_count), name
+        assert EMBEDDERS.json_schema(name)["title"] == f"embedder {name}"
+    assert (e5.batch_size, e5.max_tokens, e5.token_count("美国手机号") > 2) == (16, 512, True)
+    assert (http.batch_size, http.max_tokens, http.token_count, http.dim) == (64, None, None, 8)
+    cached = CachedEmbedder(e5, EmbeddingCache(":memory:"), progress=False)
+    assert cached.max_tokens == 512 and cached.token_count("美国手机号") == e5.token_count("美国手机号")
+
+
+def test_bad_parameters_name_table_and_key():
+    with pytest.raises(ConfigError, match=r"^\[embedder\] threads: Input should be greater than or equal to 1 \(got 0\)$"):
+        EMBEDDERS.create("e5-small-q4", threads=0)
+    with pytest.raises(ConfigError, match=r"^\[embedder\] dim: Input should be a valid integer"):
+        EMBEDDERS.create("hash", dim="384")

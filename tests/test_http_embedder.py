@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.errors import EmbeddingError
+from harness.errors import ConfigError, EmbeddingError
 from harness.stages.embedders import (
     EMBEDDERS,
     CachedEmbedder,
@@ -441,7 +441,7 @@ def test_missing_key_variable_and_keys_in_config_are_refused(monkeypatch):
     monkeypatch.delenv("HARNESS_TEST_EMBED_KEY", raising=False)
     with pytest.raises(ValueError, match="environment variable HARNESS_TEST_EMBED_KEY"):  # a config error
         OpenAICompatibleEmbedder("https://api.example.com/v1", "m", api_key_env="HARNESS_TEST_EMBED_KEY")
-    with pytest.raises(ValueError, match="api_key is never read from a config file") as caught:
+    with pytest.raises(ConfigError, match="api_key is never read from a config file.*api_key_env") as caught:
         EMBEDDERS.create("openai-compatible", base_url="https://api.example.com/v1", model="m", api_key=SECRET)
     assert SECRET not in str(caught.value)
     with pytest.raises(ValueError, match="must not contain user:password@") as caught:
@@ -459,5 +459,5 @@ def test_registry_builds_it_from_a_config_table():
         EMBEDDERS.create("openai-compatible", base_url="api.example.com", model="m")
     with pytest.raises(ValueError, match=r"query_params must not set \['input'\]"):
         EMBEDDERS.create("openai-compatible", base_url="http://h/v1", model="m", query_params={"input": "x"})
-    with pytest.raises(TypeError, match="embedder 'openai-compatible'.*retries"):
+    with pytest.raises(ConfigError, match=r"^\[embedder\] retries: unknown key for embedder 'openai-compatible'"):
         EMBEDDERS.create("openai-compatible", base_url="http://h/v1", model="m", retries=3)

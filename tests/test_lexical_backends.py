@@ -4,12 +4,13 @@ from __future__ import annotations
 import pytest
 
 from harness.db import connect
+from harness.errors import ConfigError
 from harness.stages.chunkers import Chunk
 from harness.stages.lexical import (
     LEXICAL_BACKENDS,
     BM25sIndex,
     FTS5Index,
-    RankBM25Index,
+    LexicalIndex,
 )
 from harness.stages.tokenizers import TOKENIZERS
 
@@ -119,11 +120,30 @@ def test_library_defaults_and_bad_parameters():
     fast = LEXICAL_BACKENDS.create("bm25s", tokenizer=tok)
     assert (fast.k1, fast.b, fast.method) == (1.5, 0.75, "lucene")
     with pytest.raises(ValueError):
-        RankBM25Index(tok, variant="bm25t")
-    with pytest.raises(ValueError):
         BM25sIndex(tok, method="tfidf")
-    with pytest.raises(TypeError, match="lexical backend"):
+    with pytest.raises(ConfigError, match=r"^\[lexical\] method: Input should be 'robertson', 'lucene', 'atire', "
+                                          r"'bm25l' or 'bm25\+' \(got 'tfidf'\)$"):
+        LEXICAL_BACKENDS.create("bm25s", tokenizer=tok, method="tfidf")
+    with pytest.raises(ConfigError, match=r"^\[lexical\] b: Input should be less than or equal to 1 \(got 1.5\)$"):
+        LEXICAL_BACKENDS.create("rank-bm25-okapi", tokenizer=tok, b=1.5)
+    with pytest.raises(ConfigError, match=r"^\[lexical\] delta: Input should be greater than or equal to 0"):
+        LEXICAL_BACKENDS.create("rank-bm25-plus", tokenizer=tok, delta=-1.0)
+    with pytest.raises(ConfigError, match=r"^\[lexical\] epsilon: unknown key for lexical backend 'bm25s'; "
+                                          r"known: method, k1, b, delta$"):
         LEXICAL_BACKENDS.create("bm25s", tokenizer=tok, epsilon=0.1)
+    with pytest.raises(ConfigError, match=r"^\[lexical\]: tokenizer cannot be set in a configuration file$"):
+        LEXICAL_BACKENDS.create("fts5", {"tokenizer": "jieba"})
+    with pytest.raises(ConfigError, match=r"^\[lexical\] tokenizer: Input should be an instance of Tokenizer"):
+        LEXICAL_BACKENDS.create("fts5", tokenizer="jieba")  # the pipeline's object must state the protocol
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_every_backend_states_the_protocol_and_its_schema(backend):
+    index = LEXICAL_BACKENDS.create(backend, tokenizer=TOKENIZERS.create("unicode61"), conn=connect(load_vec=False))
+    assert isinstance(index, LexicalIndex)
+    schema = LEXICAL_BACKENDS.json_schema(backend)
+    assert schema["title"] == f"lexical backend {backend}" and schema["required"] == ["name"]
+    assert not {"tokenizer", "conn"} & set(schema["properties"])  # runtime arguments, not configuration
 
 
 def test_fts5_keeps_its_constructor():

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from harness.stages.vector import VECTOR_BACKENDS, NumpyIndex, unit_rows
+from harness.errors import ConfigError
+from harness.stages.vector import VECTOR_BACKENDS, NumpyIndex, VectorIndex, unit_rows
 from harness.studies import scale
 from harness.studies.scale.corpus import _LATIN_WORD
 
@@ -160,10 +161,22 @@ def test_ties_break_by_id(name):
 
 
 def test_quantised_backend_rejects_bad_parameters():
-    with pytest.raises(ValueError, match="oversample"):
+    with pytest.raises(ConfigError, match=r"^\[vector\] oversample: Input should be greater than or equal to 1 \(got 0\)$"):
         VECTOR_BACKENDS.create("sqlite-vec-int8", dim=8, oversample=0)
+    with pytest.raises(ConfigError, match=r"^\[vector\]: dim cannot be set in a configuration file$"):
+        VECTOR_BACKENDS.create("numpy", {"dim": 8})
     with pytest.raises(ValueError, match="expected 2 vectors of dim 8"):
         VECTOR_BACKENDS.create("sqlite-vec-bit", dim=8).add(["a", "b"], np.ones((2, 4)))
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_BACKENDS.names()))
+def test_every_backend_states_the_protocol_and_its_schema(name):
+    index = VECTOR_BACKENDS.create(name, dim=16)
+    assert isinstance(index, VectorIndex) and index.scan_bytes_per_vector > 0
+    assert index.exact == (name not in QUANTISED) and index.uses_blas == name.startswith("numpy")
+    schema = VECTOR_BACKENDS.json_schema(name)
+    assert not {"dim", "conn"} & set(schema["properties"])  # runtime arguments, not configuration
+    assert ("oversample" in schema["properties"]) == (name in QUANTISED)
 
 
 # --- fitting, specs, memory -----------------------------------------------------------------------

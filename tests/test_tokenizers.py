@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.db import connect
-from harness.errors import DataError
+from harness.errors import ConfigError
 from harness.stages.chunkers import Chunk
 from harness.stages.fusion import Legs, WeightedFusion
 from harness.stages.lexical import LEXICAL_BACKENDS, LIKE_ONLY_RAW_SCORE, FTS5Index
@@ -16,7 +16,10 @@ from harness.stages.tokenizers import (
     TOKENIZERS,
     Jieba,
     QueryPlan,
+    QueryTermsTokenizer,
+    Tokenizer,
     Trigram,
+    TrigramFixed,
     Unicode61,
     bigrams,
     cjk_segments,
@@ -117,10 +120,19 @@ def test_every_registered_tokenizer_is_in_the_table():
     assert {name for name, _ in TOKENIZER_CONFIGS.values()} == set(TOKENIZERS.names())
 
 
+@pytest.mark.parametrize("name", sorted(TOKENIZERS.names()))
+def test_every_tokenizer_states_the_protocol_and_its_schema(name):
+    tok = TOKENIZERS.create(name)
+    assert isinstance(tok, Tokenizer) and tok.name == name
+    assert isinstance(tok.query_plan("检索 配置"), QueryPlan)
+    schema = TOKENIZERS.json_schema(name)
+    assert schema["properties"]["join"]["enum"] == ["and", "or"] and schema["additionalProperties"] is False
+
+
 # --- the query plans ----------------------------------------------------------------------------
 
 def test_trigram_as_shipped_plan():
-    plan = Trigram(fixed=False).query_plan("开户 检索配置 AI")
+    plan = Trigram().query_plan("开户 检索配置 AI")
     assert plan.match == '"检索配置" AND "AI"'  # 3+ characters: a quoted trigram phrase
     assert plan.like == ("开户",)  # a CJK token under 3 characters cannot match a trigram index
     assert (plan.join, plan.fallback_when, plan.fallback_join) == ("and", "error", "and")
@@ -128,7 +140,7 @@ def test_trigram_as_shipped_plan():
 
 
 def test_trigram_fixed_plan():
-    plan = Trigram(fixed=True, join="and").query_plan("开户 检索配置 AI")
+    plan = TrigramFixed(join="and").query_plan("开户 检索配置 AI")
     assert plan.match == '"AI"'
     assert plan.like == ("开户", "检索配置")  # every token containing CJK
     assert (plan.fallback_when, plan.fallback_join) == ("empty", "or")
@@ -191,21 +203,35 @@ def test_jieba_user_dictionary(tmp_path):
 
 
 def test_jieba_user_dictionary_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="user_dict"):
-        Jieba(user_dict=str(tmp_path / "missing.txt"))
+    missing = str(tmp_path / "missing.txt")
+    with pytest.raises(ConfigError, match=r"^\[tokenizer\] user_dict: no such file \(got '.*missing.txt'\)$"):
+        TOKENIZERS.create("jieba", user_dict=missing)
     bad = tmp_path / "bad.txt"
     bad.write_bytes("美国手机号 5\n".encode("gbk"))  # jieba requires UTF-8
-    with pytest.raises(DataError, match="user_dict"):
-        Jieba(user_dict=str(bad))
+    with pytest.raises(ConfigError, match=r"bad.txt: field 'user_dict': not a jieba user dictionary"):
+        TOKENIZERS.create("jieba", user_dict=str(bad))
+    with pytest.raises(ValueError, match="user_dict"):  # built directly: pydantic's ValidationError
+        Jieba(user_dict=missing)
 
 
-@pytest.mark.parametrize("params", [{"join": "xor"}, {"normalize": "nfc"}])
-def test_bad_options_are_rejected(params):
+@pytest.mark.parametrize("name", sorted(TOKENIZERS.names()))
+def test_bad_join_is_rejected_naming_table_and_key(name):
+    with pytest.raises(ConfigError) as caught:
+        TOKENIZERS.create(name, join="xor")
+    assert str(caught.value) == "[tokenizer] join: Input should be 'and' or 'or' (got 'xor')"
+
+
+def test_bad_options_are_rejected_naming_table_and_key():
     for name in ("cjk-char", "cjk-bigram", "jieba"):
-        with pytest.raises(ValueError):
-            TOKENIZERS.create(name, **params)
-    with pytest.raises(ValueError):
+        with pytest.raises(ConfigError) as caught:
+            TOKENIZERS.create(name, normalize="nfc")
+        assert str(caught.value) == "[tokenizer] normalize: Input should be 'nfkc' or 'none' (got 'nfc')"
+    with pytest.raises(ConfigError, match=r"^\[tokenizer\] mode: Input should be 'precise' or 'search' \(got 'fast'\)$"):
         TOKENIZERS.create("jieba", mode="fast")
+    with pytest.raises(ConfigError, match=r"query_tokens: Input should be 'unicode' or 'ascii' \(got 'latin'\)"):
+        TOKENIZERS.create("unicode61", query_tokens="latin")
+    with pytest.raises(ConfigError, match="fixed: unknown key for tokenizer 'trigram'"):
+        TOKENIZERS.create("trigram", fixed=True)  # the fixed planner is its own tokenizer, trigram-fixed
 
 
 # --- the LIKE paths in the FTS5 backend ---------------------------------------------------------
@@ -219,7 +245,7 @@ def test_like_only_hits_have_the_documented_raw_score_and_fuse_to_one(fts_indexe
 
 
 def test_or_join_ranks_match_rows_before_like_only_rows():
-    index = FTS5Index(Trigram(fixed=False, join="or"), connect(load_vec=False))
+    index = FTS5Index(Trigram(join="or"), connect(load_vec=False))
     index.add([Chunk("a.md", 1, 1, "开户流程"), Chunk("b.md", 1, 1, "检索配置说明"), Chunk("c.md", 1, 1, "其他")])
     hits = index.search("开户 检索配置", 5)
     assert [cid[0] for cid, _ in hits] == ["b", "a"]  # b via MATCH (bm25 > 0), a via LIKE only
@@ -227,7 +253,7 @@ def test_or_join_ranks_match_rows_before_like_only_rows():
     assert index.routes["match+like"] == 1
 
 
-class PlanTokenizer:
+class PlanTokenizer(QueryTermsTokenizer):
     """A tokenizer that returns a fixed plan, to exercise the backend's plan executor directly."""
 
     name = "plan"
@@ -237,8 +263,8 @@ class PlanTokenizer:
     def __init__(self, plan: QueryPlan):
         self.plan = plan
 
-    def index_text(self, text):
-        return text
+    def query_terms(self, query):
+        return [query]
 
     def query_plan(self, query):
         return self.plan
