@@ -5,6 +5,7 @@ other exception is a bug and is shown with its traceback under `harness --debug`
     ├── ConfigError        an experiment, preset, grid or gate file (or --set) is wrong: names file, table, key
     │   └── UnknownStageError   a stage name that no registry (or plugin) knows
     ├── DataError          input data is wrong: names the file, the line and the field
+    ├── OutputExistsError  an output file or folder exists and the command would overwrite it
     ├── EmbeddingError     an embedding call failed; vectors computed before it are kept in the cache
     └── ProfileLimitExceeded   the run broke the machine profile's memory cap (names the stage)
 """
@@ -36,6 +37,10 @@ class DataError(HarnessError, ValueError):
         where = self.path + (f":{line}" if line is not None else "")
         what = f" field {field_name!r}:" if field_name else ""
         super().__init__(f"{where}:{what} {message}")
+
+
+class OutputExistsError(HarnessError, FileExistsError):
+    """An output file or folder already exists (or is not empty) and would be overwritten."""
 
 
 class EmbeddingError(HarnessError, RuntimeError):

@@ -28,6 +28,7 @@ from harness.stages.fusion import FUSIONS, Hit, Legs
 from harness.stages.lexical import LEXICAL_BACKENDS
 from harness.stages.postprocess import (
     POSTPROCESSORS,
+    SNIPPET_CHARS,
     PostProcessor,
     SearchContext,
     as_utc_datetime,
@@ -203,7 +204,6 @@ def hit_records(index: Index, hits: list[Hit]) -> list[dict[str, Any]]:
     return out
 
 
-SNIPPET_CHARS = 700  # OpenClaw's snippet length
 
 def chunk_statistics(index: Index, stages: Stages) -> dict[str, Any]:
     """Chunk sizes, purity and what the embedder's input limit cuts (real tokens when it can count)."""

@@ -245,10 +245,13 @@ class Registry(Generic[T]):
                     continue
                 info = pyd_fields.get(f.name)
                 default: Any = dataclasses.MISSING
-                if info is not None and not info.is_required():
-                    default = info.get_default(call_default_factory=True)
+                if info is not None:  # pydantic knows a `x: T = Field(...)` is required
+                    if not info.is_required():
+                        default = info.get_default(call_default_factory=True)
                 elif f.default is not dataclasses.MISSING:
                     default = f.default
+                elif f.default_factory is not dataclasses.MISSING:
+                    default = f.default_factory()
                 required = default is dataclasses.MISSING
                 key = (info.alias if info is not None else None) or f.name  # MMR's `lambda` is field lambda_
                 out.append(Parameter(key, _type_name(hints.get(f.name, f.type)), None if required else default,

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pytrec_eval
 
+from harness.config import NEAR_TIE  # noqa: F401  (re-exported: reports and the gate read it here)
 from harness.errors import ConfigError
 from harness.evaluation.runs import (
     JudgedRuns,
@@ -197,7 +198,7 @@ def leg_rank(candidates: list[tuple[str, float]], relevant: Iterable[str],
     return None, None
 
 
-NEAR_TIE = 0.001  # a pass or failure decided by less than this is reported as a near tie
+
 
 
 def relevant_margin(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str, frozenset[str]]) -> float | None:

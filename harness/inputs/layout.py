@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from harness.errors import DataError
+from harness.errors import DataError, OutputExistsError
 from harness.registry import Registry
 
 DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace"))
@@ -100,7 +100,7 @@ def fresh_root(prefix: str, dest: Path | str | None = None) -> Path:
         return Path(tempfile.mkdtemp(prefix=prefix))
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
-        raise FileExistsError(f"{dest}: layout destination must be new or empty")
+        raise OutputExistsError(f"{dest}: layout destination must be new or empty")
     dest.mkdir(parents=True, exist_ok=True)
     return dest
 
@@ -142,6 +142,16 @@ def read_utf8(path: Path | str, *, missing: str = "no such file") -> str:
         raise DataError(path, None, None, missing) from None
     except UnicodeDecodeError as exc:
         raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
+
+
+def read_json(path: Path | str, *, what: str = "JSON file") -> Any:
+    """A JSON file's content; a missing file, bad UTF-8 or invalid JSON raises DataError naming the file
+    (and the line and column of a syntax error)."""
+    text = read_utf8(path, missing=f"no such {what}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(path, exc.lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
 
 
 def jsonl_objects(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from harness.config import preset_path
-from harness.errors import DataError
+from harness.errors import DataError, OutputExistsError
 from harness.inputs.openclaw_config import find_openclaw_config, read_openclaw_config
 from harness.inputs.query_files import load_query_specs
 from harness.inputs.workspace import (
@@ -183,7 +183,7 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         queries_path = out_dir / "queries.yaml"
     for target in [experiment_path] + ([queries_path] if queries is None else []):
         if target.exists() and not force:
-            raise FileExistsError(f"{target} already exists; pass --force to overwrite it")
+            raise OutputExistsError(f"{target} already exists; pass --force to overwrite it")
     dataset = {"name": "workspace", "path": str(workspace), "queries": str(queries_path)}
     if config_path:
         dataset["config"] = str(config_path)

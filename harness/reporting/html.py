@@ -24,6 +24,7 @@ import jinja2
 import pandas as pd
 
 from harness import __version__
+from harness.errors import HarnessError
 from harness.evaluation.metrics import NEAR_TIE
 from harness.reporting.markdown import (
     ablation_frame,
@@ -36,7 +37,7 @@ from harness.reporting.plots import ablation_chart, missing, query_scores_chart
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
 
 
-class ReportInputError(ValueError):
+class ReportInputError(HarnessError, ValueError):
     """A results file the report cannot read; the message names the file and the field."""
 
 

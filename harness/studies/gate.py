@@ -10,12 +10,13 @@ flattened to names like `passed`, `mrr@6`, `latency_p50_ms` (prefixed `round3.` 
 from __future__ import annotations
 
 import fnmatch
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.evaluation.metrics import NEAR_TIE
+from harness.inputs.layout import read_json
 
 # Quality must not regress; latency is left out by default because it depends on the machine.
 DEFAULT_RULES = ("passed:drop=0", "recall@*:drop=0.02", "mrr@*:drop=0.02", "ndcg@*:drop=0.02",
@@ -37,7 +38,7 @@ class Rule:
                 raise ValueError
             return cls(pattern, kind, float(value))
         except ValueError:
-            raise ValueError(f"bad gate rule {text!r}; expected METRIC:drop=X or METRIC:growth=R") from None
+            raise ConfigError(f"bad gate rule {text!r}; expected METRIC:drop=X or METRIC:growth=R") from None
 
 
 @dataclass
@@ -108,8 +109,8 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], rules: list[Rule]
 def gate_files(results: Path | str, baseline: Path | str, rules: list[str] | None = None) -> tuple[bool, str]:
     """Compare two files; returns (passed, readable diff)."""
     parsed = [Rule.parse(r) for r in (rules or DEFAULT_RULES)]
-    current_doc = json.loads(Path(results).read_text(encoding="utf-8"))
-    baseline_doc = json.loads(Path(baseline).read_text(encoding="utf-8"))
+    current_doc = read_json(results, what="results file")
+    baseline_doc = read_json(baseline, what="baseline file")
     checks = compare(current_doc, baseline_doc, parsed)
     if not checks:
         return False, "no metric of the baseline matched any rule: nothing was checked"

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from harness.config import load_experiment, load_toml, merge
+from harness.errors import ConfigError
 from harness.inputs.layout import project_path
 from harness.pipeline import build_stages
 from harness.studies.experiment import RunResult, run_experiment
@@ -35,13 +36,13 @@ def load_matrix(path: Path | str) -> dict[str, Any]:
     spec = load_toml(path)
     for key in ("name", "values", "runs"):
         if key not in spec:
-            raise ValueError(f"{path}: matrix needs '{key}'")
+            raise ConfigError(f"{path}: matrix needs '{key}'")
     for i, value in enumerate(spec["values"]):
         if "label" not in value:
-            raise ValueError(f"{path}: values[{i}] needs a label")
+            raise ConfigError(f"{path}: values[{i}] needs a label")
     for i, run in enumerate(spec["runs"]):
         if "label" not in run or "experiment" not in run:
-            raise ValueError(f"{path}: runs[{i}] needs a label and an experiment")
+            raise ConfigError(f"{path}: runs[{i}] needs a label and an experiment")
     return spec
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from harness.config import load_toml
 from harness.db import connect
+from harness.errors import ConfigError
 from harness.evaluation.judgments import chunk_qrels, document_qrels
 from harness.evaluation.metrics import Evaluator, query_outcome, standard_metrics
 from harness.evaluation.runs import Qrels, judged_runs
@@ -55,7 +56,7 @@ def load_grid(path: Path | str | None) -> dict[str, Any]:
         table = load_toml(path).get("grid", {})
         unknown = set(table) - set(DEFAULT_GRID) - {"fusion_params"}
         if unknown:
-            raise ValueError(f"{path}: [grid] unknown key(s) {sorted(unknown)}; known: {sorted(DEFAULT_GRID)}")
+            raise ConfigError(f"{path}: [grid] unknown key(s) {sorted(unknown)}; known: {sorted(DEFAULT_GRID)}")
         grid.update(table)
     return grid
 

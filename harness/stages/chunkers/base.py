@@ -23,6 +23,7 @@ from pydantic import ValidationInfo
 
 from harness.errors import DataError
 from harness.registry import Registry
+from harness.stages.cjk import OPENCLAW_CHUNK_ESTIMATE, OPENCLAW_CHUNK_ESTIMATE_RANGES
 
 # token_count comes from the embedder (a callable), never from a TOML file
 CHUNKERS = Registry("chunker", builtins="harness.stages.chunkers", runtime=("token_count",))
@@ -98,12 +99,6 @@ def read_markdown(path: Path | str, errors: str = "replace") -> str:
 
 # --- sizing: how many "characters" a string costs against a token budget ------------------------
 
-# CJK / Hangul / Kana / full-width ranges that OpenClaw's cjk-weighted estimate counts as one token each
-_CJK_RANGES = (
-    (0x2E80, 0x9FFF), (0xA000, 0xA4FF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
-    (0xFF01, 0xFF60), (0xFFE0, 0xFFE6), (0x20000, 0x2FA1F),
-)
-_CJK_CHAR = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
 CHARS_PER_TOKEN = 4
 
 
@@ -115,7 +110,7 @@ def raw_length(text: str) -> int:
 def cjk_weighted_length(text: str) -> int:
     """Later OpenClaw: a CJK character costs CHARS_PER_TOKEN (one token), anything else 1."""
     # a regex count: the same number as testing each character, several times faster
-    return len(text) + (CHARS_PER_TOKEN - 1) * len(_CJK_CHAR.findall(text))
+    return len(text) + (CHARS_PER_TOKEN - 1) * len(OPENCLAW_CHUNK_ESTIMATE.findall(text))
 
 
 SIZINGS: dict[str, Callable[[str], int]] = {"raw_length": raw_length, "cjk_weighted": cjk_weighted_length}
@@ -135,7 +130,7 @@ def cost_prefix(text: str, sizing: str) -> np.ndarray:
     if sizing == "cjk_weighted" and text:
         cps = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
         cjk = np.zeros(len(cps), dtype=bool)
-        for lo, hi in _CJK_RANGES:
+        for lo, hi in OPENCLAW_CHUNK_ESTIMATE_RANGES:
             cjk |= (cps >= lo) & (cps <= hi)
         costs += (CHARS_PER_TOKEN - 1) * cjk
     prefix = np.zeros(len(text) + 1, dtype=np.int64)

@@ -41,7 +41,7 @@ from harness.stages.fusion.base import (
 from harness.stages.fusion.lancedb import (
                                        LanceDBProFusion,
                                        MultiplicativeFusion,
-                                       clamp_unit,
+                                       clamp01,
                                        inverse_distance,
                                        sigmoid_bm25,
 )
@@ -57,6 +57,6 @@ from harness.stages.fusion.openclaw import LexicalOnly, VectorOnly, WeightedFusi
 from harness.stages.fusion.rrf import RRFFusion
 
 __all__ = ["FUSIONS", "Fusion", "Hit", "Legs", "merged_hits", "normalised_weights", "rank_hits", "ranked_leg",
-           "LanceDBProFusion", "MultiplicativeFusion", "clamp_unit", "inverse_distance", "sigmoid_bm25",
+           "LanceDBProFusion", "MultiplicativeFusion", "clamp01", "inverse_distance", "sigmoid_bm25",
            "NORMALISATIONS", "CombMNZ", "CombSum", "WeightedSumFusion", "min_max", "z_score",
            "LexicalOnly", "VectorOnly", "WeightedFusion", "RRFFusion"]

@@ -31,9 +31,11 @@ def inverse_distance(cosine: float) -> float:
     return 1.0 / (1.0 + (1.0 - cosine))
 
 
-def clamp_unit(value: float) -> float:
-    """Clamp to [0, 1] (the fusion's clamp; the post-processing stages' clamp01 also maps non-finite
-    values to a fallback, as memory-lancedb-pro's does)."""
+def clamp01(value: float, fallback: float | None = None) -> float:
+    """memory-lancedb-pro's clamp01(value, fallback): clamped to [0, 1]; a non-finite value gives the
+    fallback as it is (0 when it is not finite either, or not given)."""
+    if not math.isfinite(value):
+        return fallback if fallback is not None and math.isfinite(fallback) else 0.0
     return min(1.0, max(0.0, value))
 
 
@@ -116,8 +118,8 @@ class LanceDBProFusion:
 
         def score(cid: str, v: float, b: float) -> float:
             if cid not in vector:
-                return clamp_unit(b)
+                return clamp01(b)
             strong = LANCEDB_STRONG_BM25_FACTOR * b if b >= LANCEDB_STRONG_BM25 else 0.0
-            return clamp_unit(max(self.vector_weight * v + self.text_weight * b, strong))
+            return clamp01(max(self.vector_weight * v + self.text_weight * b, strong))
 
         return [h for h in merged_hits(vector, text, score) if h.score >= self.min_score]

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion import Hit, rank_hits
+from harness.stages.fusion import Hit, clamp01, rank_hits
 from harness.stages.postprocess.base import (
     POSTPROCESSORS,
     ReferenceTime,
@@ -20,13 +20,6 @@ from harness.stages.postprocess.base import (
     age_days,
     reference_time,
 )
-
-
-def clamp01(value: float, fallback: float) -> float:
-    """memory-lancedb-pro's clamp01(value, fallback): non-finite -> fallback, else clamped to [0, 1]."""
-    if not math.isfinite(value):
-        return fallback if math.isfinite(fallback) else 0.0
-    return min(1.0, max(0.0, value))
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -10,6 +10,7 @@ from typing import Callable, Literal
 from pydantic import Field
 
 from harness.registry import stage
+from harness.stages.cjk import OPENCLAW_MMR_CJK_RUN
 from harness.stages.fusion import Hit, rank_hits
 from harness.stages.postprocess.base import (
     POSTPROCESSORS,
@@ -57,8 +58,6 @@ class MinScore:
 # --- MMR --------------------------------------------------------------------------------------------
 
 _ASCII_WORD = re.compile(r"[a-z0-9_]+")
-# OpenClaw's MMR tokenizer: kana, CJK Extension A + Unified Ideographs, Hangul syllables and jamo
-_MMR_CJK_RUN = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]+")
 
 
 # Token sets depend on the snippet text only; a sweep asks for the same snippets again and again.
@@ -76,7 +75,7 @@ def cjk_tokens(text: str) -> frozenset[str]:
     characters adjacent in the text ("我喜欢hello你好" yields no "欢你")."""
     lower = text.lower()
     tokens = set(_ASCII_WORD.findall(lower))
-    for run in _MMR_CJK_RUN.findall(lower):
+    for run in OPENCLAW_MMR_CJK_RUN.findall(lower):
         tokens.update(run)
         tokens.update(map(str.__add__, run, run[1:]))
     return frozenset(tokens)

@@ -2,10 +2,10 @@
 (QMD, 2026-05) or overlapping character bigrams.  Other runs are left to unicode61."""
 from __future__ import annotations
 
-import unicodedata
 from typing import ClassVar
 
 from harness.registry import stage
+from harness.stages.cjk import is_cjk_char
 from harness.stages.tokenizers.base import (
     NORMALIZERS,
     TOKENIZERS,
@@ -14,22 +14,6 @@ from harness.stages.tokenizers.base import (
     Normalize,
     QueryTermsTokenizer,
 )
-
-# Han (radicals, CJK symbols' ideographic letters, Ext-A, Unified, compatibility, Ext-B..H),
-# Kana (incl. phonetic extensions, half-width katakana) and Hangul (jamo, compatibility jamo, syllables).
-_CJK_LETTER_RANGES = (
-    (0x1100, 0x11FF), (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303C),
-    (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
-    (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x323AF),
-)
-
-
-def is_cjk_char(ch: str) -> bool:
-    """A Han, Kana or Hangul letter (punctuation in those blocks, e.g. 。 or ・, is not)."""
-    cp = ord(ch)
-    if not any(lo <= cp <= hi for lo, hi in _CJK_LETTER_RANGES):
-        return False
-    return unicodedata.category(ch)[0] in "LN"
 
 
 def cjk_segments(token: str) -> list[tuple[bool, str]]:

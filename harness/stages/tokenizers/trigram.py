@@ -2,10 +2,10 @@
 (SPEC.md section 2)."""
 from __future__ import annotations
 
-import re
 from typing import ClassVar, Iterable
 
 from harness.registry import stage
+from harness.stages.cjk import OPENCLAW_TRIGRAM_CJK
 from harness.stages.tokenizers.base import (
     TOKENIZERS,
     UNICODE_QUERY_TOKEN,
@@ -14,10 +14,6 @@ from harness.stages.tokenizers.base import (
     QueryTermsTokenizer,
     join_terms,
 )
-
-# The characters OpenClaw's planner treats as CJK on the trigram path: Kana, CJK Ext-A + Unified
-# Ideographs, Hangul syllables and compatibility jamo (SHORT_CJK_TRIGRAM_RE).
-_TRIGRAM_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3131-\u3163]")
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -46,7 +42,7 @@ class Trigram(QueryTermsTokenizer):
         return UNICODE_QUERY_TOKEN.findall(query)
 
     def _goes_to_like(self, token: str) -> bool:
-        if not _TRIGRAM_CJK.search(token):
+        if not OPENCLAW_TRIGRAM_CJK.search(token):
             return False
         return self.fixed or len(token) < 3
 

@@ -15,7 +15,8 @@ import numpy as np
 from harness.inputs.king78 import load_daily_logs, load_records
 from harness.inputs.layout import project_path
 from harness.stages.chunkers import Chunk
-from harness.stages.tokenizers import TOKENIZERS, is_cjk_char
+from harness.stages.cjk import is_cjk_char
+from harness.stages.tokenizers import TOKENIZERS
 from harness.stages.vector import top_k_exact, unit_rows
 from harness.studies.scale.process import ChildError, run_in_child
 

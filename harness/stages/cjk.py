@@ -1,0 +1,46 @@
+"""CJK character classes, one per upstream rule the stages mirror.  The systems disagree on what
+"CJK" means, and each stage must use its own system's class, so every table lives here once, named
+after the code it reproduces (SPEC.md sections 2-4), instead of inside the stage that reads it.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+
+def ranges_regex(ranges: tuple[tuple[int, int], ...]) -> str:
+    """A regex character class matching any code point in the (low, high) ranges."""
+    return "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in ranges) + "]"
+
+
+# OpenClaw chunkMarkdown's CJK weighting (later versions): each of these counts as one token (4 chars).
+OPENCLAW_CHUNK_ESTIMATE_RANGES = (
+    (0x2E80, 0x9FFF), (0xA000, 0xA4FF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
+    (0xFF01, 0xFF60), (0xFFE0, 0xFFE6), (0x20000, 0x2FA1F),
+)
+OPENCLAW_CHUNK_ESTIMATE = re.compile(ranges_regex(OPENCLAW_CHUNK_ESTIMATE_RANGES))
+
+# OpenClaw's MMR tokenizer (mmr.ts): kana, CJK Extension A + Unified Ideographs, Hangul syllables and jamo;
+# a run of these gives its characters and adjacent pairs as tokens.
+OPENCLAW_MMR_CJK_RUN = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]+")
+
+# The characters OpenClaw's query planner treats as CJK on the trigram path: Kana, CJK Ext-A + Unified
+# Ideographs, Hangul syllables and compatibility jamo (SHORT_CJK_TRIGRAM_RE).
+OPENCLAW_TRIGRAM_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3131-\u3163]")
+
+# The harness's own CJK letter class (cjk-char, cjk-bigram; QMD indexes Han/Kana/Hangul per character):
+# Han (radicals, ideographic letters among CJK symbols, Ext-A, Unified, compatibility, Ext-B..H), Kana
+# (incl. phonetic extensions, half-width katakana) and Hangul (jamo, compatibility jamo, syllables).
+CJK_LETTER_RANGES = (
+    (0x1100, 0x11FF), (0x2E80, 0x2FDF), (0x3005, 0x3007), (0x3021, 0x3029), (0x3038, 0x303C),
+    (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+    (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x323AF),
+)
+
+
+def is_cjk_char(ch: str) -> bool:
+    """A Han, Kana or Hangul letter (punctuation in those blocks, e.g. 。 or ・, is not)."""
+    cp = ord(ch)
+    if not any(lo <= cp <= hi for lo, hi in CJK_LETTER_RANGES):
+        return False
+    return unicodedata.category(ch)[0] in "LN"
