@@ -144,6 +144,19 @@ def read_utf8(path: Path | str, *, missing: str = "no such file") -> str:
         raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
 
 
+def read_json(path: Path | str, what: str) -> tuple[str, Any]:
+    """A JSON file's text and parsed value; missing file, bad UTF-8 or bad JSON raise DataError naming
+    the file (and line): `what` names the kind of file in the message, e.g. "SQuAD JSON file"."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, None, None, f"missing {what}")
+    text = read_utf8(path)
+    try:
+        return text, json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(path, exc.lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+
+
 def jsonl_objects(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     path = Path(path)
     text = read_utf8(path)
