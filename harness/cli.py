@@ -83,6 +83,8 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
     out_dir = write_round(result, out or default_out_dir(result.name, config.get("preset")), seed)
     print_round(result, seed)
+    for note in result.dataset.get("notes", []):
+        typer.echo(f"note: {note}")
     typer.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
 
 
@@ -260,11 +262,13 @@ def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
 @app.command()
 def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
     """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
-    from harness.pipeline import load_dataset
+    from harness.pipeline import dataset_parts, load_dataset
 
     config = load_experiment(project_path(experiment))
-    layout = load_dataset(config).render(dest=out, **config.get("layout", {}))
-    typer.echo(f"rendered {len(layout.files)} files and {len(layout.spans)} provenance spans into {out}")
+    for scope, part in dataset_parts(load_dataset(config)):
+        dest = out if scope is None else out / scope  # a scoped data set: one workspace per scope
+        layout = part.render(dest=dest, **config.get("layout", {}))
+        typer.echo(f"rendered {len(layout.files)} files and {len(layout.spans)} provenance spans into {dest}")
 
 
 @app.command()

@@ -18,7 +18,8 @@ from typing import Any, Iterable
 from harness.errors import DataError
 from harness.registry import Registry
 
-DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace"))
+DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace",
+                                       "harness.inputs.locomo"))
 
 # ---------------------------------------------------------------------------------------------
 # Layout: files + provenance
