@@ -19,7 +19,7 @@ from harness.errors import DataError
 from harness.registry import Registry
 
 DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace",
-                                       "harness.inputs.locomo"))
+                                       "harness.inputs.locomo", "harness.inputs.t2ranking"))
 
 # ---------------------------------------------------------------------------------------------
 # Layout: files + provenance
