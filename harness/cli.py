@@ -185,6 +185,40 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
 
 
+@app.command()
+def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experiments/benchmark-locomo.toml"),
+              preset: Optional[list[str]] = typer.Option(None, help="these presets instead of the spec's (repeatable)"),
+              run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
+              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+    """A public data set with one or more presets, per query group, beside the figures peers publish."""
+    from harness.reporting.benchmark import write_benchmark_report
+    from harness.studies.benchmark import load_benchmark, run_benchmark, write_benchmark
+
+    try:
+        bench = load_benchmark(project_path(spec))
+    except ConfigError as exc:
+        _fail(str(exc))
+    out_dir = Path(out or project_path(bench.get("output", f"reports/{bench['name']}")))
+    if redraw:
+        doc = json.loads((out_dir / f"{bench['name']}.json").read_text(encoding="utf-8"))
+        typer.echo(f"redrew {write_benchmark_report(bench, doc, out_dir)}")
+        return
+    if (preset or run) and out is None:
+        _fail("--preset/--run change what is run: give --out so that the committed report is not overwritten")
+    try:
+        results = run_benchmark(bench, presets=preset or None, only_runs=run or None)
+    except RUN_ERRORS as exc:
+        _fail(str(exc))
+    doc = write_benchmark(bench, results, out_dir)
+    for r in doc["runs"]:
+        for note in r["dataset"].get("notes", []):
+            typer.echo(f"note ({r['slug']}): {note}")
+        typer.echo(f"{r['slug']}: {r['summary']['suite'].get('queries', 0)} suite queries in "
+                   f"{r['timings']['total_s']:.1f} s (embeddings computed {r['timings']['embedding_cache'].get('computed', 0)})")
+    typer.echo(f"wrote {out_dir}/{bench['name']}.json, {bench['name']}.md and one results.json per run")
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def scale(ctx: typer.Context) -> None:
     """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as

@@ -152,7 +152,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             frame, hits = evaluate_queries(index, stages, queries, legs, evaluation.get("round"),
                                            evaluation.get("cutoffs"), evaluation.get("evidence_cutoffs"))
             stage = "chunk statistics" + at
-            parts.append(_Part(scope, index, frame, hits, layout.description,
+            parts.append(_Part(scope, _index_figures(index), frame, hits, layout.description,
                                chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
             if scope is not None and not keep_layout:
                 layout.cleanup()  # a part's files are not needed once it is scored
@@ -171,10 +171,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
                 layout.cleanup()
     frame, hits = _joined(parts)
     summary = summarise(frame, stages.max_results, evaluation.get("near_tie", NEAR_TIE))
-    summary["index"] = {"files": sum(len(p.index.layout.files) for p in parts),
-                        "chunks": sum(len(p.index.chunks) for p in parts),
-                        "mixed_chunks": sum(len(d) > 1 for p in parts for d in p.index.docs_of.values()),
-                        "timings_ms": _summed([p.index.timings_ms for p in parts]), "chunk_stats": chunk_stats_doc}
+    summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
+                        "timings_ms": _summed([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
         summary["index"]["scopes"] = len(parts)
     timings = {"total_s": time.perf_counter() - t_start, "peak_rss_mib": peak_rss_mib(),
@@ -193,11 +191,16 @@ class _Part:
     """One workspace of a run: the whole data set, or one scope of a scoped one."""
 
     scope: str | None
-    index: Index
+    index: dict[str, Any]  # files, chunks, mixed_chunks, timings_ms (the index itself is let go)
     frame: pd.DataFrame
     hits: dict[str, list[dict[str, Any]]]
     description: dict[str, Any]
     chunk_view: Any  # the chunk statistics (unscoped), or (chunks, spans, texts) under <scope>/
+
+
+def _index_figures(index: Index) -> dict[str, Any]:
+    return {"files": len(index.layout.files), "chunks": len(index.chunks),
+            "mixed_chunks": sum(len(d) > 1 for d in index.docs_of.values()), "timings_ms": index.timings_ms}
 
 
 def _joined(parts: list[_Part]) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]]]:
