@@ -228,5 +228,28 @@ def layout_chunk_statistics(chunks: Sequence[Chunk], layout: Layout, stages: Sta
 
     inner = stages.embedder.inner
     token_count = getattr(inner, "token_count", None)
+    if token_count is not None:
+        token_count = _remembered_counts(token_count, getattr(inner, "model_id", None))
     return chunk_stats(chunks, layout, token_count=token_count,
                        input_limit=getattr(inner, "max_tokens", None), texts=texts)
+
+
+# (model id, text) -> real tokens: counting is slow (~10-25 ms a chunk with e5's tokenizer) and the cells
+# of a matrix or benchmark count the same chunks again and again
+_TOKEN_COUNTS: dict[tuple[str, str], int] = {}
+_TOKEN_COUNTS_MAX = 200_000
+
+
+def _remembered_counts(count: Any, model_id: str | None) -> Any:
+    if model_id is None:
+        return count
+
+    def remembered(text: str) -> int:
+        key = (model_id, text)
+        if key not in _TOKEN_COUNTS:
+            if len(_TOKEN_COUNTS) >= _TOKEN_COUNTS_MAX:
+                _TOKEN_COUNTS.clear()
+            _TOKEN_COUNTS[key] = int(count(text))
+        return _TOKEN_COUNTS[key]
+
+    return remembered
