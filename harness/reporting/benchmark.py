@@ -48,7 +48,8 @@ def _title(run: dict[str, Any]) -> str:
 
 
 def header(spec: dict[str, Any], doc: dict[str, Any]) -> str:
-    return f"# {doc['name']}\n\n{doc.get('description', '').strip()}\n"
+    description = spec.get("description") or doc.get("description", "")  # the spec's text: --redraw takes edits
+    return f"# {doc['name']}\n\n{description.strip()}\n"
 
 
 def data_set(spec: dict[str, Any], doc: dict[str, Any]) -> str:
