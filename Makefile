@@ -8,7 +8,7 @@ PROFILE ?= laptop
 HARNESS := $(BIN)/harness
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers scale round1 round2 round3 round4 ablation validate compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers locomo scale round1 round2 round3 round4 ablation validate compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -45,6 +45,9 @@ sweep: $(STAMP) ## Weight sweeps on king78 rounds 3 and 4 and CMRC 2018 dev -> r
 	$(HARNESS) sweep experiments/round3.toml
 	$(HARNESS) sweep experiments/round4.toml
 	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml
+
+locomo: $(STAMP) ## LoCoMo evidence retrieval, preset openclaw-2026.08, turns and sessions -> reports/locomo/
+	$(HARNESS) benchmark experiments/benchmark-locomo.toml
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
 	$(HARNESS) scale

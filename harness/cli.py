@@ -122,6 +122,8 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
     out_dir = write_round(result, out or default_out_dir(result.name, config.get("preset")), seed)
     print_round(result, seed)
+    for note in result.dataset.get("notes", []):
+        typer.echo(f"note: {note}")
     typer.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
 
 
@@ -211,6 +213,34 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
     cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
     write_matrix(matrix_spec, cells, out_dir, metrics)
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
+
+
+@command()
+def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experiments/benchmark-locomo.toml"),
+              preset: Optional[list[str]] = typer.Option(None, help="these presets instead of the spec's (repeatable)"),
+              run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
+              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+    """A public data set with one or more presets, per query group, beside the figures peers publish."""
+    from harness.reporting.benchmark import write_benchmark_report
+    from harness.studies.benchmark import load_benchmark, run_benchmark, write_benchmark
+
+    bench = load_benchmark(project_path(spec))
+    out_dir = Path(out or project_path(bench.get("output", f"reports/{bench['name']}")))
+    if redraw:
+        doc = json.loads((out_dir / f"{bench['name']}.json").read_text(encoding="utf-8"))
+        typer.echo(f"redrew {write_benchmark_report(bench, doc, out_dir)}")
+        return
+    if (preset or run) and out is None:
+        _fail("--preset/--run change what is run: give --out so that the committed report is not overwritten")
+    results = run_benchmark(bench, presets=preset or None, only_runs=run or None)
+    doc = write_benchmark(bench, results, out_dir)
+    for r in doc["runs"]:
+        for note in r["dataset"].get("notes", []):
+            typer.echo(f"note ({r['slug']}): {note}")
+        typer.echo(f"{r['slug']}: {r['summary']['suite'].get('queries', 0)} suite queries in "
+                   f"{r['timings']['total_s']:.1f} s (embeddings computed {r['timings']['embedding_cache'].get('computed', 0)})")
+    typer.echo(f"wrote {out_dir}/{bench['name']}.json, {bench['name']}.md and one results.json per run")
 
 
 @command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -325,11 +355,13 @@ def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
 @command()
 def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
     """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
-    from harness.pipeline import load_dataset
+    from harness.pipeline import dataset_parts, load_dataset
 
     config = load_experiment(project_path(experiment))
-    layout = load_dataset(config).render(dest=out, **config.get("layout", {}))
-    typer.echo(f"rendered {len(layout.files)} files and {len(layout.spans)} provenance spans into {out}")
+    for scope, part in dataset_parts(load_dataset(config)):
+        dest = out if scope is None else out / scope  # a scoped data set: one workspace per scope
+        layout = part.render(dest=dest, **config.get("layout", {}))
+        typer.echo(f"rendered {len(layout.files)} files and {len(layout.spans)} provenance spans into {dest}")
 
 
 @command()

@@ -14,6 +14,7 @@ many times with the same functions:
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -21,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from harness.db import connect
-from harness.inputs.layout import DATASETS, Layout, Query
+from harness.inputs.layout import DATASETS, Layout, Query, Span
 from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
 from harness.stages.embedders import EMBEDDERS, CachedEmbedder, EmbeddingCache
 from harness.stages.fusion import FUSIONS, Hit, Legs
@@ -192,6 +193,24 @@ def load_dataset(config: dict[str, Any]):
     table = config.get("dataset", {"name": "king78"})
     return DATASETS.create(table["name"], _params(table), where=where(config, "dataset"))
 
+
+def dataset_parts(dataset: Any) -> list[tuple[str | None, Any]]:
+    """The memory workspaces a data set holds: itself (scope None), or, when it has `scopes()`, one part
+    per scope (LoCoMo: one per conversation, whose turn ids repeat across conversations).  Each part
+    has render() and queries() and is indexed, searched and evaluated apart, so a query only ever sees
+    its own part's memory, as an agent only sees its own; query ids are unique across parts."""
+    scopes = getattr(dataset, "scopes", None)
+    return [(None, dataset)] if scopes is None else list(scopes())
+
+
+def scoped_chunks(scope: str, index: Index) -> tuple[list[Chunk], list[Span], dict[str, str]]:
+    """A part's chunks, provenance spans and file texts with every path under <scope>/, so that the
+    parts of a scoped data set can be described together (chunk statistics)."""
+    chunks = [dataclasses.replace(c, path=f"{scope}/{c.path}") for c in index.chunks]
+    spans = [dataclasses.replace(s, path=f"{scope}/{s.path}") for s in index.layout.spans]
+    texts = {f"{scope}/{p}": index.layout.read(p) for p in index.layout.files}
+    return chunks, spans, texts
+
 def hit_records(index: Index, hits: list[Hit]) -> list[dict[str, Any]]:
     """Returned hits as plain dictionaries (for results.json and reports)."""
     out = []
@@ -207,8 +226,36 @@ def hit_records(index: Index, hits: list[Hit]) -> list[dict[str, Any]]:
 
 def chunk_statistics(index: Index, stages: Stages) -> dict[str, Any]:
     """Chunk sizes, purity and what the embedder's input limit cuts (real tokens when it can count)."""
+    return layout_chunk_statistics(index.chunks, index.layout, stages)
+
+
+def layout_chunk_statistics(chunks: Sequence[Chunk], layout: Layout, stages: Stages,
+                            texts: dict[str, str] | None = None) -> dict[str, Any]:
     from harness.evaluation.chunk_stats import chunk_stats
 
     embedder = stages.embedder
-    return chunk_stats(index.chunks, index.layout, token_count=embedder.token_count,
-                       input_limit=embedder.max_tokens)
+    token_count = embedder.token_count
+    if token_count is not None:
+        token_count = _remembered_counts(token_count, embedder.model_id)
+    return chunk_stats(chunks, layout, token_count=token_count, input_limit=embedder.max_tokens, texts=texts)
+
+
+# (model id, text) -> real tokens: counting is slow (~10-25 ms a chunk with e5's tokenizer) and the cells
+# of a matrix or benchmark count the same chunks again and again
+_TOKEN_COUNTS: dict[tuple[str, str], int] = {}
+_TOKEN_COUNTS_MAX = 200_000
+
+
+def _remembered_counts(count: Any, model_id: str | None) -> Any:
+    if model_id is None:
+        return count
+
+    def remembered(text: str) -> int:
+        key = (model_id, text)
+        if key not in _TOKEN_COUNTS:
+            if len(_TOKEN_COUNTS) >= _TOKEN_COUNTS_MAX:
+                _TOKEN_COUNTS.clear()
+            _TOKEN_COUNTS[key] = int(count(text))
+        return _TOKEN_COUNTS[key]
+
+    return remembered

@@ -6,10 +6,9 @@ from harness.inputs.public import SquadDataset
 from harness.stages.chunkers import FileChunker
 from harness.stages.lexical import FTS5Index
 from harness.stages.tokenizers import TOKENIZERS
-from tests.conftest import SHARED_DATA
+from tests.conftest import DATA
 
-CMRC = SHARED_DATA / "cmrc2018" / "cmrc2018_dev.json"
-pytestmark = pytest.mark.skipif(not CMRC.exists(), reason=f"{CMRC} not found (../shared/data is absent)")
+CMRC = DATA / "cmrc2018" / "cmrc2018_dev.json"
 
 
 @pytest.fixture(scope="module")

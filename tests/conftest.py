@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 KING78 = ROOT / "datasets" / "king78"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "datasets"  # the public data sets, copied verbatim (each folder has its SOURCE.md)
 
 # Property tests run on 2-core CI machines: no per-example deadline, a fixed example budget.
 settings.register_profile("default", deadline=None, max_examples=100,

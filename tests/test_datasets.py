@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import resolve
-from harness.errors import DataError
+from harness.errors import ConfigError, DataError
 from harness.inputs.layout import DATASETS
 from harness.inputs.public import (
     BeirDataset,
@@ -21,9 +21,9 @@ from harness.inputs.public import (
 )
 from harness.studies.experiment import run_experiment
 
-from .conftest import SHARED_DATA
+from .conftest import DATA
 
-CMRC_DEV = SHARED_DATA / "cmrc2018" / "cmrc2018_dev.json"
+CMRC_DEV = DATA / "cmrc2018" / "cmrc2018_dev.json"
 
 
 def write_jsonl(path: Path, rows: list) -> Path:
@@ -138,7 +138,7 @@ def test_bad_qrels_name_file_line_and_field(tmp_path, content, line, field, mess
 
 def test_missing_beir_files(tmp_path):
     with pytest.raises(DataError, match="not a BEIR folder"):
-        BeirDataset(tmp_path / "nowhere")
+        BeirDataset(tmp_path / "nowhere").queries()  # checked on first use
     root = write_beir(tmp_path / "set")
     (root / "qrels" / "test.tsv").unlink()
     with pytest.raises(DataError, match="missing qrels file"):
@@ -213,12 +213,41 @@ def _broken(mutate) -> dict:
 def test_bad_squad_names_file_line_and_field(tmp_path, mutate, field, message, key_on_line):
     path = write_squad(tmp_path / "s.json", _broken(mutate))
     with pytest.raises(DataError, match=message) as err:
-        load_squad(path)
+        load_squad(path, empty_questions="error")  # the default skips empty questions (next test)
     assert (err.value.path, err.value.field) == (str(path), field)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert err.value.line is not None and key_on_line in lines[err.value.line - 1]
     if message == "missing" and field != "data":  # a missing key: the line of its object's opening brace
         assert '"id": "P1"' in lines[err.value.line]
+
+
+def test_empty_questions_are_skipped_counted_and_said(tmp_path):
+    """CMRC 2018 trial has two empty questions: the file is read, they are skipped and listed."""
+    data = _broken(lambda d: (d["data"][0]["paragraphs"][0]["qas"][1].update(question=" "),
+                              d["data"][1]["paragraphs"][0]["qas"][0].update(question="")))
+    path = write_squad(tmp_path / "s.json", data)
+    assert [q.id for q in load_squad(path)[1]] == ["Q0", "Q2"]
+    dataset = DATASETS.create("squad", path=str(path), limit_queries=2)
+    assert [q.id for q in dataset.queries()] == ["Q0", "Q2"]  # the limit counts kept questions
+    layout = dataset.render(tmp_path / "out")
+    assert layout.description["skipped"] == {"empty_question": ["Q1", "Q3"]}
+    assert layout.description["questions"] == 4
+    assert layout.description["notes"] == ["skipped 2 item(s), empty question: Q1, Q3"]
+    assert layout.description["sha256_check"] == "none"  # not a published file name: nothing to check
+    with pytest.raises(ConfigError, match="empty_questions"):
+        DATASETS.create("squad", path=str(path), empty_questions="drop")
+
+
+def test_real_cmrc2018_trial_loads_with_its_two_empty_questions_skipped():
+    dataset = DATASETS.create("squad", path="datasets/cmrc2018/cmrc2018_trial.json")
+    queries = dataset.queries()
+    assert len(queries) == 1000 and len(dataset.documents()) == 256
+    described = dataset.describe()
+    assert described["skipped"] == {"empty_question": ["TRIAL_776_QUERY_4", "TRIAL_20_QUERY_0"]}
+    assert described["questions"] == 1002 and described["sha256_check"] == "published"
+    with pytest.raises(DataError, match="empty question") as err:
+        load_squad(dataset.path, empty_questions="error")
+    assert err.value.field.endswith(".question")
 
 
 def test_bad_squad_json_and_files(tmp_path):
@@ -248,9 +277,8 @@ def test_squad_through_an_experiment_config(tmp_path, tmp_cache):
 
 # --- the real CMRC 2018 dev file ----------------------------------------------------------------
 
-@pytest.mark.skipif(not CMRC_DEV.is_file(), reason=f"shared data absent: {CMRC_DEV} (../shared/data is read at run time)")
 def test_real_cmrc2018_dev(tmp_path):
-    dataset = DATASETS.create("squad", path="../shared/data/cmrc2018/cmrc2018_dev.json", limit_queries=500)
+    dataset = DATASETS.create("squad", path="datasets/cmrc2018/cmrc2018_dev.json", limit_queries=500)
     queries = dataset.queries()
     assert len(queries) == 500 and len(load_squad(CMRC_DEV)[1]) == 3219
     assert queries[0].id == "DEV_0_QUERY_0" and queries[0].relevant == {"DEV_0": 1}

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
+from harness.evaluation.evidence import doc_scores, recall_all, recall_any
 from harness.evaluation.judgments import NOT_INDEXED, chunk_qrels, document_qrels
 from harness.evaluation.metrics import (
     evaluate,
@@ -20,6 +21,20 @@ from harness.pipeline import Index, QueryLegs, Stages, fuse, hit_records
 from harness.stages.fusion import Legs
 
 HIT_CUTOFFS = (1, 3, 6)  # the hit@k columns: a relevant chunk among the first k returned
+
+
+def evidence_metrics(index: Index, queries: Sequence[Query], hits: dict[str, list[Hit]],
+                     cutoffs: Sequence[int]) -> dict[str, dict[str, float]]:
+    """recall_any@c and recall_all@c per judged query (evidence.py): are one / all of its relevant
+    documents overlapped by the top c returned chunks?  c counts chunks, as memory_search returns them."""
+    qrels = {q.id: q.relevant for q in queries if q.relevant}
+    out: dict[str, dict[str, float]] = {qid: {} for qid in qrels}
+    for c in cutoffs:
+        run = {qid: doc_scores([(h.id, h.score) for h in hits[qid][:c]], index.docs_of) for qid in qrels}
+        for name, metric in (("recall_any", recall_any), ("recall_all", recall_all)):
+            for qid, value in metric(run, qrels).items():
+                out[qid][f"{name}@{c}"] = value
+    return out
 
 
 def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, frozenset[str]],
@@ -39,10 +54,13 @@ def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, froz
 
 
 def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
-                     round_no: int | None, cutoffs: Sequence[int] | None = None
+                     round_no: int | None, cutoffs: Sequence[int] | None = None,
+                     evidence_cutoffs: Sequence[int] | None = None
                      ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]], JudgedRuns]:
     """Fuse and post-process every query's legs, then score: one row per query, the returned hits as
-    records, and the runs and qrels every metric of the rows is computed from."""
+    records, and the runs and qrels every metric of the rows is computed from.  `evidence_cutoffs`
+    ([evaluation] evidence_cutoffs) adds recall_any@c / recall_all@c; queries with a `category` extra
+    field (LoCoMo) get a category column, which summaries report by."""
     cutoffs = sorted(set(cutoffs or [stages.max_results]))
     fused, post_ms = {}, {}
     for q in queries:
@@ -78,4 +96,11 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     for c in cutoffs:
         for name in (f"recall@{c}", f"mrr@{c}", f"ndcg@{c}"):
             frame[name] = [metrics.get(qid, {}).get(name) for qid in frame["query_id"]]
+    if evidence_cutoffs:
+        evidence = evidence_metrics(index, queries, fused, sorted(set(evidence_cutoffs)))
+        for c in sorted(set(evidence_cutoffs)):
+            for name in (f"recall_any@{c}", f"recall_all@{c}"):
+                frame[name] = [evidence.get(qid, {}).get(name) for qid in frame["query_id"]]
+    if any("category" in q.extra for q in queries):
+        frame["category"] = [q.extra.get("category") for q in queries]
     return frame, hit_lists, runs

@@ -136,6 +136,23 @@ class JudgedRuns:
                    checked_qrels(qrels["document"], path, "qrels.document"), provenance)
 
 
+def scoped_runs(parts: Sequence[tuple[str, JudgedRuns]]) -> JudgedRuns:
+    """The runs of a scoped data set's parts (one workspace per conversation, say) as one: chunk and
+    document ids are prefixed with their scope ("conv-26/memory/x.md:..."), since they repeat across
+    scopes; query ids are already unique."""
+    def prefixed(scope: str, mapping: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {q: {f"{scope}/{d}": v for d, v in docs.items()} for q, docs in mapping.items()}
+
+    merged = JudgedRuns({}, {}, {}, {})
+    for scope, runs in parts:
+        merged.chunk_run.update(prefixed(scope, runs.chunk_run))
+        merged.chunk_qrels.update(prefixed(scope, runs.chunk_qrels))
+        merged.document_qrels.update(prefixed(scope, runs.document_qrels))
+        merged.chunk_documents.update({f"{scope}/{c}": [f"{scope}/{d}" for d in docs]
+                                       for c, docs in runs.chunk_documents.items()})
+    return merged
+
+
 def judged_runs(hits: Mapping[str, Sequence[Hit]], docs_of: Mapping[str, Iterable[str]],
                 chunk_qrels: Qrels, document_qrels: Qrels) -> JudgedRuns:
     """Runs at both granularities from the hits each query returned and the provenance map `docs_of`."""

@@ -19,7 +19,7 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
     return {f"p{p}": float(np.percentile(arr, p)) for p in (50, 95, 99)}
 
 
-METRIC_COLUMN = re.compile(r"^(recall|mrr|ndcg)@\d+$")
+METRIC_COLUMN = re.compile(r"^(recall|recall_any|recall_all|mrr|ndcg)@\d+$")
 
 
 def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[str, Any]:
@@ -41,7 +41,7 @@ def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[s
             "near_tie": near_tie,
         }
 
-    return {
+    out = {
         "suite": block(suite),
         "paraphrase": block(paraphrase),
         "negative": {"queries": int(len(negative)), "returned_anything": int((negative["returned"] > 0).sum()),
@@ -52,3 +52,7 @@ def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[s
                for stage in ("query_embedding", "vector", "lexical", "fusion", "postprocess")},
         },
     }
+    if "category" in frame.columns:  # the suite per query category (LoCoMo)
+        out["by_category"] = {str(cat): block(suite[suite["category"] == cat])
+                              for cat in sorted(suite["category"].dropna().unique())}
+    return out

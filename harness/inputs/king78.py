@@ -6,7 +6,6 @@ name file, line and field); `render_king78` writes one round's workspace with it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from harness.inputs.layout import (
     jsonl_objects,
     project_path,
 )
+from harness.registry import stage
 
 
 def load_queries(path: Path) -> list[Query]:
@@ -260,14 +260,16 @@ def render_king78(data_dir: Path | str, *, daily_logs: bool, combined: bool, rec
     return writer.finish(description)
 
 
-@dataclass
+@DATASETS.register("king78")
+@stage
 class King78:
     """The project's own 78-record corpus (datasets/king78/)."""
 
-    path: Path
+    path: str | Path = "datasets/king78"
+    """the folder (records.jsonl, daily_logs.jsonl, queries.jsonl); relative: working directory, else project root"""
 
     def __post_init__(self) -> None:
-        self.path = Path(self.path)
+        self.path = project_path(self.path)
 
     def queries(self) -> list[Query]:
         return load_queries(self.path / "queries.jsonl")
@@ -277,11 +279,6 @@ class King78:
 
     def render(self, dest: Path | str | None = None, **layout_options: Any) -> Layout:
         return render_king78(self.path, dest=dest, **layout_options)
-
-
-@DATASETS.register("king78")
-def _king78(path: str = "datasets/king78") -> King78:
-    return King78(project_path(path))
 
 
 def validate_king78(path: Path | str) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from typing import Any, Iterable
 from harness.errors import DataError, OutputExistsError
 from harness.registry import Registry
 
-DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace"))
+DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace",
+                                       "harness.inputs.locomo", "harness.inputs.t2ranking"))
 
 # ---------------------------------------------------------------------------------------------
 # Layout: files + provenance
@@ -144,12 +145,15 @@ def read_utf8(path: Path | str, *, missing: str = "no such file") -> str:
         raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
 
 
-def read_json(path: Path | str, *, what: str = "JSON file") -> Any:
-    """A JSON file's content; a missing file, bad UTF-8 or invalid JSON raises DataError naming the file
-    (and the line and column of a syntax error)."""
-    text = read_utf8(path, missing=f"no such {what}")
+def read_json(path: Path | str, what: str) -> tuple[str, Any]:
+    """A JSON file's text and parsed value; missing file, bad UTF-8 or bad JSON raise DataError naming
+    the file (and line): `what` names the kind of file in the message, e.g. "SQuAD JSON file"."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, None, None, f"missing {what}")
+    text = read_utf8(path)
     try:
-        return json.loads(text)
+        return text, json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(path, exc.lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
 

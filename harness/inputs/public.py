@@ -1,11 +1,11 @@
-"""External retrieval data sets: BEIR-format folders and SQuAD-style JSON, read at run time.
+"""External retrieval data sets: BEIR-format folders and SQuAD-style JSON.
 
-Both become the harness's common shape (corpus.py): a layout of Markdown files with provenance spans,
+Both become the harness's common shape (layout.py): a layout of Markdown files with provenance spans,
 plus queries with graded relevant documents.
 
     [dataset]
     name = "squad"                                   # or "beir"
-    path = "../shared/data/cmrc2018/cmrc2018_dev.json"
+    path = "datasets/cmrc2018/cmrc2018_dev.json"     # sha256-checked (published.py)
     limit_queries = 500                              # the first N questions, in file order
 
 Rendering writes one file per document, memory/<doc_id>.md: the title as a level-1 heading (when the
@@ -17,7 +17,10 @@ id/text in the JSONL files and qid/pid/score in the qrels.  Grades <= 0 are not 
 a relevant document are dropped (BEIR evaluates only judged queries).
 
 SQuAD (v1.1 layout, e.g. CMRC 2018): corpus = paragraphs (doc id = the paragraph's "id", else
-"<article index>-<paragraph index>"), each question's relevant document = its own paragraph.
+"<article index>-<paragraph index>"), each question's relevant document = its own paragraph.  A question
+whose text is empty cannot be asked: it is skipped and listed under `skipped` in the data set's
+description (results.json "dataset"), as CMRC 2018 trial's TRIAL_20_QUERY_0 and TRIAL_776_QUERY_4 are;
+`empty_questions = "error"` refuses such a file instead.
 """
 from __future__ import annotations
 
@@ -25,10 +28,12 @@ import csv
 import json
 import json.decoder
 import json.scanner
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence
 from urllib.parse import quote
+
+from pydantic import Field
 
 from harness.errors import DataError
 from harness.inputs.layout import (
@@ -39,8 +44,10 @@ from harness.inputs.layout import (
     fresh_root,
     jsonl_objects,
     project_path,
-    read_utf8,
+    read_json,
 )
+from harness.inputs.published import check_sha256
+from harness.registry import stage
 
 
 @dataclass(frozen=True)
@@ -90,14 +97,6 @@ def render_grouped(docs: Sequence[Document], description: dict[str, Any], group_
                 writer.add_lines(path, [""])
             writer.add_lines(path, [f"## {doc.title or doc.id}", ""] + doc.text.split("\n"), [doc.id])
     return writer.finish({**description, "documents": len(docs), "group_size": group_size})
-
-
-def _check_limit(limit_queries: Any) -> int | None:
-    if limit_queries is None:
-        return None
-    if isinstance(limit_queries, bool) or not isinstance(limit_queries, int) or limit_queries <= 0:
-        raise ValueError(f"dataset.limit_queries must be a positive integer, got {limit_queries!r}")
-    return limit_queries
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,28 +208,35 @@ def load_qrels(path: Path | str, query_ids: set[str] | None = None,
     return qrels
 
 
-@dataclass
+@DATASETS.register("beir")
+@stage
 class BeirDataset:
     """A BEIR-format folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."""
 
-    path: Path
+    path: str | Path
+    """the folder (a relative path is read from the working directory, else the project root)"""
     split: str = "test"
-    limit_queries: int | None = None
-    _docs: list[Document] | None = field(default=None, init=False, repr=False)
+    """the qrels file, qrels/<split>.tsv"""
+    limit_queries: int | None = Field(None, gt=0)
+    """the first N judged queries, in file order (all when unset)"""
 
     def __post_init__(self) -> None:
-        self.path = Path(self.path)
-        self.limit_queries = _check_limit(self.limit_queries)
+        self.path = project_path(self.path)
+        self._docs: list[Document] | None = None
+
+    def _folder(self) -> Path:
+        # checked on first use, not in __post_init__: pydantic would turn the DataError into a ValidationError
         if not self.path.is_dir():
             raise DataError(self.path, None, None, "not a BEIR folder (expected corpus.jsonl, queries.jsonl, qrels/)")
+        return self.path
 
     def documents(self) -> list[Document]:
         if self._docs is None:
-            self._docs = load_beir_corpus(self.path / "corpus.jsonl")
+            self._docs = load_beir_corpus(self._folder() / "corpus.jsonl")
         return self._docs
 
     def queries(self) -> list[Query]:
-        texts = load_beir_queries(self.path / "queries.jsonl")
+        texts = load_beir_queries(self._folder() / "queries.jsonl")
         qrels = load_qrels(self.path / "qrels" / f"{self.split}.tsv", set(texts), {d.id for d in self.documents()})
         out: list[Query] = []
         for qid, text in texts.items():  # file order
@@ -242,11 +248,6 @@ class BeirDataset:
     def render(self, dest: Path | str | None = None, *, title_heading: bool = True) -> Layout:
         description = {"dataset": "beir", "path": str(self.path), "split": self.split}
         return render_documents(self.documents(), description, dest, title_heading=title_heading)
-
-
-@DATASETS.register("beir")
-def _beir(path: str, split: str = "test", limit_queries: int | None = None) -> BeirDataset:
-    return BeirDataset(project_path(path), split=split, limit_queries=limit_queries)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,12 +325,22 @@ def _want(obj: Any, key: str, typ: type, where: tuple[Any, ...]) -> Any:
     return value
 
 
-def _parse_squad(root: Any) -> tuple[list[Document], list[Query]]:
+@dataclass
+class SquadData:
+    """A parsed SQuAD file: paragraphs, the questions kept, and the ids of questions skipped by reason."""
+
+    documents: list[Document]
+    queries: list[Query]
+    skipped: dict[str, list[str]]
+
+
+def _parse_squad(root: Any, empty_questions: str = "skip") -> SquadData:
     if not isinstance(root, dict):
         raise _Invalid((), None, "the top level must be a JSON object with a 'data' list")
     articles = _want(root, "data", list, ())
     docs: list[Document] = []
     queries: list[Query] = []
+    skipped: dict[str, list[str]] = {}
     doc_seen: set[str] = set()
     query_seen: set[str] = set()
     for ai, article in enumerate(articles):
@@ -349,68 +360,90 @@ def _parse_squad(root: Any) -> tuple[list[Document], list[Query]]:
                 where_q = (*where_p, "qas", qi)
                 qid = _want(qa, "id", str, where_q)
                 question = _want(qa, "question", str, where_q)
-                if not question.strip():
-                    raise _Invalid(where_q, "question", "empty question")
                 if qid in query_seen:
                     raise _Invalid(where_q, "id", f"duplicate question id {qid!r}")
                 query_seen.add(qid)
+                if not question.strip():
+                    if empty_questions == "error":
+                        raise _Invalid(where_q, "question", "empty question")
+                    skipped.setdefault("empty_question", []).append(qid)  # nothing to ask; the rest stands
+                    continue
                 answers = qa.get("answers", [])
                 texts = [a["text"] for a in answers if isinstance(a, dict) and isinstance(a.get("text"), str)] \
                     if isinstance(answers, list) else []
                 queries.append(Query(qid, question, {doc_id: 1}, extra={"answers": texts}))
-    return docs, queries
+    return SquadData(docs, queries, skipped)
 
 
-def load_squad(path: Path | str) -> tuple[list[Document], list[Query]]:
-    """Paragraphs as documents, questions as queries whose relevant document is their own paragraph."""
+def read_squad(path: Path | str, *, empty_questions: str = "skip") -> SquadData:
+    """Paragraphs as documents, questions as queries whose relevant document is their own paragraph;
+    questions with an empty text are skipped and listed (`empty_questions = "error"`: refused)."""
     path = Path(path)
-    if not path.is_file():
-        raise DataError(path, None, None, "missing SQuAD JSON file")
-    text = read_utf8(path)
+    text, root = read_json(path, "SQuAD JSON file")
     try:
-        root = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(path, exc.lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
-    try:
-        return _parse_squad(root)
+        return _parse_squad(root, empty_questions)
     except _Invalid as bad:
         raise DataError(path, _line_of(text, bad.where, bad.field_name),
                         _json_path(bad.where, bad.field_name) or None, bad.message) from None
 
 
-@dataclass
-class SquadDataset:
-    """A SQuAD-style JSON file turned into a retrieval set (corpus = paragraphs)."""
+def load_squad(path: Path | str, *, empty_questions: str = "skip") -> tuple[list[Document], list[Query]]:
+    """(documents, queries) of read_squad."""
+    data = read_squad(path, empty_questions=empty_questions)
+    return data.documents, data.queries
 
-    path: Path
-    limit_queries: int | None = None
-    _loaded: tuple[list[Document], list[Query]] | None = field(default=None, init=False, repr=False)
+
+def skipped_note(skipped: dict[str, list[str]]) -> list[str]:
+    """One sentence per reason, for the data set's description and the run's output."""
+    return [f"skipped {len(ids)} item(s), {reason.replace('_', ' ')}: {', '.join(ids)}"
+            for reason, ids in skipped.items() if ids]
+
+
+@DATASETS.register("squad")
+@stage
+class SquadDataset:
+    """A SQuAD-style JSON file (e.g. CMRC 2018) turned into a retrieval set (corpus = paragraphs)."""
+
+    path: str | Path
+    """the JSON file (a relative path is read from the working directory, else the project root)"""
+    limit_queries: int | None = Field(None, gt=0)
+    """the first N questions kept, in file order (all when unset)"""
+    empty_questions: Literal["skip", "error"] = "skip"
+    """a question with an empty text: skipped and counted, or refused with the file's line"""
+    sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")
+    """expected sha256 of the file (default: the published hash of a file named as upstream names it)"""
+    verify: bool = True
+    """check the sha256 before reading (false: measure a modified copy without a check)"""
 
     def __post_init__(self) -> None:
-        self.path = Path(self.path)
-        self.limit_queries = _check_limit(self.limit_queries)
+        self.path = project_path(self.path)
+        self._loaded: SquadData | None = None
+        self._checked: dict[str, Any] = {}
 
-    def _load(self) -> tuple[list[Document], list[Query]]:
+    def _load(self) -> SquadData:
         if self._loaded is None:
-            self._loaded = load_squad(self.path)
+            self._checked = check_sha256(self.path, self.sha256, self.verify)
+            self._loaded = read_squad(self.path, empty_questions=self.empty_questions)
         return self._loaded
 
     def documents(self) -> list[Document]:
-        return self._load()[0]
+        return self._load().documents
 
     def queries(self) -> list[Query]:
-        queries = self._load()[1]
+        queries = self._load().queries
         return queries[: self.limit_queries] if self.limit_queries else list(queries)
+
+    def describe(self) -> dict[str, Any]:
+        """What was read: the file, its hash and check, and what was skipped."""
+        data = self._load()
+        return {"dataset": "squad", "path": str(self.path), **self._checked,
+                "questions": len(data.queries) + sum(map(len, data.skipped.values())),
+                "skipped": data.skipped, "notes": skipped_note(data.skipped)}
 
     def render(self, dest: Path | str | None = None, *, title_heading: bool = True,
                group_size: int | None = None) -> Layout:
         """One file per paragraph, or `group_size` paragraphs per long file (the long-document set)."""
-        description = {"dataset": "squad", "path": str(self.path)}
+        description = self.describe()
         if group_size:
             return render_grouped(self.documents(), description, group_size, dest)
         return render_documents(self.documents(), description, dest, title_heading=title_heading)
-
-
-@DATASETS.register("squad")
-def _squad(path: str, limit_queries: int | None = None) -> SquadDataset:
-    return SquadDataset(project_path(path), limit_queries=limit_queries)

@@ -29,14 +29,19 @@ from harness.evaluation.metrics import (
     NEAR_TIE,
 )
 from harness.evaluation.per_query import evaluate_queries
-from harness.evaluation.runs import JudgedRuns
+from harness.evaluation.runs import JudgedRuns, scoped_runs
 from harness.evaluation.summary import summarise
+from harness.inputs.layout import Layout
 from harness.pipeline import (
+    Index,
     Stages,
     build_stages,
     chunk_statistics,
+    dataset_parts,
     index_layout,
+    layout_chunk_statistics,
     load_dataset,
+    scoped_chunks,
     search_legs,
 )
 from harness.profiles import (
@@ -81,6 +86,7 @@ class RunResult:
     environment: dict[str, Any]
     timings: dict[str, Any] = field(default_factory=dict)
     runs: JudgedRuns | None = None  # the runs and qrels every metric is computed from
+    dataset: dict[str, Any] = field(default_factory=dict)  # what was read: file hash, counts, what was skipped
 
     def to_dict(self) -> dict[str, Any]:
         rows = json.loads(self.per_query.to_json(orient="records", force_ascii=False))
@@ -88,6 +94,7 @@ class RunResult:
             "name": self.name,
             "config": self.config,
             "environment": self.environment,
+            "dataset": self.dataset,
             "summary": self.summary,
             "timings": self.timings,
             "queries": {row["query_id"]: row for row in rows},
@@ -117,6 +124,10 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
                    stages: Stages | None = None, progress: bool = True, keep_layout: bool = False) -> RunResult:
     """Render the layout, index it, run every query, evaluate.  Returns per-query rows and a summary.
 
+    A scoped data set (one with `scopes()`, e.g. LoCoMo: one workspace per conversation) runs each part
+    in turn, each with its own index; the rows are concatenated with a `scope` column and the index
+    figures summed (pipeline.dataset_parts).
+
     The machine profile (`[profile] name = "vps"` or "laptop", default laptop) is applied first; a run
     that breaks the profile's memory cap raises ProfileLimitExceeded naming the stage.
     """
@@ -124,24 +135,33 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     profile = profile_from_config(config.get("profile"))
     profile_name = profile.name
     applied_profile = apply_profile(profile)
+    evaluation = config.get("evaluation", {})
     stage = "set-up"
-    layout = None
+    layouts: list[Layout] = []
+    parts: list[_Part] = []
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
         dataset = load_dataset(config)
-        stage = "rendering the layout"
-        layout = dataset.render(**config.get("layout", {}))
-        stage = "indexing (chunking, embedding, inserts)"
-        index = index_layout(layout, stages)
-        queries = dataset.queries()
-        stage = "querying"
-        legs = search_legs(index, stages, queries)
-        round_no = config.get("evaluation", {}).get("round")
-        stage = "evaluation"
-        frame, hits, runs = evaluate_queries(index, stages, queries, legs, round_no,
-                                       config.get("evaluation", {}).get("cutoffs"))
+        for scope, part in dataset_parts(dataset):
+            at = f" ({scope})" if scope is not None else ""
+            stage = "rendering the layout" + at
+            layout = part.render(**config.get("layout", {}))
+            layouts.append(layout)
+            stage = "indexing (chunking, embedding, inserts)" + at
+            index = index_layout(layout, stages)
+            queries = part.queries()
+            stage = "querying" + at
+            legs = search_legs(index, stages, queries)
+            stage = "evaluation" + at
+            frame, hits, runs = evaluate_queries(index, stages, queries, legs, evaluation.get("round"),
+                                           evaluation.get("cutoffs"), evaluation.get("evidence_cutoffs"))
+            stage = "chunk statistics" + at
+            parts.append(_Part(scope, _index_figures(index), frame, hits, runs, layout.description,
+                               chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
+            if scope is not None and not keep_layout:
+                layout.cleanup()  # a part's files are not needed once it is scored
         stage = "chunk statistics"
-        chunk_stats_doc = chunk_statistics(index, stages)
+        chunk_stats_doc = _chunk_stats(parts, stages)
     except Exception as exc:
         capped = applied_profile["enforced_address_space_limit"] is not None
         if isinstance(exc, MemoryError) or (capped and near_memory_cap()):
@@ -150,14 +170,72 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
                 + f" ({type(exc).__name__}: {exc})") from exc
         raise
     finally:
-        if layout is not None and not keep_layout:
-            layout.cleanup()
-    summary = summarise(frame, stages.max_results, config.get("evaluation", {}).get("near_tie", NEAR_TIE))
-    summary["index"] = {"files": len(layout.files), "chunks": len(index.chunks),
-                        "mixed_chunks": sum(len(d) > 1 for d in index.docs_of.values()),
-                        "timings_ms": index.timings_ms, "chunk_stats": chunk_stats_doc}
+        if not keep_layout:
+            for layout in layouts:
+                layout.cleanup()
+    frame, hits = _joined(parts)
+    summary = summarise(frame, stages.max_results, evaluation.get("near_tie", NEAR_TIE))
+    summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
+                        "timings_ms": _summed([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
+    if parts[0].scope is not None:
+        summary["index"]["scopes"] = len(parts)
     timings = {"total_s": time.perf_counter() - t_start, "peak_rss_mib": peak_rss_mib(),
                "embedding_cache": dict(stages.embedder.stats)}
     env = environment(stages)
     env["profile"] = applied_profile
-    return RunResult(config.get("name", "run"), config, frame, summary, hits, env, timings, runs)
+    if parts[0].scope is None:
+        description = parts[0].description
+    else:
+        description = dataset.describe() if hasattr(dataset, "describe") else {"scopes": {p.scope: p.description for p in parts}}
+    runs = parts[0].runs if parts[0].scope is None else scoped_runs([(p.scope, p.runs) for p in parts])
+    return RunResult(config.get("name", "run"), config, frame, summary, hits, env, timings, runs, description)
+
+
+@dataclass
+class _Part:
+    """One workspace of a run: the whole data set, or one scope of a scoped one."""
+
+    scope: str | None
+    index: dict[str, Any]  # files, chunks, mixed_chunks, timings_ms (the index itself is let go)
+    frame: pd.DataFrame
+    hits: dict[str, list[dict[str, Any]]]
+    runs: JudgedRuns
+    description: dict[str, Any]
+    chunk_view: Any  # the chunk statistics (unscoped), or (chunks, spans, texts) under <scope>/
+
+
+def _index_figures(index: Index) -> dict[str, Any]:
+    return {"files": len(index.layout.files), "chunks": len(index.chunks),
+            "mixed_chunks": sum(len(d) > 1 for d in index.docs_of.values()), "timings_ms": index.timings_ms}
+
+
+def _joined(parts: list[_Part]) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]]]:
+    if parts[0].scope is None:
+        return parts[0].frame, parts[0].hits
+    frames = [p.frame.assign(scope=p.scope) for p in parts]
+    frame = pd.concat(frames, ignore_index=True)
+    duplicated = frame["query_id"][frame["query_id"].duplicated()].tolist()
+    if duplicated:
+        raise ValueError(f"query ids repeat across scopes of the data set: {duplicated[:5]}")
+    return frame, {qid: h for p in parts for qid, h in p.hits.items()}
+
+
+def _summed(timings: list[dict[str, float]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for t in timings:
+        for key, value in t.items():
+            out[key] = out.get(key, 0.0) + value
+    return out
+
+
+def _chunk_stats(parts: list[_Part], stages: Stages) -> dict[str, Any]:
+    """Unscoped: the part's statistics.  Scoped: one set over every part, paths under <scope>/."""
+    if parts[0].scope is None:
+        return parts[0].chunk_view
+    chunks, spans, texts = [], [], {}
+    for p in parts:
+        c, s, t = p.chunk_view
+        chunks += c
+        spans += s
+        texts.update(t)
+    return layout_chunk_statistics(chunks, Layout(Path("."), sorted(texts), spans), stages, texts)

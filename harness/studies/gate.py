@@ -109,8 +109,8 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], rules: list[Rule]
 def gate_files(results: Path | str, baseline: Path | str, rules: list[str] | None = None) -> tuple[bool, str]:
     """Compare two files; returns (passed, readable diff)."""
     parsed = [Rule.parse(r) for r in (rules or DEFAULT_RULES)]
-    current_doc = read_json(results, what="results file")
-    baseline_doc = read_json(baseline, what="baseline file")
+    _, current_doc = read_json(results, "results file")
+    _, baseline_doc = read_json(baseline, "baseline file")
     checks = compare(current_doc, baseline_doc, parsed)
     if not checks:
         return False, "no metric of the baseline matched any rule: nothing was checked"

@@ -111,6 +111,10 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     t0 = time.perf_counter()
     base = build_stages(config, embedder=embedder, progress=progress)
     dataset = load_dataset(config)
+    if hasattr(dataset, "scopes"):  # legs per scope and a join of the parts' rows are not written yet
+        raise ConfigError(f"{config.get('experiment_file', 'the experiment')}: the sweep indexes one workspace; "
+                          f"data set {config['dataset']['name']!r} holds one per scope (run it with "
+                          f"`harness run` or `harness benchmark`)")
     layout = dataset.render(**config.get("layout", {}))
     try:
         chunks = chunk_layout(layout, base.chunker)

@@ -1,0 +1,179 @@
+"""The Markdown report of a benchmark (studies/benchmark.py), drawn from its JSON document alone.
+
+The report is a list of sections, each a function (spec, doc) -> Markdown text ("" leaves it out):
+
+    SECTIONS = (header, data_set, per_group, comparison, latency, notes, environment)
+
+so that later work adds a section (abstention AUROC and plots, the four presets side by side) by
+appending one function, without touching the others.  Every metric cell goes through `metric_cell`,
+which shows an interval when the summary block holds one ("<metric>_ci": [low, high]), so bootstrap
+intervals appear in every table as soon as the summaries carry them.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from harness.reporting.markdown import markdown_table
+
+METRICS = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10", "mrr@10", "ndcg@10"]
+STAGES = ("query_embedding", "vector", "lexical", "fusion", "postprocess", "retrieval")
+COUNTS = (("conversations", "conversations"), ("sessions", "sessions"), ("turns", "turns"),
+          ("turns_with_image", "turns with an image caption"), ("documents", "documents"), ("passages", "passages"),
+          ("questions", "questions"))
+
+
+def metric_cell(block: dict[str, Any], metric: str) -> str:
+    value = block.get(metric)
+    if value is None or value != value:
+        return ""
+    text = f"{value:.3f}"
+    interval = block.get(f"{metric}_ci")
+    return f"{text} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else text
+
+
+def _metrics(spec: dict[str, Any]) -> list[str]:
+    return list(spec.get("metrics", METRICS))
+
+
+def _group_names(run: dict[str, Any], spec: dict[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (spec.get("group_labels") or run["dataset"].get("category_names") or {}).items()}
+
+
+def _title(run: dict[str, Any]) -> str:
+    return f"{run['preset'] or '(no preset)'} · {run['label']}"
+
+
+def header(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    description = spec.get("description") or doc.get("description", "")  # the spec's text: --redraw takes edits
+    return f"# {doc['name']}\n\n{description.strip()}\n"
+
+
+def data_set(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    """What was read, once per distinct data set description (file, hash, counts, what was skipped)."""
+    seen, parts = set(), ["## Data\n"]
+    for run in doc["runs"]:
+        d = run["dataset"]
+        key = (d.get("path"), d.get("granularity"))
+        if key in seen:
+            continue
+        seen.add(key)
+        counts = ", ".join(f"{d[name]:,} {label}" for name, label in COUNTS if isinstance(d.get(name), int))
+        queries = d.get("queries") if isinstance(d.get("queries"), dict) else {}
+        line = (f"- {_title(run)}: `{d.get('path')}` (sha256 {str(d.get('sha256'))[:12]}…, check: "
+                f"{d.get('sha256_check')}), granularity {d.get('granularity', '-')}: {counts}; "
+                f"{queries.get('suite', '?')} suite and {queries.get('negative', '?')} negative (abstention) queries.")
+        parts.append(line)
+        parts += [f"  - {note}" for note in d.get("notes", [])]
+    return "\n".join(parts) + "\n" if len(parts) > 1 else ""
+
+
+def group_table(run: dict[str, Any], spec: dict[str, Any]) -> pd.DataFrame:
+    """One row per query group of the suite (LoCoMo: category 1-4) and one for all of it."""
+    summary, names = run["summary"], _group_names(run, spec)
+    rows = []
+    for group, block in summary.get("by_category", {}).items():
+        rows.append({"category": f"{group} {names.get(group, '')}".strip(), "queries": block.get("queries", 0),
+                     **{m: metric_cell(block, m) for m in _metrics(spec)}})
+    suite = summary["suite"]
+    rows.append({"category": "**all (suite)**", "queries": suite.get("queries", 0),
+                 **{m: metric_cell(suite, m) for m in _metrics(spec)}})
+    return pd.DataFrame(rows)
+
+
+def per_group(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    parts = []
+    for run in doc["runs"]:
+        neg = run["summary"]["negative"]
+        parts += [f"## {_title(run)}\n", markdown_table(group_table(run, spec)),
+                  f"\nNegative (adversarial) queries: {neg['queries']}, of which {neg['returned_anything']} "
+                  f"returned at least one result (highest top-1 score {_number(neg.get('max_top1_score'))}). "
+                  f"Results: `{run['results']}`.\n"]
+    return "\n".join(parts)
+
+
+def comparison(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    """Published figures beside ours, each with its setup and a sentence on how it differs from ours."""
+    comp = spec.get("comparison")
+    if not comp:
+        return ""
+    columns = list(comp["columns"])
+    by_label = {run["label"]: run for run in doc["runs"]}
+    rows = []
+    for ours in comp.get("ours", []):
+        run = by_label.get(ours["run"])
+        if run is None:
+            continue
+        row = {"": ours["label"]}
+        for col in columns:
+            key = ours.get("values", {}).get(col)
+            row[col] = _number(run["latency_mean_ms"], 0) if key == "latency_mean_ms" else \
+                metric_cell(run["summary"]["suite"], key) if key else ""
+        rows.append(row)
+    for pub in comp.get("published", []):
+        rows.append({"": f"[{pub['label']}]({pub['url']})" if pub.get("url") else pub["label"],
+                     **{col: _number(pub.get("values", {}).get(col)) for col in columns}})
+    parts = [f"## {comp.get('title', 'Published figures beside ours')}\n", comp.get("intro", "").strip() + "\n",
+             markdown_table(pd.DataFrame(rows)), ""]
+    for pub in comp.get("published", []):
+        parts.append(f"- **{pub['label']}**: {pub.get('setup', '').strip()} {pub.get('difference', '').strip()}")
+    return "\n".join(parts) + "\n"
+
+
+def latency(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    rows = []
+    for run in doc["runs"]:
+        lat, index, t = run["summary"]["latency_ms"], run["summary"]["index"], run["timings"]
+        cache = t.get("embedding_cache", {})
+        rows.append({
+            "run": _title(run),
+            **{f"{stage} p50/p95 ms": f"{lat[stage]['p50']:.2f} / {lat[stage]['p95']:.2f}" for stage in STAGES},
+            "mean per query ms": _number(run["latency_mean_ms"], 1),
+            "index: chunking / embedding / inserts s": " / ".join(
+                f"{index['timings_ms'].get(k, 0) / 1e3:.1f}" for k in ("chunking", "embedding", "inserts")),
+            "chunks": index["chunks"], "total s": f"{t.get('total_s', 0):.1f}",
+            "embeddings computed / cached": f"{cache.get('computed', 0)} / {cache.get('hits', 0)}",
+        })
+    frame = pd.DataFrame(rows).set_index("run").T.reset_index().rename(columns={"index": "stage"})
+    return ("## Latency per stage\n\nPer query: query embedding, vector and lexical search, fusion, "
+            "post-processing; `retrieval` is everything after the query embedding. The index figures are "
+            "summed over the data set's workspaces (one per conversation).\n\n" + markdown_table(frame))
+
+
+def notes(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    return f"## Reading the numbers\n\n{spec['notes'].strip()}\n" if spec.get("notes") else ""
+
+
+def environment(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    env = doc.get("environment") or {}
+    if not env:
+        return ""
+    return (f"Environment: SQLite {env.get('sqlite')}, sqlite-vec {env.get('sqlite_vec')}, model "
+            f"{env.get('embedding_model')}, {env.get('cpu_count')} cores, Python {env.get('python')}.\n")
+
+
+SECTIONS: tuple[Callable[[dict[str, Any], dict[str, Any]], str], ...] = (
+    header, data_set, per_group, comparison, latency, notes, environment)
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    if value is None or value != value:
+        return ""
+    if isinstance(value, int) or (isinstance(value, float) and digits == 0):
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def benchmark_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    return "\n".join(text for section in SECTIONS if (text := section(spec, doc)))
+
+
+def write_benchmark_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+    path = Path(out_dir) / f"{doc['name']}.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(benchmark_markdown(spec, doc), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

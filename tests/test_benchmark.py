@@ -1,0 +1,118 @@
+"""Benchmarks (studies/benchmark.py, reporting/benchmark.py): runs x presets, per-category tables,
+published figures beside ours, compact results.json; the committed LoCoMo spec is well-formed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.reporting.benchmark import SECTIONS, benchmark_markdown, metric_cell
+from harness.studies.benchmark import load_benchmark, run_benchmark, write_benchmark
+
+from .conftest import ROOT
+from .test_locomo import TINY
+
+
+def test_metric_cells_show_intervals_when_a_summary_has_them():
+    assert metric_cell({"recall_any@5": 0.81234}, "recall_any@5") == "0.812"
+    assert metric_cell({"recall_any@5": 0.8, "recall_any@5_ci": [0.75, 0.85]}, "recall_any@5") == "0.800 [0.750, 0.850]"
+    assert metric_cell({}, "mrr@10") == "" and metric_cell({"mrr@10": float("nan")}, "mrr@10") == ""
+
+
+@pytest.fixture()
+def tiny_spec(tmp_path):
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(TINY), encoding="utf-8")
+    experiment = tmp_path / "tiny.toml"
+    experiment.write_text(f'''
+name = "tiny"
+preset = "openclaw-2026.08"
+postprocess = []
+[dataset]
+name = "locomo"
+path = "{data}"
+[tokenizer]
+name = "unicode61"
+join = "or"
+[fusion]
+name = "lexical-only"
+[embedder]
+name = "hash"
+[search]
+max_results = 10
+[evaluation]
+cutoffs = [1, 2]
+evidence_cutoffs = [1, 2]
+''', encoding="utf-8")
+    spec = tmp_path / "bench.toml"
+    spec.write_text(f'''
+name = "tinybench"
+output = "{tmp_path / 'out'}"
+presets = ["openclaw-2026.08"]
+metrics = ["recall_any@1", "recall_all@2", "mrr@2"]
+hits = 1
+[[runs]]
+label = "turns"
+experiment = "{experiment}"
+[[runs]]
+label = "sessions"
+experiment = "{experiment}"
+overrides = {{ dataset = {{ granularity = "session" }} }}
+[comparison]
+columns = ["R@1", "MRR", "latency"]
+[[comparison.ours]]
+label = "ours"
+run = "turns"
+values = {{ "R@1" = "recall_any@1", "MRR" = "mrr@2", "latency" = "latency_mean_ms" }}
+[[comparison.published]]
+label = "a peer"
+url = "https://example.org/peer"
+values = {{ "R@1" = 0.5 }}
+setup = "Their setup."
+difference = "How it differs."
+''', encoding="utf-8")
+    return load_benchmark(spec), tmp_path / "out"
+
+
+def test_a_benchmark_writes_one_results_json_per_run_and_a_report(tiny_spec, monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec, out = tiny_spec
+    results = run_benchmark(spec, progress=False)
+    assert [(label, preset) for label, preset, _ in results] == [("turns", "openclaw-2026.08"),
+                                                                 ("sessions", "openclaw-2026.08")]
+    doc = write_benchmark(spec, results, out)
+    results_json = json.loads((out / "openclaw-2026.08-turns" / "results.json").read_text(encoding="utf-8"))
+    assert results_json["hits_kept"] == 1 and all(len(h) <= 1 for h in results_json["hits"].values())
+    assert "snippet" not in next(iter(results_json["hits"].values()))[0]
+    assert results_json["queries"]["conv-a/qa001"]["recall_all@2"] == 1.0
+    # each run counts its own embeddings, although one embedder serves both
+    assert doc["runs"][1]["timings"]["embedding_cache"]["computed"] == 0
+    report = (out / "tinybench.md").read_text(encoding="utf-8")
+    assert "| 1 multi-hop | 1 | 1.000 | 1.000 |" in report  # category 1: conv-a/qa001
+    assert "[a peer](https://example.org/peer)" in report and "Their setup. How it differs." in report
+    assert "## Latency per stage" in report and "check: none" in report
+    assert benchmark_markdown(spec, json.loads((out / "tinybench.json").read_text(encoding="utf-8"))) == report
+
+
+def test_sections_are_a_list_later_work_appends_to():
+    assert [s.__name__ for s in SECTIONS] == ["header", "data_set", "per_group", "comparison", "latency", "notes",
+                                              "environment"]
+
+
+def test_the_locomo_benchmark_spec():
+    spec = load_benchmark(ROOT / "experiments/benchmark-locomo.toml")
+    assert spec["presets"] == ["openclaw-2026.08"] and [r["label"] for r in spec["runs"]] == ["turns", "sessions"]
+    published = {p["label"]: p["values"] for p in spec["comparison"]["published"]}
+    assert published["basic-memory #608, BM Local v0.18.5"] == {"R@5": 0.764, "R@10": 0.855, "MRR": 0.658,
+                                                               "mean latency ms": 1063}
+    assert published["basic-memory #608, corrected key"] == {"R@5": 0.823, "MRR": 0.718}
+    assert all(p.get("setup") and p.get("difference") for p in spec["comparison"]["published"])
+
+
+def test_a_comparison_must_name_a_run(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "x"\n[[runs]]\nlabel = "a"\nexperiment = "e.toml"\n'
+                    '[[comparison.ours]]\nlabel = "o"\nrun = "b"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="run labels"):
+        load_benchmark(path)
