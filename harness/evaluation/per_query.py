@@ -18,7 +18,7 @@ from harness.evaluation.metrics import (
 from harness.evaluation.runs import JudgedRuns, judged_runs
 from harness.inputs.layout import Query
 from harness.pipeline import Index, QueryLegs, Stages, fuse, hit_records
-from harness.stages.fusion import Legs
+from harness.stages.fusion import Hit, Legs
 
 HIT_CUTOFFS = (1, 3, 6)  # the hit@k columns: a relevant chunk among the first k returned
 
