@@ -31,7 +31,13 @@ from harness.stages.embedders import (
     text_sha256,
 )
 from harness.stages.fusion import FUSIONS
-from harness.studies.distributed import run_matrix_on, score_settings, sweep_state
+from harness.studies.ablation import run_ablation
+from harness.studies.distributed import (
+    run_ablation_on,
+    run_matrix_on,
+    score_settings,
+    sweep_state,
+)
 from harness.studies.embed import (
     embed_batch,
     embedding_work,
@@ -165,6 +171,17 @@ def test_matrix_on_the_local_executor_equals_run_matrix(tmp_path, monkeypatch):
     cells = run_matrix_on(LocalExecutor(), SPEC, cache=EmbeddingCache(tmp_path / "other.sqlite"))
     assert_same_cells(cells, run_matrix(SPEC, progress=False))
     assert cells[1][2].config["tokenizer"]["name"] == "jieba"
+
+
+def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    finished = []
+    on_executor = run_ablation_on(LocalExecutor(), overrides=HASH, cache=EmbeddingCache(tmp_path / "other.sqlite"),
+                                  on_round=lambda r, result: finished.append(r))
+    assert finished == [1, 2, 3, 4]
+    reference = run_ablation(overrides=HASH, progress=False)
+    for r in (1, 2, 3, 4):
+        assert list(compare_json(figures(on_executor[r]), figures(reference[r]))) == []
 
 
 def sweep_settings(config, tokenizer_label):
@@ -312,13 +329,35 @@ def ray_executor(ray_cluster, monkeypatch):
         yield ex
 
 
+SPEC_TOML = """name = "mini"
+[[values]]
+label = "unicode61"
+tokenizer = { name = "unicode61" }
+[[values]]
+label = "jieba"
+tokenizer = { name = "jieba" }
+[[runs]]
+label = "r3"
+experiment = "experiments/round3.toml"
+overrides = { embedder = { name = "hash" } }
+"""
+
+
 @pytest.mark.ray
-def test_matrix_same_figures_on_ray(ray_executor, tmp_path):
-    local = run_matrix_on(LocalExecutor(), SPEC, cache=EmbeddingCache(tmp_path / "local.sqlite"))
-    cache = EmbeddingCache(tmp_path / "ray.sqlite")
-    on_ray = run_matrix_on(ray_executor, SPEC, cache=cache)
-    assert_same_cells(local, on_ray)
-    assert cache.count("hash-v1") == 112  # embedded across the cluster, written here
+def test_matrix_command_same_figures_on_ray(ray_executor, tmp_path):
+    """`harness matrix SPEC --executor ray` writes the figures `harness matrix SPEC` writes."""
+    (tmp_path / "mini.toml").write_text(SPEC_TOML, encoding="utf-8")
+    docs = {}
+    for executor in ("local", "ray"):
+        cache_dir = tmp_path / f"cache-{executor}"
+        result = CliRunner().invoke(app, ["matrix", str(tmp_path / "mini.toml"), "--out", str(tmp_path / executor),
+                                          "--executor", executor], env={"HARNESS_CACHE_DIR": str(cache_dir)})
+        assert result.exit_code == 0, result.output
+        docs[executor] = json.loads((tmp_path / executor / "mini.json").read_text(encoding="utf-8"))
+        # embedded across the cluster, written by the driver alone
+        assert EmbeddingCache(cache_dir / "embeddings.sqlite").count("hash-v1") == 112
+    assert len(docs["ray"]["cells"]) == 2 and docs["ray"]["cells"][1]["config"]["tokenizer"]["name"] == "jieba"
+    assert list(compare_json(docs["local"], docs["ray"])) == []
 
 
 @pytest.mark.ray
