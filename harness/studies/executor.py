@@ -99,7 +99,8 @@ class RayExecutor(_ContextManager):
 
     `address`: None connects where `ray.init()` does: the cluster in RAY_ADDRESS if set, else a new
     local one on this machine; "ray://HOST:PORT" is a Ray Client connection to a remote head (port
-    10001 by default).  The executor shuts Ray down on close() only if it was the one to start it.
+    10001 by default).  If this process is already connected to Ray, that connection is used as it is;
+    the executor shuts Ray down on close() only if it was the one to connect.
     `isolate=True` runs each call in a fresh worker process (Ray's max_calls=1): a study cell applies a
     machine profile (thread variables, an address-space cap) that must not leak into the next cell.
     """
