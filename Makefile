@@ -16,10 +16,10 @@ help: ## List every target
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,ray]'  # ray: the Ray tests (tests/test_executor.py) run in CI too
 	touch $(STAMP)
 
-install: $(STAMP) ## Create .venv and install the harness with its test extras
+install: $(STAMP) ## Create .venv and install the harness with its test and ray extras
 
 test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests)
 	$(BIN)/pytest -q

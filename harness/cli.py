@@ -96,6 +96,9 @@ def _set_overrides(assignments: Optional[list[str]], out: Optional[Path]) -> dic
     return overrides
 
 
+EXECUTOR_HELP = ("where the work runs: local (this process, the default), ray (the Ray cluster in RAY_ADDRESS, "
+                 "else a new one on this machine) or ray://HOST:PORT (Ray Client); ray needs harness[ray]")
+
 PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
 
 
@@ -131,7 +134,8 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
 def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all four rounds"),
              out: Optional[Path] = typer.Option(None, help="output folder (default reports/ablation/)"),
              profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
-             set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
+             set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
+             executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png (with --out, each round's
     results go to OUT/roundN/ as well)."""
     overrides = merge(_set_overrides(set_, out), _profile_overrides(profile))
@@ -149,7 +153,14 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
         write_round(result, Path(out) / result.name if out else default_out_dir(result.name, preset), seed)
         print_round(result, seed)
 
-    results = run_ablation(preset, overrides=overrides, on_round=keep)
+    if executor == "local":
+        results = run_ablation(preset, overrides=overrides, on_round=keep)
+    else:
+        from harness.studies.distributed import run_ablation_on
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
     name = "ablation" if preset == DEFAULT_PRESET else f"ablation-{preset}"
     out_dir = Path(out or project_path("reports") / name)
     doc = write_ablation(results, out_dir, seed)
@@ -191,7 +202,8 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
            preset: Optional[str] = typer.Option(None, help="override every run's preset"),
            run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
            out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
-           redraw: bool = typer.Option(False, help="only redraw .md and .png from the existing .json")) -> None:
+           redraw: bool = typer.Option(False, help="only redraw .md and .png from the existing .json"),
+           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Vary one stage over several runs (tokenizer x round, chunker x data set) and report the matrix."""
     from harness.studies.matrix import (
         load_matrix,
@@ -210,7 +222,14 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
         write_matrix_report(matrix_spec, doc, out_dir, metrics)
         typer.echo(f"redrew {out_dir}/{matrix_spec['name']}.md, .png")
         return
-    cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
+    if executor == "local":
+        cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
+    else:  # embeds every cell's texts across the cluster first, then runs the cells there
+        from harness.studies.distributed import run_matrix_on
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            cells = run_matrix_on(ex, matrix_spec, preset=preset, only_runs=run or None)
     write_matrix(matrix_spec, cells, out_dir, metrics)
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
 
@@ -241,6 +260,38 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
         typer.echo(f"{r['slug']}: {r['summary']['suite'].get('queries', 0)} suite queries in "
                    f"{r['timings']['total_s']:.1f} s (embeddings computed {r['timings']['embedding_cache'].get('computed', 0)})")
     typer.echo(f"wrote {out_dir}/{bench['name']}.json, {bench['name']}.md and one results.json per run")
+
+
+@command()
+def embed(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s), e.g. experiments/cmrc2018-dev.toml"),
+          executor: str = typer.Option("local", help=EXECUTOR_HELP),
+          batch_size: int = typer.Option(32, min=1, help="texts per task (and per cache transaction)"),
+          preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
+          set_: Optional[list[str]] = typer.Option(None, "--set", help="override one setting, TABLE.KEY=VALUE "
+                                                   "(repeatable), e.g. embedder.name=openai-compatible")) -> None:
+    """Fill the embedding cache with every chunk and query of the experiments not yet in it, in batches
+    (on a Ray cluster with --executor ray); a run afterwards only reads the cache.  Interrupted, it
+    keeps every finished batch: run it again to embed the rest."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TimeRemainingColumn,
+    )
+
+    from harness.studies.embed import fill_cache
+    from harness.studies.executor import make_executor
+
+    overrides = parse_assignments(set_)  # nothing is written but the cache, so no --out is needed
+    configs = [load_experiment(project_path(e), preset=preset, **overrides) for e in experiments]
+    with make_executor(executor) as ex, Progress("[progress.description]{task.description}", BarColumn(),
+                                                 MofNCompleteColumn(), TimeRemainingColumn()) as bar:
+        task = bar.add_task(f"embedding ({ex.name}, {ex.workers} workers)", total=None)
+        report = fill_cache(configs, executor=ex, batch_size=batch_size,
+                            on_batch=lambda r, n: bar.update(task, completed=r.batches, total=n))
+    typer.echo(f"{report.texts} texts ({', '.join(report.models)}): {report.cached} were cached, "
+               f"{report.computed} embedded in {report.batches} batches, {report.seconds:.1f} s "
+               f"({report.executor}, {report.workers} workers)")
 
 
 @command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -1,0 +1,208 @@
+"""The studies' loops on an executor: matrix cells, ablation rounds, sweep settings.
+
+    >>> from harness.studies.distributed import run_matrix_on
+    >>> with make_executor("ray") as ex:
+    ...     cells = run_matrix_on(ex, load_matrix("experiments/chunkers.toml"))   # as run_matrix returns
+
+Runs (matrix cells, ablation rounds): every cell is a full `run_experiment` of its configuration.  The
+driver first embeds, with `fill_cache`, every chunk and query that any cell needs (spread over the
+workers batch by batch, written by the driver alone), then ships each cell the vectors it needs with
+the cell and runs the cells on the workers.  Why embed first rather than let each cell embed its own:
+cells of one data set share most texts (a tokenizer matrix embeds the same chunks in every cell), so
+cells embedding in parallel would compute the same vectors several times, and batches balance across
+workers far better than whole cells do.  Why ship the vectors rather than let workers read the cache
+file: the cluster then needs no shared filesystem for the cache, and SQLite over a network filesystem
+is not safe to share anyway.  A vector a cell still had to compute (none, normally) comes back with
+its result and the driver stores it.
+
+Sweep settings ("search once per index, fuse on the workers"): the driver computes the legs once (an
+index per tokenizer), packs them with the chunks and judgments into one `SweepState`, which travels
+once (`ray.put`), and each worker fuses and scores a contiguous slice of the settings
+(`map_partitioned`).  Rows come back in the settings' order, so the best and default settings, the
+p-value and the tables are computed from them exactly as before.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from harness.config import load_experiment, merge
+from harness.inputs.layout import Query, project_path
+from harness.pipeline import Index, Stages, build_stages, fuse
+from harness.stages.embedders import EmbeddingCache, text_sha256
+from harness.studies.embed import (
+    DEFAULT_BATCH_SIZE,
+    EmbeddingWork,
+    embedder_of_this_process,
+    embedding_work,
+    fill_cache,
+)
+from harness.studies.executor import Executor, map_partitioned
+from harness.studies.experiment import RunResult, run_experiment
+
+# --- runs: matrix cells and ablation rounds ---------------------------------------------------------
+
+
+class ShippedVectors:
+    """Stands in for the EmbeddingCache on a worker: the vectors the driver sent with the cell, plus
+    any the worker computes, which are kept apart (`computed`) for the driver to store."""
+
+    path = "the driver's cache (this worker holds the vectors it was sent)"
+
+    def __init__(self, vectors: dict[tuple[str, str], dict[str, np.ndarray]]):
+        self.vectors = vectors
+        self.computed: list[tuple[str, str, str, np.ndarray]] = []
+
+    def get_many(self, model: str, role: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
+        have = self.vectors.get((model, role), {})
+        return {s: have[s] for s in shas if s in have}
+
+    def put_many(self, model: str, role: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        for sha, vec in items:
+            vec = np.ascontiguousarray(vec, dtype=np.float32)
+            self.vectors.setdefault((model, role), {})[sha] = vec
+            self.computed.append((model, role, sha, vec))
+
+
+@dataclass
+class Cell:
+    config: dict[str, Any]
+    vectors: dict[tuple[str, str], dict[str, np.ndarray]]
+
+
+def run_cell(cell: Cell) -> tuple[RunResult, list[tuple[str, str, str, np.ndarray]]]:
+    """On a worker: the full run of one configuration, and the vectors it had to compute."""
+    cache = ShippedVectors(cell.vectors)
+    stages = build_stages(cell.config, cache=cache, embedder=embedder_of_this_process(cell.config["embedder"]),
+                          progress=False)
+    return run_experiment(cell.config, stages=stages, progress=False), cache.computed
+
+
+def _vectors_for(work: EmbeddingWork, cache: EmbeddingCache) -> dict[tuple[str, str], dict[str, np.ndarray]]:
+    return {(work.model_id, role): cache.get_many(work.model_id, role, [text_sha256(t) for t in texts])
+            for role, texts in work.texts.items()}
+
+
+def run_configs(configs: Sequence[dict[str, Any]], executor: Executor, *, cache: EmbeddingCache | None = None,
+                batch_size: int = DEFAULT_BATCH_SIZE,
+                on_result: Callable[[int, RunResult], None] | None = None) -> list[RunResult]:
+    """run_experiment of every configuration on the executor, results in the configurations' order.
+
+    `on_result(i, result)` is called as each finishes (in any order), so finished runs can be written
+    while others are still running."""
+    cache = cache if cache is not None else EmbeddingCache()
+    works = [embedding_work(c) for c in configs]
+    fill_cache(configs, executor=executor, cache=cache, batch_size=batch_size, works=works)
+
+    def cells() -> Iterator[Cell]:  # read lazily: only the cells in flight hold their vectors
+        for config, work in zip(configs, works):
+            yield Cell(config, _vectors_for(work, cache))
+
+    results: dict[int, RunResult] = {}
+    for i, (result, computed) in executor.as_completed(run_cell, cells(), isolate=True):
+        for model, role, sha, vec in computed:
+            cache.put_many(model, role, [(sha, vec)])
+        results[i] = result
+        if on_result is not None:
+            on_result(i, result)
+    return [results[i] for i in range(len(configs))]
+
+
+def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
+                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    """[(run label, value label, configuration)] of a matrix, in run_matrix's order."""
+    out = []
+    for run in spec["runs"]:
+        if only_runs and run["label"] not in only_runs:
+            continue
+        values = spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
+        for value in values:
+            overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
+            config = load_experiment(project_path(run["experiment"]), preset=preset, **overrides)
+            config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
+            out.append((run["label"], value["label"], config))
+    return out
+
+
+def run_matrix_on(executor: Executor, spec: dict[str, Any], *, preset: str | None = None,
+                  only_runs: list[str] | None = None, cache: EmbeddingCache | None = None,
+                  batch_size: int = DEFAULT_BATCH_SIZE) -> list[tuple[str, str, RunResult]]:
+    """run_matrix on an executor: the same [(run label, value label, result)], for write_matrix."""
+    labelled = matrix_configs(spec, preset=preset, only_runs=only_runs)
+    results = run_configs([c for _, _, c in labelled], executor, cache=cache, batch_size=batch_size)
+    return [(r, v, res) for (r, v, _), res in zip(labelled, results)]
+
+
+def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides: dict[str, Any] | None = None,
+                    on_round: Callable[[int, RunResult], None] | None = None, cache: EmbeddingCache | None = None,
+                    batch_size: int = DEFAULT_BATCH_SIZE) -> dict[int, RunResult]:
+    """run_ablation on an executor: {round: result}; on_round(round, result) as each round finishes."""
+    from harness.studies.ablation import ROUND_EXPERIMENTS
+
+    rounds = list(ROUND_EXPERIMENTS)
+    configs = [load_experiment(project_path(ROUND_EXPERIMENTS[r]), preset=preset, **(overrides or {}))
+               for r in rounds]
+    done = None if on_round is None else (lambda i, result: on_round(rounds[i], result))
+    results = run_configs(configs, executor, cache=cache, batch_size=batch_size, on_result=done)
+    return dict(zip(rounds, results))
+
+
+# --- sweeps: legs searched once on the driver, settings fused and scored on the workers -------------
+
+
+@dataclass
+class SweepState:
+    """Everything a worker needs to fuse and score any setting; shipped once per sweep.  The index
+    carries chunks, provenance and vectors but no search backends (those stay on the driver)."""
+
+    config: dict[str, Any]
+    index: Index
+    queries: list[Query]
+    legs: dict[str, dict[str, Any]]  # tokenizer label -> query id -> Legs
+    query_vectors: dict[str, np.ndarray]
+    judgments: dict[str, dict[str, int]]
+    max_results: int
+    candidates: int
+
+
+def sweep_state(config: dict[str, Any], index: Index, queries: Sequence[Query],
+                legs: dict[str, dict[str, Any]], query_vectors: dict[str, np.ndarray],
+                max_results: int, candidates: int) -> SweepState:
+    from harness.evaluation.judgments import chunk_judgments
+
+    shipped = Index(index.layout, index.chunks, index.by_id, index.docs_of, None, None, {}, index.vectors)
+    return SweepState(config, shipped, list(queries), legs, query_vectors, chunk_judgments(shipped, queries),
+                      max_results, candidates)
+
+
+def score_setting(setting: dict[str, Any], state: SweepState) -> tuple[dict[str, Any], dict[str, float]]:
+    """On a worker: (row, reciprocal rank per suite query) of one setting.
+
+    A setting is {"tokenizer": label of its legs, "fusion": {name, params...}, "postprocess": [tables],
+    "labels": {column: value}} (labels are copied into the row: fusion, vector_weight, min_score...)."""
+    from harness.stages.fusion import FUSIONS
+    from harness.stages.postprocess import POSTPROCESSORS
+
+    # private today: the lead makes it public when re-wiring sweep.py
+    from harness.studies.sweep import _score_setting
+
+    table = setting["fusion"]
+    fusion = FUSIONS.create(table["name"], **{k: v for k, v in table.items() if k != "name"})
+    post = [POSTPROCESSORS.create(p["name"], **{k: v for k, v in p.items() if k != "name"})
+            for p in setting["postprocess"]]
+    stages = Stages(state.config, None, None, None, fusion, post, state.max_results, state.candidates)
+    legs = state.legs[setting["tokenizer"]]
+    hits = {q.id: fuse(stages, q, legs[q.id], state.index, state.query_vectors[q.id])[0] for q in state.queries}
+    suite = [q for q in state.queries if q.in_suite(state.config.get("evaluation", {}).get("round"))]
+    row, rr = _score_setting(state.index, state.queries, suite, hits, stages, state.max_results, state.judgments)
+    row.update(setting["labels"])
+    return row, rr
+
+
+def score_settings(executor: Executor, settings: Sequence[dict[str, Any]], state: SweepState, *,
+                   score: Callable[[dict[str, Any], SweepState], Any] = score_setting,
+                   parts: int | None = None) -> list[Any]:
+    """score(setting, state) for every setting, a slice per worker; results in the settings' order."""
+    return map_partitioned(executor, score, list(settings), state, parts=parts)

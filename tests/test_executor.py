@@ -1,0 +1,381 @@
+"""Executors: the same figures in this process and on a real Ray cluster (a head and a worker node on
+127.0.0.1, started and stopped here); the embedding cache keeps every finished batch of an interrupted
+run and a rerun embeds only the rest.  king78 round 3 with the hash embedder, so nothing waits on e5."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.config import load_experiment
+from harness.errors import ConfigError, EmbeddingError
+from harness.pipeline import build_stages, index_layout, load_dataset, search_legs
+from harness.reporting.compare import compare_json
+from harness.stages.embedders import (
+    CachedEmbedder,
+    EmbeddingCache,
+    HashEmbedder,
+    text_sha256,
+)
+from harness.stages.fusion import FUSIONS
+from harness.studies.ablation import run_ablation
+from harness.studies.distributed import (
+    run_ablation_on,
+    run_matrix_on,
+    score_settings,
+    sweep_state,
+)
+from harness.studies.embed import (
+    embed_batch,
+    embedding_work,
+    fill_cache,
+    missing_batches,
+)
+from harness.studies.executor import (
+    LocalExecutor,
+    make_executor,
+    map_partitioned,
+    partition,
+)
+from harness.studies.experiment import _json_default
+from harness.studies.matrix import run_matrix
+from harness.studies.sweep import run_sweep
+from tests.conftest import ROOT
+
+HASH = {"embedder": {"name": "hash"}}
+SPEC = {"name": "mini", "values": [{"label": "unicode61", "tokenizer": {"name": "unicode61"}},
+                                   {"label": "jieba", "tokenizer": {"name": "jieba"}}],
+        "runs": [{"label": "r3", "experiment": "experiments/round3.toml", "overrides": HASH}]}
+WEIGHTS, FUSION_NAMES, MIN_SCORES = [0.3, 0.7], ["weighted", "rrf"], [0.0, 0.35]
+
+
+@pytest.fixture(scope="module")
+def round3():
+    return load_experiment(ROOT / "experiments/round3.toml", **HASH)
+
+
+def figures(result) -> dict:
+    """A run's results.json as a dict (timings and the environment are skipped by compare_json)."""
+    return json.loads(json.dumps(result.to_dict(), default=_json_default))
+
+
+def assert_same_cells(a, b) -> None:
+    assert [(r, v) for r, v, _ in a] == [(r, v) for r, v, _ in b]
+    for (_, _, x), (_, _, y) in zip(a, b):
+        assert list(compare_json(figures(x), figures(y))) == []
+
+
+# --- executors without Ray ---------------------------------------------------------------------------
+
+def test_partition_keeps_order_and_balances():
+    items = list(range(10))
+    slices = partition(items, 3)
+    assert [len(s) for s in slices] == [4, 3, 3] and sum(slices, []) == items
+    assert partition(items[:2], 5) == [[0], [1]] and partition([], 4) == []
+
+
+def test_local_executor_maps_in_order_with_shared_values():
+    with LocalExecutor() as ex:
+        assert ex.map(pow, [2, 3, 4], 2) == [4, 9, 16]
+        assert list(ex.as_completed(len, ["ab", ""])) == [(0, 2), (1, 0)]
+        assert map_partitioned(ex, pow, list(range(7)), 2, parts=3) == [i ** 2 for i in range(7)]
+
+
+def test_unknown_executor_is_a_config_error():
+    with pytest.raises(ConfigError, match="local, ray or ray://"):
+        make_executor("spark")
+
+
+class FailFrom:
+    """compute for fill_cache that fails on every batch from the n-th on (a crashing worker)."""
+
+    def __init__(self, batches, n):
+        self.bad = {b.texts[0] for b in batches[n:]}
+
+    def __call__(self, batch):
+        if batch.texts[0] in self.bad:
+            raise RuntimeError("worker lost")
+        return embed_batch(batch)
+
+
+def interrupt(config, cache, executor, batch_size=8, fail_from=3):
+    """fill_cache failing from the fail_from-th batch on; checks what the cache kept: (kept, total)."""
+    work = embedding_work(config)
+    batches, total, _ = missing_batches([work], cache, batch_size)
+    with pytest.raises(EmbeddingError, match="a rerun embeds only the rest"):
+        fill_cache([config], executor=executor, cache=cache, batch_size=batch_size,
+                   compute=FailFrom(batches, fail_from))
+    kept = cache.count("hash-v1")
+    assert fail_from * batch_size <= kept < total  # every batch that came back is there
+    for role, texts in work.texts.items():  # and what is there is right
+        have = cache.get_many("hash-v1", role, [text_sha256(t) for t in texts])
+        for text in texts:
+            if text_sha256(text) in have:
+                np.testing.assert_array_equal(have[text_sha256(text)], HashEmbedder().embed([text], role)[0])
+    return kept, total
+
+
+def resume(config, cache, executor, kept, total, batch_size=8):
+    """The rerun embeds exactly what the interrupted run had not written."""
+    again = fill_cache([config], executor=executor, cache=cache, batch_size=batch_size)
+    assert (again.cached, again.computed) == (kept, total - kept)
+    assert cache.count("hash-v1") == total
+
+
+def test_embed_fills_the_cache_once(round3, tmp_cache):
+    report = fill_cache([round3], cache=tmp_cache, batch_size=8)
+    assert (report.texts, report.cached, report.computed) == (78 + 34, 0, 78 + 34)
+    assert report.batches == math.ceil(78 / 8) + math.ceil(34 / 8)
+    assert fill_cache([round3], cache=tmp_cache).computed == 0
+    # a run afterwards finds every vector in the cache
+    stages = build_stages(round3, cache=tmp_cache, progress=False)
+    layout = load_dataset(round3).render(**round3["layout"])
+    try:
+        index_layout(layout, stages)
+    finally:
+        layout.cleanup()
+    assert stages.embedder.stats == {"hits": 78, "computed": 0}
+
+
+def test_embed_interrupted_keeps_finished_batches_locally(round3, tmp_cache):
+    kept, total = interrupt(round3, tmp_cache, LocalExecutor())
+    assert kept == 3 * 8  # sequential: exactly the batches before the failing one
+    resume(round3, tmp_cache, LocalExecutor(), kept, total)
+
+
+def test_embed_command(tmp_path):
+    result = CliRunner().invoke(app, ["embed", str(ROOT / "experiments/round3.toml"), "--set", "embedder.name=hash",
+                                      "--batch-size", "20"], env={"HARNESS_CACHE_DIR": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    assert "112 texts (hash-v1): 0 were cached, 112 embedded in 6 batches" in result.output
+    assert EmbeddingCache(tmp_path / "embeddings.sqlite").count("hash-v1") == 112
+    result = CliRunner().invoke(app, ["embed", str(ROOT / "experiments/round3.toml"), "--executor", "dask"])
+    assert result.exit_code == 2 and "expected local, ray or ray://" in result.output
+
+
+def test_matrix_on_the_local_executor_equals_run_matrix(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))  # run_matrix uses the default cache
+    cells = run_matrix_on(LocalExecutor(), SPEC, cache=EmbeddingCache(tmp_path / "other.sqlite"))
+    assert_same_cells(cells, run_matrix(SPEC, progress=False))
+    assert cells[1][2].config["tokenizer"]["name"] == "jieba"
+
+
+def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    finished = []
+    on_executor = run_ablation_on(LocalExecutor(), overrides=HASH, cache=EmbeddingCache(tmp_path / "other.sqlite"),
+                                  on_round=lambda r, result: finished.append(r))
+    assert finished == [1, 2, 3, 4]
+    reference = run_ablation(overrides=HASH, progress=False)
+    for r in (1, 2, 3, 4):
+        assert list(compare_json(figures(on_executor[r]), figures(reference[r]))) == []
+
+
+def sweep_settings(config, tokenizer_label):
+    """The settings run_sweep enumerates for WEIGHTS x FUSION_NAMES x MIN_SCORES and one tokenizer."""
+    ms_stage = next(p for p in config["postprocess"] if p["name"] == "min_score")
+    other = [p for p in config["postprocess"] if p["name"] != "min_score"]
+    out = []
+    for name in FUSION_NAMES:
+        own = {k: v for k, v in config["fusion"].items() if k != "name"} if name == config["fusion"]["name"] else {}
+        accepted = {p.name for p in FUSIONS.parameters(name)}
+        for vw in WEIGHTS:
+            params = {**own, "vector_weight": vw, "text_weight": round(1 - vw, 10)}
+            fusion = {"name": name, **{k: v for k, v in params.items() if k in accepted}}
+            for ms in MIN_SCORES:
+                out.append({"tokenizer": tokenizer_label, "fusion": fusion,
+                            "postprocess": other + [{**ms_stage, "min_score": ms}],
+                            "labels": {"tokenizer": tokenizer_label, "fusion": name, "vector_weight": vw,
+                                       "text_weight": round(1 - vw, 10), "min_score": ms}})
+    return out
+
+
+@pytest.fixture(scope="module")
+def sweep_slice(round3, tmp_path_factory):
+    """Legs searched once with the pipeline's own functions, the settings, and run_sweep's answer."""
+    cache = EmbeddingCache(tmp_path_factory.mktemp("sweep") / "cache.sqlite")
+    stages = build_stages(round3, cache=cache, progress=False)
+    dataset = load_dataset(round3)
+    layout = dataset.render(**round3["layout"])
+    try:
+        index = index_layout(layout, stages)
+        queries = dataset.queries()
+        legs = search_legs(index, stages, queries)
+    finally:
+        layout.cleanup()
+    state = sweep_state(round3, index, queries, {"unicode61": {q: ql.legs for q, ql in legs.items()}},
+                        {q: ql.query_vector for q, ql in legs.items()}, stages.max_results, stages.candidates)
+    grid = {"vector_weight": WEIGHTS, "fusion": FUSION_NAMES, "tokenizer": None, "min_score": MIN_SCORES}
+    reference = run_sweep(round3, grid, embedder=CachedEmbedder(HashEmbedder(), cache), progress=False)
+    return state, sweep_settings(round3, "unicode61"), reference
+
+
+def assert_same_scores(scored, settings_frame, per_query) -> None:
+    """Rows equal column by column (NaN equal to NaN), reciprocal ranks equal query by query."""
+    rows = pd.DataFrame([row for row, _ in scored])
+    pd.testing.assert_frame_equal(rows[settings_frame.columns], settings_frame, check_exact=True)
+    assert [rr for _, rr in scored] == [per_query[i] for i in range(len(scored))]
+
+
+def test_sweep_slice_on_the_local_executor_equals_run_sweep(sweep_slice):
+    state, settings, reference = sweep_slice
+    assert_same_scores(score_settings(LocalExecutor(), settings, state, parts=3), reference.settings,
+                       reference.per_query)
+
+
+# --- a real Ray cluster: a head and a worker node on 127.0.0.1 ---------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:  # an ephemeral port: outside Ray's worker port range (10002-19999)
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _processes_of(groups: set[int]) -> set[int]:
+    """Every process in the given process groups and all their descendants (Ray's workers make
+    their own process groups, but they are the raylets' children)."""
+    parents: dict[int, tuple[int, int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
+    found = {pid for pid, (_, pgrp) in parents.items() if pgrp in groups}
+    while True:
+        more = {pid for pid, (ppid, _) in parents.items() if ppid in found} - found
+        if not more:
+            return found
+        found |= more
+
+
+def _stop(groups: set[int]) -> None:
+    """Stop the nodes this test started, by process id only (never `ray stop`, which would stop every
+    Ray process on the machine, other users' included)."""
+    pids = _processes_of(groups)
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.2)
+        pids = {p for p in pids if Path(f"/proc/{p}").exists()}
+        if not pids:
+            return
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """(GCS address, Ray Client address) of a 2-node cluster, one CPU per node, torn down afterwards."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'harness[ray]' (make install does)")
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    gcs, client = _free_port(), _free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=100000000",
+              "--disable-usage-stats"]
+    nodes = [["--head", f"--port={gcs}", f"--ray-client-server-port={client}", "--include-dashboard=false",
+              f"--dashboard-port={_free_port()}"],
+             [f"--address=127.0.0.1:{gcs}"]]
+    groups: set[int] = set()
+    temp_dirs = []
+    try:
+        for extra in nodes:
+            temp_dirs.append(tempfile.mkdtemp(prefix="hray", dir="/tmp"))  # short: socket paths have a limit
+            start = subprocess.Popen([ray_cli, "start", *common, *extra, f"--temp-dir={temp_dirs[-1]}",
+                                      f"--dashboard-agent-listen-port={_free_port()}"],
+                                     env=env, start_new_session=True, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+            groups.add(start.pid)  # the node's daemons stay in the group of the `ray start` that made them
+            output, _ = start.communicate(timeout=180)
+            assert start.returncode == 0, output[-3000:]
+        yield f"127.0.0.1:{gcs}", f"ray://127.0.0.1:{client}"
+    finally:
+        import ray
+
+        ray.shutdown()
+        _stop(groups)
+        for d in temp_dirs:
+            subprocess.run(["rm", "-rf", d], check=False)
+
+
+@pytest.fixture()
+def ray_executor(ray_cluster, monkeypatch):
+    """`--executor ray` with RAY_ADDRESS pointing at the test cluster; waits for both nodes."""
+    monkeypatch.setenv("RAY_ADDRESS", ray_cluster[0])
+    with make_executor("ray") as ex:
+        deadline = time.monotonic() + 60
+        while ex.workers < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            ex.workers = int(ex._ray.cluster_resources().get("CPU", 1))
+        assert ex.workers == 2, "the worker node did not join"
+        yield ex
+
+
+SPEC_TOML = """name = "mini"
+[[values]]
+label = "unicode61"
+tokenizer = { name = "unicode61" }
+[[values]]
+label = "jieba"
+tokenizer = { name = "jieba" }
+[[runs]]
+label = "r3"
+experiment = "experiments/round3.toml"
+overrides = { embedder = { name = "hash" } }
+"""
+
+
+@pytest.mark.ray
+def test_matrix_command_same_figures_on_ray(ray_executor, tmp_path):
+    """`harness matrix SPEC --executor ray` writes the figures `harness matrix SPEC` writes."""
+    (tmp_path / "mini.toml").write_text(SPEC_TOML, encoding="utf-8")
+    docs = {}
+    for executor in ("local", "ray"):
+        cache_dir = tmp_path / f"cache-{executor}"
+        result = CliRunner().invoke(app, ["matrix", str(tmp_path / "mini.toml"), "--out", str(tmp_path / executor),
+                                          "--executor", executor], env={"HARNESS_CACHE_DIR": str(cache_dir)})
+        assert result.exit_code == 0, result.output
+        docs[executor] = json.loads((tmp_path / executor / "mini.json").read_text(encoding="utf-8"))
+        # embedded across the cluster, written by the driver alone
+        assert EmbeddingCache(cache_dir / "embeddings.sqlite").count("hash-v1") == 112
+    assert len(docs["ray"]["cells"]) == 2 and docs["ray"]["cells"][1]["config"]["tokenizer"]["name"] == "jieba"
+    assert list(compare_json(docs["local"], docs["ray"])) == []
+
+
+@pytest.mark.ray
+def test_sweep_slice_same_figures_on_ray(ray_executor, sweep_slice):
+    state, settings, reference = sweep_slice
+    assert_same_scores(score_settings(ray_executor, settings, state), reference.settings, reference.per_query)
+
+
+@pytest.mark.ray
+def test_embed_interrupted_on_ray_then_resumed_over_ray_client(ray_executor, ray_cluster, round3, tmp_cache):
+    import ray
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # FailFrom travels by value
+    try:
+        kept, total = interrupt(round3, tmp_cache, ray_executor)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    ray_executor.close()  # one connection per driver process: now the Ray Client one
+    with make_executor(ray_cluster[1]) as client:
+        assert client.name == ray_cluster[1] and client.workers == 2
+        resume(round3, tmp_cache, client, kept, total)
