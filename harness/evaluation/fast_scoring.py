@@ -63,6 +63,7 @@ class CandidateLegs:
     ideal_gains: list[np.ndarray]  # per query, every judged grade > 0, best first (for the ideal DCG)
     vector_rank: np.ndarray = field(init=False)  # 1-based rank within the leg by (raw desc, id); 0 if absent
     lexical_rank: np.ndarray = field(init=False)
+    cache: dict = field(default_factory=dict, init=False, repr=False)  # weight-free arrays of fused()
 
     def __post_init__(self) -> None:
         self.vector_rank = _leg_ranks(self.vector, self.vector_found)
@@ -142,39 +143,56 @@ def _min_max(raw: np.ndarray, found: np.ndarray) -> np.ndarray:
     return np.where(found, scaled, 0.0)
 
 
+def _derived(legs: CandidateLegs, key: tuple, compute) -> np.ndarray:
+    """A per-leg array that does not depend on the weights, computed once per CandidateLegs."""
+    if key not in legs.cache:
+        legs.cache[key] = compute()
+    return legs.cache[key]
+
+
 def fused(legs: CandidateLegs, fusion) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """One fusion stage's scores over the candidate matrix: (scores, present, keyword_hit, text weight
-    for OpenClaw's keyword floor).  `present` marks the candidates the fusion returns."""
-    v, vf, t, tf = legs.vector, legs.vector_found, legs.lexical, legs.lexical_found
-    either = vf | tf
+    for OpenClaw's keyword floor).  `present` marks the candidates the fusion returns.  The arithmetic is
+    the stage's own, operation for operation, so the scores (and their ties) are the same floats."""
+    vf, tf = legs.vector_found, legs.lexical_found
+    either = _derived(legs, ("either",), lambda: vf | tf)
     text_weight = fusion.leg_weights[1]
-    if isinstance(fusion, WeightedFusion):
+    if isinstance(fusion, (WeightedFusion, LexicalOnly)):
+        text = _derived(legs, ("bm25", fusion.bm25_to_score),
+                        lambda: np.where(tf, _bm25_text_score(legs.lexical, fusion.bm25_to_score), 0.0))
+        if isinstance(fusion, LexicalOnly):
+            return text, tf, tf, text_weight
         vw, tw = fusion.leg_weights
-        text = np.where(tf, _bm25_text_score(t, fusion.bm25_to_score), 0.0)
-        return vw * np.where(vf, v, 0.0) + tw * text, either, tf, text_weight
+        cosine = _derived(legs, ("cosine",), lambda: np.where(vf, legs.vector, 0.0))
+        return vw * cosine + tw * text, either, tf, text_weight
     if isinstance(fusion, RRFFusion):
-        vector = np.where(vf, fusion.w_vector / (fusion.k + legs.vector_rank), 0.0)
-        text = np.where(tf, fusion.w_text / (fusion.k + legs.lexical_rank), 0.0)
-        total = vector + text
+        k = fusion.k
+        v_rank = _derived(legs, ("k+rank", "vector", k), lambda: k + legs.vector_rank)
+        t_rank = _derived(legs, ("k+rank", "lexical", k), lambda: k + legs.lexical_rank)
+        total = np.where(vf, fusion.w_vector / v_rank, 0.0) + np.where(tf, fusion.w_text / t_rank, 0.0)
         if fusion.variant == "qmd":
-            best = np.minimum(np.where(vf, legs.vector_rank, np.iinfo(np.int64).max),
-                              np.where(tf, legs.lexical_rank, np.iinfo(np.int64).max))
-            total = total + np.where(best == 1, QMD_FIRST_BONUS, np.where(best <= 3, QMD_TOP3_BONUS, 0.0))
+            total = total + _derived(legs, ("qmd-bonus",), lambda: _qmd_bonus(legs))
         return total, either, tf, text_weight
     if isinstance(fusion, (WeightedSumFusion, CombSum)):
         if fusion.norm != "min-max":
             raise ValueError(f"fast scoring: {type(fusion).__name__} with norm={fusion.norm!r} is not supported")
-        vector, text = _min_max(v, vf), _min_max(t, tf)
+        vector = _derived(legs, ("min-max", "vector"), lambda: _min_max(legs.vector, vf))
+        text = _derived(legs, ("min-max", "lexical"), lambda: _min_max(legs.lexical, tf))
         if isinstance(fusion, WeightedSumFusion):
             vw, tw = fusion.leg_weights
             return vw * vector + tw * text, either, tf, text_weight
         total = vector + text
         return (total * (vf.astype(float) + tf) if fusion.mnz else total), either, tf, text_weight
-    if isinstance(fusion, LexicalOnly):
-        return np.where(tf, _bm25_text_score(t, fusion.bm25_to_score), 0.0), tf, tf, text_weight
     if isinstance(fusion, VectorOnly):
-        return np.where(vf, v, 0.0), vf, np.zeros_like(vf), text_weight
+        return _derived(legs, ("cosine",), lambda: np.where(vf, legs.vector, 0.0)), vf, np.zeros_like(vf), text_weight
     raise ValueError(f"fast scoring: fusion {type(fusion).__name__} is not supported (use the slow path)")
+
+
+def _qmd_bonus(legs: CandidateLegs) -> np.ndarray:
+    never = np.iinfo(np.int64).max
+    best = np.minimum(np.where(legs.vector_found, legs.vector_rank, never),
+                      np.where(legs.lexical_found, legs.lexical_rank, never))
+    return np.where(best == 1, QMD_FIRST_BONUS, np.where(best <= 3, QMD_TOP3_BONUS, 0.0))
 
 
 # --- scoring -----------------------------------------------------------------------------------------
@@ -194,6 +212,9 @@ class SettingScores:
     spread: np.ndarray  # max - min of the fused scores over the query's candidates (near-tie scale)
 
 
+_BATCH_CELLS = 1 << 21  # settings fused and sorted together: ~2M candidate cells (16 MB per array)
+
+
 def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[Threshold | None] = (None,), *,
                    max_results: int, cutoffs: Sequence[int] | None = None) -> SettingScores:
     """Every fusion stage x every threshold (None: no min_score stage), fusion-major; nDCG and hit@k at
@@ -204,35 +225,40 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
         raise ValueError(f"cut-offs {cutoffs} must lie in 1..max_results ({max_results}): the returned list "
                          f"has only {max_results} hits")
     q, c = legs.shape
-    depth = min(max_results, c)
-    discounts = np.array([math.log2(p + 1) for p in range(1, depth + 1)])  # libm's log2, as trec_eval
-    ideal = {k: _ideal_dcg(legs.ideal_gains, k) for k in cutoffs}
     settings = list(product(fusions, thresholds))
     shape = (len(settings), q)
     out = SettingScores(settings, legs.query_ids, np.zeros(shape), np.zeros(shape, dtype=bool),
                         {k: np.zeros(shape, dtype=bool) for k in cutoffs}, {k: np.zeros(shape) for k in cutoffs},
                         np.full(shape, np.nan), np.zeros(shape, dtype=int), np.zeros(shape))
-    rows = np.arange(q)[:, None]
-    for f, fusion in enumerate(fusions):
-        score, present, keyword, text_weight = fused(legs, fusion)
-        order = np.argsort(np.where(present, -score, np.inf), axis=1, kind="stable")  # (score desc, id)
-        s_score = score[rows, order]
-        s_present = present[rows, order]
-        s_keyword = keyword[rows, order] & s_present
-        s_gain = legs.gain[rows, order]
-        spread = np.where(s_present.sum(axis=1) > 1,
-                          np.where(s_present, s_score, -np.inf).max(axis=1)
-                          - np.where(s_present, s_score, np.inf).min(axis=1), 0.0)
+    ranks = _RankScorer(legs, max_results, cutoffs)
+    batch = max(1, _BATCH_CELLS // max(1, q * c))
+    gain = legs.gain.astype(np.float32)  # grades are small integers: exact in float32, half the memory moved
+    for first in range(0, len(fusions), batch):
+        group = [fused(legs, f) for f in fusions[first:first + batch]]
+        # sort key: -score, absent candidates last; a stable sort keeps chunk-id order among ties
+        key = np.stack([np.where(present, -score, np.inf) for score, present, _, _ in group])
+        keyword = np.stack([kw & present for _, present, kw, _ in group])
+        text_weight = np.array([g[3] for g in group])[:, None, None]
+        order = np.argsort(key, axis=-1, kind="stable")  # (score desc, id)
+        s_key = np.take_along_axis(key, order, axis=-1)
+        s_present = s_key != np.inf
+        s_score = -s_key  # -(-x) is x exactly
+        s_keyword = np.take_along_axis(keyword, order, axis=-1)
+        s_gain = gain[np.arange(q)[None, :, None], order]
+        count = s_present.sum(axis=-1)  # the present candidates come first, best first
+        low = np.take_along_axis(s_score, np.maximum(count - 1, 0)[..., None], axis=-1)[..., 0]
+        with np.errstate(invalid="ignore"):  # a row with no candidate: -inf - -inf, replaced by 0
+            spread = np.where(count > 1, s_score[..., 0] - low, 0.0)
         for t, threshold in enumerate(thresholds):
-            i = f * len(thresholds) + t
+            rows = (first + np.arange(len(group))) * len(thresholds) + t
             kept = _kept(s_score, s_present, s_keyword, threshold, text_weight)
-            _score_row(out, i, s_score, s_gain, kept, threshold, max_results, depth, discounts, ideal)
-            out.spread[i] = spread
+            ranks.score(out, rows, s_score, s_gain, kept, 0.0 if threshold is None else threshold.min_score)
+            out.spread[rows] = spread
     return out
 
 
 def _kept(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold: Threshold | None,
-          text_weight: float) -> np.ndarray:
+          text_weight: np.ndarray) -> np.ndarray:
     """Which ranked candidates the min_score stage keeps (harness.stages.postprocess MinScore)."""
     if threshold is None:
         return present
@@ -240,41 +266,48 @@ def _kept(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold
     if threshold.keyword_fallback == "fill":
         return clears | keyword
     if threshold.keyword_fallback == "relaxed":
-        floor = min(threshold.min_score, text_weight)
+        floor = np.minimum(threshold.min_score, text_weight)
         fallback = keyword & (score >= floor)
-        return np.where(clears.any(axis=1, keepdims=True), clears, fallback)
+        return np.where(clears.any(axis=-1, keepdims=True), clears, fallback)
     return clears
 
 
-def _score_row(out: SettingScores, i: int, score: np.ndarray, gain: np.ndarray, kept: np.ndarray,
-               threshold: Threshold | None, max_results: int, depth: int, discounts: np.ndarray,
-               ideal: dict[int, np.ndarray]) -> None:
-    position = np.cumsum(kept, axis=1)  # 1-based place in the returned list, for kept candidates
-    returned = kept & (position <= max_results)
-    relevant = returned & (gain > 0)
-    out.returned[i] = returned.sum(axis=1)
-    first_relevant = np.where(relevant, position, np.iinfo(np.int64).max).min(axis=1)
-    found = first_relevant <= max_results
-    out.reciprocal_rank[i] = np.where(found, 1.0 / np.where(found, first_relevant, 1), 0.0)
-    for k in out.hits:
-        out.hits[k][i] = first_relevant <= k
-    # the returned list as rank columns: the p-th returned hit's gain, p = 1..depth
-    ranked_gain = np.zeros((score.shape[0], depth))
-    ranked_score = np.full((score.shape[0], depth), np.nan)
-    at = np.nonzero(returned)
-    ranked_gain[at[0], position[at] - 1] = gain[at]
-    ranked_score[at[0], position[at] - 1] = score[at]
-    pass_floor = threshold.min_score if threshold is not None else 0.0
-    out.top1_score[i] = ranked_score[:, 0]
-    out.passed[i] = (ranked_gain[:, 0] > 0) & (ranked_score[:, 0] >= pass_floor)
-    dcg_at = []  # DCG after 1, 2, ..., depth ranks, summed in rank order as trec_eval sums it
-    dcg = np.zeros(score.shape[0])
-    for p in range(depth):
-        dcg = dcg + ranked_gain[:, p] / discounts[p]
-        dcg_at.append(dcg)
-    for k, ndcg in out.ndcg.items():
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ndcg[i] = np.where(ideal[k] > 0, dcg_at[min(k, depth) - 1] / ideal[k], 0.0)
+class _RankScorer:
+    """The figures of returned lists given as masks over candidates in ranked order."""
+
+    def __init__(self, legs: CandidateLegs, max_results: int, cutoffs: list[int]) -> None:
+        self.max_results = max_results
+        self.depth = min(max_results, legs.shape[1])
+        # libm's log2 (as trec_eval's), not numpy's vectorised one, so every discount is the same float
+        self.discounts = np.array([math.log2(p + 1) for p in range(1, self.depth + 1)])
+        self.ideal = {k: _ideal_dcg(legs.ideal_gains, k) for k in cutoffs}
+
+    def score(self, out: SettingScores, rows: np.ndarray, score: np.ndarray, gain: np.ndarray,
+              kept: np.ndarray, pass_floor: float) -> None:
+        position = np.cumsum(kept, axis=-1, dtype=np.int32)  # 1-based place in the returned list, for kept candidates
+        returned = kept & (position <= self.max_results)
+        out.returned[rows] = returned.sum(axis=-1)
+        first_relevant = np.where(returned & (gain > 0), position, self.max_results + 1).min(axis=-1)
+        out.reciprocal_rank[rows] = np.where(first_relevant <= self.max_results, 1.0 / first_relevant, 0.0)
+        for k, hits in out.hits.items():
+            hits[rows] = first_relevant <= k
+        # the returned list as rank columns: the p-th returned hit's gain and score, p = 1..depth
+        shape = score.shape[:-1] + (self.depth,)
+        ranked_gain, ranked_score = np.zeros(shape), np.full(shape, np.nan)
+        b, q, c = np.nonzero(returned)
+        ranked_gain[b, q, position[b, q, c] - 1] = gain[b, q, c]  # float32 -> float64: exact
+        ranked_score[b, q, position[b, q, c] - 1] = score[b, q, c]
+        out.top1_score[rows] = ranked_score[..., 0]
+        out.passed[rows] = (ranked_gain[..., 0] > 0) & (ranked_score[..., 0] >= pass_floor)
+        dcg_at = []  # DCG after 1, 2, ..., depth ranks, summed in rank order as trec_eval sums it
+        dcg = np.zeros(shape[:-1])
+        for p in range(self.depth):
+            dcg = dcg + ranked_gain[..., p] / self.discounts[p]
+            dcg_at.append(dcg)
+        for k, ndcg in out.ndcg.items():
+            ideal = self.ideal[k]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ndcg[rows] = np.where(ideal > 0, dcg_at[min(k, self.depth) - 1] / ideal, 0.0)
 
 
 def _ideal_dcg(ideal_gains: list[np.ndarray], k: int) -> np.ndarray:
