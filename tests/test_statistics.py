@@ -280,6 +280,17 @@ def test_cross_validation_recommends_only_a_gain_that_replicates():
     assert len(small.folds) == 12  # leave-one-out
 
 
+def test_no_recommendation_when_interval_and_exact_test_disagree():
+    """King78 round 3's case: the held-out procedure wins 7 queries, loses 1 and ties 26.  The bootstrap
+    interval excludes zero, the exact sign-flip test gives p = 2 x 9/256 = 0.07: too few queries differ."""
+    configured = np.zeros(34)
+    tuned = np.zeros(34)
+    tuned[:7], tuned[7] = 1.0, -1.0
+    cv = cross_validate(None, None, np.vstack([configured, tuned]), configured=0)
+    assert cv.gain.low > 0 and cv.p_value == pytest.approx(18 / 256)
+    assert cv.recommended is None and "only 8 queries differ" in cv.reason
+
+
 def test_cross_validation_scores_with_a_separate_measure():
     objective = np.array([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0]])  # setting 1 better, on query 2 only
     ndcg = np.array([[0.9, 0.8, 0.1, 0.0], [0.7, 0.6, 0.5, 0.4]])
