@@ -222,19 +222,27 @@ class SelectionTest:
 
 
 def max_statistic_test(scores: np.ndarray, configured: int, *, alternative: Literal["greater", "two-sided"] = "greater",
-                       flips: int = FLIPS, seed: int = SEED, exact_max_cells: int = EXACT_MAX_CELLS) -> SelectionTest:
+                       statistic: Literal["standardized", "mean"] = "standardized", flips: int = FLIPS,
+                       seed: int = SEED, exact_max_cells: int = EXACT_MAX_CELLS) -> SelectionTest:
     """Westfall-Young max-T permutation test of the best setting against the configured one.
 
     scores: settings x queries, the per-query values the selection maximises (the mean over queries picks
     the best).  D[s, q] = scores[s, q] - scores[configured, q].  Under the null that no setting differs
     from the configuration, each query's whole difference vector D[:, q] is as likely negated, so the
     same random sign flips every setting's column of query q at once (this keeps the correlation
-    between settings) and the statistic is the maximum over the grid of the mean flipped difference,
-    max_s mean_q(e_q D[s, q]) (|.| inside the max for alternative="two-sided").  The observed max is
-    the best setting's gain; its p-value is the share of flips whose max reaches it, so choosing the
-    best among many settings is part of the null distribution and the false-positive rate holds after
-    selection.  adjusted[s] compares each setting's own gain with the same max distribution (a setting
+    between settings) and the null statistic is the maximum over the grid of each setting's flipped
+    statistic (|.| inside the max for alternative="two-sided").  The best setting (highest mean gain,
+    the selection's choice) has p = the share of flips whose max reaches its own statistic, so choosing
+    among many settings is part of the null distribution and the false-positive rate holds after
+    selection.  adjusted[s] compares each setting's statistic with the same max distribution (a setting
     with adjusted[s] < alpha is better than the configuration with family-wise error alpha).
+
+    statistic: "standardized" (default) is sum_q e_q D[s, q] / sqrt(sum_q D[s, q]^2), each setting's
+    sum in units of its own flip spread (the denominator does not change under flips); "mean" is the
+    plain mean difference.  With "mean" the max is dominated by settings that differ from the
+    configuration on many queries in both directions, so a setting that wins 7 queries and loses none
+    can go unnoticed next to one that swings 20; standardizing gives every setting the same null
+    spread, which is the usual remedy (Westfall & Young's max-T on pivotal statistics).
 
     Exact enumeration of all 2^n flips when 2^n x distinct settings <= exact_max_cells, else `flips`
     seeded random flips with p = (hits + 1) / (flips + 1)."""
@@ -248,7 +256,6 @@ def max_statistic_test(scores: np.ndarray, configured: int, *, alternative: Lite
     gains = diffs.mean(axis=1) if n else np.zeros(settings)
     best = best_index(gains, prefer=configured)
     two_sided = alternative == "two-sided"
-    statistic_of = np.abs(gains) if two_sided else gains
     informative = np.flatnonzero(np.any(diffs != 0, axis=0))
     distinct = _distinct_rows(diffs[:, informative])
     m, u = len(informative), len(distinct)
@@ -256,9 +263,15 @@ def max_statistic_test(scores: np.ndarray, configured: int, *, alternative: Lite
                 informative=m, settings=settings, distinct=u)
     if m == 0:
         return SelectionTest(p_value=1.0, adjusted=np.ones(settings), method="no setting differs on any query", **base)
-    observed_sums = statistic_of * n  # sums over all queries; uninformative queries add 0
-    tolerance = _RELATIVE_TIE * float(np.abs(distinct).sum(axis=1).max())
-    columns = distinct.T  # m x u
+    if statistic == "standardized":  # each setting's sum over its own flip spread (0 for the configuration)
+        observed = diffs.sum(axis=1) / _norms(diffs)
+        columns = (distinct / _norms(distinct)[:, None]).T  # m x u
+        tolerance = _RELATIVE_TIE * math.sqrt(m)
+    else:
+        observed = gains * n  # sums over all queries; uninformative queries add 0
+        columns = distinct.T
+        tolerance = _RELATIVE_TIE * float(np.abs(distinct).sum(axis=1).max())
+    observed_sums = np.abs(observed) if two_sided else observed
 
     def maxima(signs: np.ndarray) -> np.ndarray:
         sums = signs @ columns
@@ -270,14 +283,21 @@ def max_statistic_test(scores: np.ndarray, configured: int, *, alternative: Lite
             null_max = np.concatenate([maxima(_all_signs(start, min(start + _BLOCK, total), m))
                                        for start in range(0, total, _BLOCK)])
             adjusted = _count_at_least(null_max, observed_sums - tolerance) / total
-            method = f"max-statistic sign-flip test over {settings:,} settings, exact (2^{m} = {total:,} patterns)"
+            method = (f"max-{statistic} sign-flip test over {settings:,} settings, "
+                      f"exact (2^{m} = {total:,} patterns)")
         else:
             rng = np.random.default_rng(seed)
             null_max = np.concatenate([maxima(_random_signs(rng, size, m)) for size in _blocks(flips)])
             adjusted = (_count_at_least(null_max, observed_sums - tolerance) + 1) / (flips + 1)
-            method = (f"max-statistic sign-flip test over {settings:,} settings "
+            method = (f"max-{statistic} sign-flip test over {settings:,} settings "
                       f"({flips:,} random sign patterns, seed {seed})")
     return SelectionTest(p_value=float(adjusted[best]), adjusted=adjusted, method=method, **base)
+
+
+def _norms(rows: np.ndarray) -> np.ndarray:
+    """sqrt(sum of squares) of each row, 1.0 for an all-zero row (its statistic stays 0)."""
+    norms = np.sqrt((rows * rows).sum(axis=1))
+    return np.where(norms > 0, norms, 1.0)
 
 
 def _distinct_rows(matrix: np.ndarray) -> np.ndarray:
