@@ -28,7 +28,7 @@ from harness.evaluation.statistics import (
     LEVEL,
     SEED,
     Interval,
-    TestResult,
+    PairedTest,
     best_index,
     bootstrap_difference,
     sign_flip_test,
@@ -167,7 +167,7 @@ def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_
                            float(scores[in_sample_best].mean()), gain, test.p_value, recommended, reason)
 
 
-def _recommendation(gain: Interval, test: TestResult, best: int, configured: int, chosen: list[int],
+def _recommendation(gain: Interval, test: PairedTest, best: int, configured: int, chosen: list[int],
                     in_sample_gain: float) -> tuple[int | None, str]:
     """The in-sample best is recommended when the held-out gain's interval lies above zero and the paired
     sign-flip test agrees (p < 1 - level).  Both are asked because with few queries that differ (7 wins,

@@ -56,7 +56,7 @@ class Interval:
 
 
 @dataclass(frozen=True)
-class TestResult:
+class PairedTest:
     """A paired test of two systems over the same queries."""
 
     statistic: float  # mean per-query difference a - b
@@ -139,7 +139,7 @@ def bootstrap_pass_rate(passed: Sequence[bool] | np.ndarray, **options) -> Inter
 # --- paired sign-flip (randomization) test ----------------------------------------------------------
 
 def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray | None = None, *,
-                   flips: int = FLIPS, seed: int = SEED, exact_max: int = EXACT_MAX_QUERIES) -> TestResult:
+                   flips: int = FLIPS, seed: int = SEED, exact_max: int = EXACT_MAX_QUERIES) -> PairedTest:
     """Two-sided paired randomization test of mean(a - b) = 0 (Fisher): under the null each query's
     difference is as likely to have the opposite sign, so p = P(|mean of sign-flipped d| >= |mean d|).
     Queries with d = 0 are left out of the enumeration (flipping them changes nothing, so the p-value is
@@ -152,19 +152,19 @@ def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     m = len(informative)
     statistic = float(d.mean()) if n else math.nan
     if m == 0:
-        return TestResult(statistic if n else math.nan, 1.0, "no query differs", n, 0)
+        return PairedTest(statistic if n else math.nan, 1.0, "no query differs", n, 0)
     observed = abs(float(informative.sum()))
     tolerance = _RELATIVE_TIE * float(np.abs(informative).sum())
     if m <= exact_max:
         p = _exact_two_sided(informative, observed - tolerance)
-        return TestResult(statistic, p, f"exact sign-flip test (2^{m} = {1 << m:,} sign patterns)", n, m)
+        return PairedTest(statistic, p, f"exact sign-flip test (2^{m} = {1 << m:,} sign patterns)", n, m)
     rng = np.random.default_rng(seed)
     hits = 0
     with _one_blas_thread():
         for size in _blocks(flips):
             sums = _random_signs(rng, size, m) @ informative
             hits += int(np.count_nonzero(np.abs(sums) >= observed - tolerance))
-    return TestResult(statistic, (hits + 1) / (flips + 1),
+    return PairedTest(statistic, (hits + 1) / (flips + 1),
                       f"Monte Carlo sign-flip test ({flips:,} random sign patterns, seed {seed})", n, m)
 
 
