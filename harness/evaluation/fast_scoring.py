@@ -1,0 +1,320 @@
+"""Scoring many fusion settings at once, for sweeps: the legs held as query x candidate arrays.
+
+A sweep searches each leg once and then fuses and scores hundreds of settings.  Here each query's
+candidates (the union of its two legs) are one row of a matrix, its columns in chunk-id order, so one
+fusion setting is a few array operations over all queries, and a stable sort of each row by score
+breaks ties by chunk id exactly as harness.ranking orders every list:
+
+    >>> legs = candidate_legs({qid: Legs(vector, lexical), ...}, chunk_judgments(index, queries))
+    >>> scores = score_settings(legs, [FUSIONS.create("weighted", vector_weight=w, text_weight=1 - w)
+    ...                                for w in weights], [None, Threshold(0.35)], max_results=6)
+    >>> scores.reciprocal_rank      # settings x queries, settings in (fusion, threshold) order
+
+The figures are the slow path's (fusion stage, min_score post-processing, query_outcome and pytrec_eval),
+checked in tests/test_fast_scoring.py: reciprocal rank within the returned list, pass (top-1 relevant
+and >= minScore), hit@k, nDCG@k on chunks with the judgments' grades.  Fusions: weighted (OpenClaw),
+rrf (plain and qmd), wsum/combsum/combmnz with min-max, lexical-only, vector-only; post-processing: at
+most OpenClaw's min_score (with its keyword fallbacks), nothing else (MMR, decay... need the slow path).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Literal, Mapping, Sequence
+
+import numpy as np
+
+from harness.stages.fusion import (
+    CombSum,
+    Legs,
+    LexicalOnly,
+    RRFFusion,
+    VectorOnly,
+    WeightedFusion,
+    WeightedSumFusion,
+)
+from harness.stages.fusion.normalised import MIN_MAX_FLOOR
+from harness.stages.fusion.rrf import QMD_FIRST_BONUS, QMD_TOP3_BONUS
+
+KeywordFallback = Literal["relaxed", "fill", "none"]
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """OpenClaw's min_score post-processing stage (harness.stages.postprocess `min_score`)."""
+
+    min_score: float
+    keyword_fallback: KeywordFallback = "relaxed"
+
+
+@dataclass
+class CandidateLegs:
+    """Both legs of every query over one candidate set per query (row q, columns in chunk-id order,
+    padded with slots no leg found)."""
+
+    query_ids: list[str]
+    chunk_ids: list[list[str]]  # per query, its candidates sorted by id (the columns of its row)
+    vector: np.ndarray  # queries x candidates: cosine (0 where the vector leg did not find it)
+    vector_found: np.ndarray  # bool
+    lexical: np.ndarray  # raw BM25, positive (= -FTS5 rank; 0 where not found)
+    lexical_found: np.ndarray  # bool
+    gain: np.ndarray  # judged grade of each candidate (0: not relevant)
+    ideal_gains: list[np.ndarray]  # per query, every judged grade > 0, best first (for the ideal DCG)
+    vector_rank: np.ndarray = field(init=False)  # 1-based rank within the leg by (raw desc, id); 0 if absent
+    lexical_rank: np.ndarray = field(init=False)
+    cache: dict = field(default_factory=dict, init=False, repr=False)  # weight-free arrays of fused()
+
+    def __post_init__(self) -> None:
+        self.vector_rank = _leg_ranks(self.vector, self.vector_found)
+        self.lexical_rank = _leg_ranks(self.lexical, self.lexical_found)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.vector.shape
+
+
+def _leg_ranks(raw: np.ndarray, found: np.ndarray) -> np.ndarray:
+    order = np.argsort(np.where(found, -raw, np.inf), axis=1, kind="stable")  # ties: column (id) order
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, raw.shape[1] + 1)[None, :], axis=1)
+    return np.where(found, ranks, 0)
+
+
+def candidate_legs(legs: Mapping[str, Legs], judgments: Mapping[str, Mapping[str, int]],
+                   query_ids: Sequence[str] | None = None) -> CandidateLegs:
+    """Legs per query (as search_legs returns them) and chunk judgments ({query: {chunk: grade}}, e.g.
+    harness.evaluation.judgments.chunk_judgments) -> arrays.  A leg must list a chunk at most once and
+    its raw scores must be finite (ValueError otherwise, naming the query)."""
+    ids = list(query_ids) if query_ids is not None else list(legs)
+    rows = []
+    for qid in ids:
+        vector = _leg_map(legs[qid].vector, qid, "vector")
+        lexical = _leg_map(legs[qid].lexical, qid, "lexical")
+        rows.append((sorted(vector.keys() | lexical.keys()), vector, lexical))
+    width = max([len(chunks) for chunks, _, _ in rows] + [1])
+    shape = (len(ids), width)
+    arrays = {name: np.zeros(shape) for name in ("vector", "lexical", "gain")}
+    found = {name: np.zeros(shape, dtype=bool) for name in ("vector", "lexical")}
+    ideal = []
+    for q, (chunks, vector, lexical) in enumerate(rows):
+        grades = judgments.get(ids[q], {})
+        for c, cid in enumerate(chunks):
+            for name, leg in (("vector", vector), ("lexical", lexical)):
+                if cid in leg:
+                    arrays[name][q, c] = leg[cid]
+                    found[name][q, c] = True
+            arrays["gain"][q, c] = max(0, grades.get(cid, 0))
+        ideal.append(np.array(sorted((g for g in grades.values() if g > 0), reverse=True), dtype=float))
+    return CandidateLegs(ids, [chunks for chunks, _, _ in rows], arrays["vector"], found["vector"],
+                         arrays["lexical"], found["lexical"], arrays["gain"], ideal)
+
+
+def _leg_map(leg: Sequence[tuple[str, float]], qid: str, name: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for cid, raw in leg:
+        if cid in out:
+            raise ValueError(f"query {qid!r}: the {name} leg lists chunk {cid!r} twice")
+        if not math.isfinite(raw):
+            raise ValueError(f"query {qid!r}: {name} leg score of chunk {cid!r} is not finite ({raw!r})")
+        out[cid] = float(raw)
+    return out
+
+
+# --- fused scores ---------------------------------------------------------------------------------------
+
+def _bm25_text_score(raw: np.ndarray, mapping: str) -> np.ndarray:
+    """OpenClaw's FTS5 rank -> text score (harness.stages.lexical), applied to rank = -raw."""
+    rank = -raw
+    if mapping == "legacy":
+        return 1.0 / (1.0 + np.maximum(0.0, rank))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rank < 0, raw / (1.0 + raw), 1.0 / (1.0 + rank))
+
+
+def _min_max(raw: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """harness.stages.fusion.min_max per query row over the leg's found candidates (0 elsewhere)."""
+    low = np.where(found, raw, np.inf).min(axis=1, keepdims=True)
+    high = np.where(found, raw, -np.inf).max(axis=1, keepdims=True)
+    flat = high == low
+    with np.errstate(invalid="ignore"):
+        span = np.maximum(np.where(flat, 1.0, high - low), MIN_MAX_FLOOR)
+        scaled = np.where(flat, 1.0, (raw - np.where(flat, 0.0, low)) / span)
+    return np.where(found, scaled, 0.0)
+
+
+def _derived(legs: CandidateLegs, key: tuple, compute) -> np.ndarray:
+    """A per-leg array that does not depend on the weights, computed once per CandidateLegs."""
+    if key not in legs.cache:
+        legs.cache[key] = compute()
+    return legs.cache[key]
+
+
+def fused(legs: CandidateLegs, fusion) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """One fusion stage's scores over the candidate matrix: (scores, present, keyword_hit, text weight
+    for OpenClaw's keyword floor).  `present` marks the candidates the fusion returns.  The arithmetic is
+    the stage's own, operation for operation, so the scores (and their ties) are the same floats."""
+    vf, tf = legs.vector_found, legs.lexical_found
+    either = _derived(legs, ("either",), lambda: vf | tf)
+    text_weight = fusion.leg_weights[1]
+    if isinstance(fusion, (WeightedFusion, LexicalOnly)):
+        text = _derived(legs, ("bm25", fusion.bm25_to_score),
+                        lambda: np.where(tf, _bm25_text_score(legs.lexical, fusion.bm25_to_score), 0.0))
+        if isinstance(fusion, LexicalOnly):
+            return text, tf, tf, text_weight
+        vw, tw = fusion.leg_weights
+        cosine = _derived(legs, ("cosine",), lambda: np.where(vf, legs.vector, 0.0))
+        return vw * cosine + tw * text, either, tf, text_weight
+    if isinstance(fusion, RRFFusion):
+        k = fusion.k
+        v_rank = _derived(legs, ("k+rank", "vector", k), lambda: k + legs.vector_rank)
+        t_rank = _derived(legs, ("k+rank", "lexical", k), lambda: k + legs.lexical_rank)
+        total = np.where(vf, fusion.w_vector / v_rank, 0.0) + np.where(tf, fusion.w_text / t_rank, 0.0)
+        if fusion.variant == "qmd":
+            total = total + _derived(legs, ("qmd-bonus",), lambda: _qmd_bonus(legs))
+        return total, either, tf, text_weight
+    if isinstance(fusion, (WeightedSumFusion, CombSum)):
+        if fusion.norm != "min-max":
+            raise ValueError(f"fast scoring: {type(fusion).__name__} with norm={fusion.norm!r} is not supported")
+        vector = _derived(legs, ("min-max", "vector"), lambda: _min_max(legs.vector, vf))
+        text = _derived(legs, ("min-max", "lexical"), lambda: _min_max(legs.lexical, tf))
+        if isinstance(fusion, WeightedSumFusion):
+            vw, tw = fusion.leg_weights
+            return vw * vector + tw * text, either, tf, text_weight
+        total = vector + text
+        return (total * (vf.astype(float) + tf) if fusion.mnz else total), either, tf, text_weight
+    if isinstance(fusion, VectorOnly):
+        return _derived(legs, ("cosine",), lambda: np.where(vf, legs.vector, 0.0)), vf, np.zeros_like(vf), text_weight
+    raise ValueError(f"fast scoring: fusion {type(fusion).__name__} is not supported (use the slow path)")
+
+
+def _qmd_bonus(legs: CandidateLegs) -> np.ndarray:
+    never = np.iinfo(np.int64).max
+    best = np.minimum(np.where(legs.vector_found, legs.vector_rank, never),
+                      np.where(legs.lexical_found, legs.lexical_rank, never))
+    return np.where(best == 1, QMD_FIRST_BONUS, np.where(best <= 3, QMD_TOP3_BONUS, 0.0))
+
+
+# --- scoring -----------------------------------------------------------------------------------------
+
+@dataclass
+class SettingScores:
+    """Per-setting, per-query figures: every array is settings x queries."""
+
+    settings: list[tuple[object, Threshold | None]]  # (fusion stage, threshold) of each row
+    query_ids: list[str]
+    reciprocal_rank: np.ndarray  # 1/rank of the first relevant chunk among the returned hits, else 0
+    passed: np.ndarray  # top-1 relevant and its score >= minScore (0.0 without a min_score stage)
+    hits: dict[int, np.ndarray]  # k -> a relevant chunk among the first k returned
+    ndcg: dict[int, np.ndarray]  # k -> nDCG@k on chunks (trec_eval's ndcg_cut, grades as gains)
+    top1_score: np.ndarray  # fused score of the first returned hit (NaN when nothing is returned)
+    returned: np.ndarray  # number of hits returned
+    spread: np.ndarray  # max - min of the fused scores over the query's candidates (near-tie scale)
+
+
+_BATCH_CELLS = 1 << 21  # settings fused and sorted together: ~2M candidate cells (16 MB per array)
+
+
+def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[Threshold | None] = (None,), *,
+                   max_results: int, cutoffs: Sequence[int] | None = None) -> SettingScores:
+    """Every fusion stage x every threshold (None: no min_score stage), fusion-major; nDCG and hit@k at
+    each cut-off (default: max_results).  A cut-off above max_results is an error: the returned list has
+    only max_results hits, so "@k" would silently mean "@max_results"."""
+    cutoffs = sorted(set(cutoffs or [max_results]))
+    if max(cutoffs) > max_results or min(cutoffs) < 1:
+        raise ValueError(f"cut-offs {cutoffs} must lie in 1..max_results ({max_results}): the returned list "
+                         f"has only {max_results} hits")
+    q, c = legs.shape
+    settings = list(product(fusions, thresholds))
+    shape = (len(settings), q)
+    out = SettingScores(settings, legs.query_ids, np.zeros(shape), np.zeros(shape, dtype=bool),
+                        {k: np.zeros(shape, dtype=bool) for k in cutoffs}, {k: np.zeros(shape) for k in cutoffs},
+                        np.full(shape, np.nan), np.zeros(shape, dtype=int), np.zeros(shape))
+    ranks = _RankScorer(legs, max_results, cutoffs)
+    batch = max(1, _BATCH_CELLS // max(1, q * c))
+    gain = legs.gain.astype(np.float32)  # grades are small integers: exact in float32, half the memory moved
+    for first in range(0, len(fusions), batch):
+        group = [fused(legs, f) for f in fusions[first:first + batch]]
+        # sort key: -score, absent candidates last; a stable sort keeps chunk-id order among ties
+        key = np.stack([np.where(present, -score, np.inf) for score, present, _, _ in group])
+        keyword = np.stack([kw & present for _, present, kw, _ in group])
+        text_weight = np.array([g[3] for g in group])[:, None, None]
+        order = np.argsort(key, axis=-1, kind="stable")  # (score desc, id)
+        s_key = np.take_along_axis(key, order, axis=-1)
+        s_present = s_key != np.inf
+        s_score = -s_key  # -(-x) is x exactly
+        s_keyword = np.take_along_axis(keyword, order, axis=-1)
+        s_gain = gain[np.arange(q)[None, :, None], order]
+        count = s_present.sum(axis=-1)  # the present candidates come first, best first
+        low = np.take_along_axis(s_score, np.maximum(count - 1, 0)[..., None], axis=-1)[..., 0]
+        with np.errstate(invalid="ignore"):  # a row with no candidate: -inf - -inf, replaced by 0
+            spread = np.where(count > 1, s_score[..., 0] - low, 0.0)
+        for t, threshold in enumerate(thresholds):
+            rows = (first + np.arange(len(group))) * len(thresholds) + t
+            kept = _kept(s_score, s_present, s_keyword, threshold, text_weight)
+            ranks.score(out, rows, s_score, s_gain, kept, 0.0 if threshold is None else threshold.min_score)
+            out.spread[rows] = spread
+    return out
+
+
+def _kept(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold: Threshold | None,
+          text_weight: np.ndarray) -> np.ndarray:
+    """Which ranked candidates the min_score stage keeps (harness.stages.postprocess MinScore)."""
+    if threshold is None:
+        return present
+    clears = present & (score >= threshold.min_score)
+    if threshold.keyword_fallback == "fill":
+        return clears | keyword
+    if threshold.keyword_fallback == "relaxed":
+        floor = np.minimum(threshold.min_score, text_weight)
+        fallback = keyword & (score >= floor)
+        return np.where(clears.any(axis=-1, keepdims=True), clears, fallback)
+    return clears
+
+
+class _RankScorer:
+    """The figures of returned lists given as masks over candidates in ranked order."""
+
+    def __init__(self, legs: CandidateLegs, max_results: int, cutoffs: list[int]) -> None:
+        self.max_results = max_results
+        self.depth = min(max_results, legs.shape[1])
+        # libm's log2 (as trec_eval's), not numpy's vectorised one, so every discount is the same float
+        self.discounts = np.array([math.log2(p + 1) for p in range(1, self.depth + 1)])
+        self.ideal = {k: _ideal_dcg(legs.ideal_gains, k) for k in cutoffs}
+
+    def score(self, out: SettingScores, rows: np.ndarray, score: np.ndarray, gain: np.ndarray,
+              kept: np.ndarray, pass_floor: float) -> None:
+        position = np.cumsum(kept, axis=-1, dtype=np.int32)  # 1-based place in the returned list, for kept candidates
+        returned = kept & (position <= self.max_results)
+        out.returned[rows] = returned.sum(axis=-1)
+        first_relevant = np.where(returned & (gain > 0), position, self.max_results + 1).min(axis=-1)
+        out.reciprocal_rank[rows] = np.where(first_relevant <= self.max_results, 1.0 / first_relevant, 0.0)
+        for k, hits in out.hits.items():
+            hits[rows] = first_relevant <= k
+        # the returned list as rank columns: the p-th returned hit's gain and score, p = 1..depth
+        shape = score.shape[:-1] + (self.depth,)
+        ranked_gain, ranked_score = np.zeros(shape), np.full(shape, np.nan)
+        b, q, c = np.nonzero(returned)
+        ranked_gain[b, q, position[b, q, c] - 1] = gain[b, q, c]  # float32 -> float64: exact
+        ranked_score[b, q, position[b, q, c] - 1] = score[b, q, c]
+        out.top1_score[rows] = ranked_score[..., 0]
+        out.passed[rows] = (ranked_gain[..., 0] > 0) & (ranked_score[..., 0] >= pass_floor)
+        dcg_at = []  # DCG after 1, 2, ..., depth ranks, summed in rank order as trec_eval sums it
+        dcg = np.zeros(shape[:-1])
+        for p in range(self.depth):
+            dcg = dcg + ranked_gain[..., p] / self.discounts[p]
+            dcg_at.append(dcg)
+        for k, ndcg in out.ndcg.items():
+            ideal = self.ideal[k]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ndcg[rows] = np.where(ideal > 0, dcg_at[min(k, self.depth) - 1] / ideal, 0.0)
+
+
+def _ideal_dcg(ideal_gains: list[np.ndarray], k: int) -> np.ndarray:
+    out = np.zeros(len(ideal_gains))
+    for q, gains in enumerate(ideal_gains):
+        total = 0.0
+        for p, g in enumerate(gains[:k], start=1):
+            total += g / math.log2(p + 1)
+        out[q] = total
+    return out

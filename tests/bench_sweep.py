@@ -1,0 +1,157 @@
+"""Sweep scoring speed on CMRC 2018 dev (500 questions, the experiment's legs searched once): the fast
+scorer (harness.evaluation.fast_scoring) beside ranx.optimize_fusion, ranx fuse + evaluate and the
+harness's per-setting path (fusion stage + per-query evaluation).  Each benchmark records
+`ms_per_setting` in its extra_info; the ranx benchmark checks the fast scorer is >= 10x faster per setting.
+
+    make bench      # or: .venv/bin/pytest tests/bench_sweep.py --benchmark-enable --benchmark-only
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from harness.config import load_experiment
+from harness.evaluation.fast_scoring import Threshold, candidate_legs, score_settings
+from harness.evaluation.judgments import chunk_judgments
+from harness.evaluation.metrics import query_outcome
+from harness.evaluation.per_query import standard_metrics
+from harness.pipeline import build_stages, fuse, index_layout, load_dataset, search_legs
+from harness.stages.fusion import FUSIONS
+from tests.conftest import ROOT, SHARED_DATA
+
+WEIGHTS = [round(0.1 * i, 10) for i in range(11)]  # ranx.optimize_fusion's grid for two runs at step 0.1
+MEDIANS_MS_PER_SETTING: dict[str, float] = {}
+
+
+def _cmrc_dev_path():
+    for path in (ROOT / "datasets/cmrc2018/cmrc2018_dev.json", SHARED_DATA / "cmrc2018/cmrc2018_dev.json"):
+        if path.exists():
+            return path
+    pytest.skip("CMRC 2018 dev is in neither datasets/cmrc2018 nor ../shared/data/cmrc2018")
+
+
+@pytest.fixture(scope="module")
+def cmrc():
+    config = load_experiment(ROOT / "experiments/cmrc2018-dev.toml")
+    config["dataset"]["path"] = str(_cmrc_dev_path())
+    stages = build_stages(config, progress=False)
+    dataset = load_dataset(config)
+    layout = dataset.render(**config.get("layout", {}))
+    index = index_layout(layout, stages)
+    queries = dataset.queries()
+    legs = {qid: q.legs for qid, q in search_legs(index, stages, queries).items()}
+    judgments = chunk_judgments(index, queries)
+    yield config, stages, index, queries, legs, judgments
+    layout.cleanup()
+
+
+def _record(benchmark, name: str, settings: int) -> None:
+    if benchmark.stats is not None:  # None under --benchmark-disable
+        ms = benchmark.stats.stats.median * 1e3 / settings
+        benchmark.extra_info["ms_per_setting"] = ms
+        MEDIANS_MS_PER_SETTING[name] = ms
+
+
+def _wsum(weights):
+    return [FUSIONS.create("wsum", vector_weight=w, text_weight=round(1 - w, 10)) for w in weights]
+
+
+def test_fast_scorer_wsum_grid(benchmark, cmrc):
+    """The 11 wsum min-max settings ranx.optimize_fusion tries, legs as arrays built once per sweep."""
+    _, stages, _, queries, legs, judgments = cmrc
+    arrays = candidate_legs(legs, judgments, [q.id for q in queries])
+    scores = benchmark(lambda: score_settings(arrays, _wsum(WEIGHTS), max_results=stages.max_results,
+                                              cutoffs=[1, 5, 10]))
+    assert scores.ndcg[10].shape == (11, 500)
+    _record(benchmark, "fast", 11)
+
+
+def test_fast_scorer_sweep_grid(benchmark, cmrc):
+    """weighted, wsum and rrf x 21 weights x 2 thresholds = 126 settings, the legs' arrays included."""
+    _, stages, _, queries, legs, judgments = cmrc
+    weights = [round(0.05 * i, 10) for i in range(21)]
+    fusions = [FUSIONS.create(name, vector_weight=w, text_weight=round(1 - w, 10))
+               for name in ("weighted", "wsum", "rrf") for w in weights]
+
+    def sweep():
+        arrays = candidate_legs(legs, judgments, [q.id for q in queries])
+        return score_settings(arrays, fusions, [None, Threshold(0.35)], max_results=stages.max_results)
+
+    assert len(benchmark(sweep).settings) == 126
+    _record(benchmark, "fast_grid", 126)
+
+
+def test_harness_per_setting_path(benchmark, cmrc):
+    """One setting the way the sweep did it: fusion stage per query + query_outcome + pytrec_eval;
+    its figures equal the fast scorer's."""
+    _, stages, index, queries, legs, judgments = cmrc
+    stages.fusion = FUSIONS.create("wsum", vector_weight=0.7, text_weight=0.3)
+    k = stages.max_results
+
+    def one_setting():
+        hits = {q.id: fuse(stages, q, legs[q.id], index)[0] for q in queries}
+        metrics = standard_metrics(index, queries, hits, [k], judgments)
+        outcomes = [query_outcome(hits[q.id], q.relevant, index.docs_of, stages.min_score) for q in queries]
+        return metrics, outcomes
+
+    metrics, outcomes = benchmark(one_setting)
+    fast = score_settings(candidate_legs(legs, judgments, [q.id for q in queries]), [stages.fusion],
+                          max_results=k, cutoffs=[k])
+    assert fast.ndcg[k][0].tolist() == [metrics[q.id][f"ndcg@{k}"] for q in queries]
+    assert fast.reciprocal_rank[0].tolist() == [o.reciprocal_rank for o in outcomes]
+    _record(benchmark, "harness", 1)
+
+
+@pytest.fixture(scope="module")
+def ranx_runs(cmrc):
+    ranx = pytest.importorskip("ranx")
+    _, _, _, queries, legs, judgments = cmrc
+    judged = [q.id for q in queries if q.id in judgments]
+    qrels = ranx.Qrels({qid: judgments[qid] for qid in judged})
+
+    def run(leg):  # ranx cannot hold a query without documents
+        return ranx.Run({qid: dict(getattr(legs[qid], leg)) or {"__none__": 0.0} for qid in judged})
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba type-safety warnings from ranx's normalisation
+        ranx.optimize_fusion(qrels, [run("vector"), run("lexical")], norm="min-max", method="wsum",
+                             metric="ndcg@10", show_progress=False)  # numba compiles on the first call
+    return ranx, qrels, run("vector"), run("lexical")
+
+
+def test_ranx_optimize_fusion(benchmark, ranx_runs):
+    ranx, qrels, vector, lexical = ranx_runs
+    from ranx.fusion_optimization.optimize_weights import (
+        get_possible_weights,
+        get_trial_configs,
+    )
+
+    trials = len(get_trial_configs(get_possible_weights(0.1), 2))
+    assert trials == len(WEIGHTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        benchmark.pedantic(lambda: ranx.optimize_fusion(qrels, [vector, lexical], norm="min-max", method="wsum",
+                                                        metric="ndcg@10", show_progress=False),
+                           rounds=3, iterations=1)
+    _record(benchmark, "ranx_optimize_fusion", trials)
+    if "fast" in MEDIANS_MS_PER_SETTING:
+        speedup = MEDIANS_MS_PER_SETTING["ranx_optimize_fusion"] / MEDIANS_MS_PER_SETTING["fast"]
+        benchmark.extra_info["fast_scorer_speedup"] = speedup
+        print("\nms per setting: " + ", ".join(f"{k} {v:.2f}" for k, v in MEDIANS_MS_PER_SETTING.items())
+              + f"; fast scorer {speedup:.1f}x faster than ranx.optimize_fusion")
+        assert speedup >= 10
+
+
+def test_ranx_fuse_and_evaluate(benchmark, ranx_runs):
+    ranx, qrels, vector, lexical = ranx_runs
+
+    def one_setting():
+        fused = ranx.fuse([vector, lexical], norm="min-max", method="wsum", params={"weights": [0.7, 0.3]})
+        return ranx.evaluate(qrels, fused, "ndcg@10")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isfinite(benchmark.pedantic(one_setting, rounds=3, iterations=1))
+    _record(benchmark, "ranx_fuse_evaluate", 1)
