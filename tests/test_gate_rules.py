@@ -193,7 +193,7 @@ def test_eval_scores_are_gated_against_eval_scores(tmp_path):
     result = run_gate(now, base)
     assert [c.metric for c in result.failed_checks] == ["mrr@6"]
     assert [c.key for c in result.failed_cases] == ["q1"]
-    assert "FAIL q1: mrr@6 1.0000 -> mrr@6 0.5000" in result.text()
+    assert "FAIL q1: 1.0000 -> 0.5000 (mrr@6)" in result.text()
     results_file = write(tmp_path / "r.json", suite())
     with pytest.raises(ConfigError, match="harness eval --json scores"):
         run_gate(now, results_file)

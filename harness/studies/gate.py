@@ -62,14 +62,15 @@ class Flip:
     near_tie: bool
     fails: bool  # counts against the gate (and fails its JUnit case)
     gated: bool = True  # False: a suite query not yet in this round's suite (reported only)
+    what: str = ""  # eval files: the measure the values are of
 
     def line(self) -> str:
         mark = "FAIL" if self.fails else ("warn" if self.worse else "ok  ")
         how = ""
         if self.margin is not None:
             how = f" (margin now {self.margin:+.4f}{', a near tie' if self.near_tie else ''})"
-        elif self.kind not in ("suite", "eval"):
-            how = f" ({self.kind})"
+        elif self.kind != "suite":
+            how = f" ({self.what or self.kind})"
         tail = ""
         if self.worse and not self.fails:
             tail = " - reported, not counted" + ("" if self.gated else " (not in this round's suite)")
@@ -215,7 +216,7 @@ def _flip(now: QueryState, base: QueryState, settings: GateSettings) -> Flip | N
     near = now.is_near_tie
     fails = worse and now.gated and settings.flips == "fail" and (not near or settings.near_tie_flips == "fail")
     margin = now.margin if now.kind == "suite" else None
-    return Flip(now.key, now.text, now.kind, base.word, now.word, worse, margin, near, fails, now.gated)
+    return Flip(now.key, now.text, now.kind, base.word, now.word, worse, margin, near, fails, now.gated, now.measure)
 
 
 # --- metrics ------------------------------------------------------------------------------------------

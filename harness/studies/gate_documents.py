@@ -43,6 +43,7 @@ class QueryState:
     margin: float | None = None  # suite: the relevant chunk's lead (+) or deficit (-) against the best other
     near_tie: float = 0.0  # margins below this decide nothing reliably
     value: float | None = None  # eval files: the query's value of the first measure
+    measure: str = ""  # eval files: that measure's name
 
     @property
     def is_near_tie(self) -> bool:
@@ -233,6 +234,6 @@ def _eval_document(path: Path, doc: dict[str, Any]) -> GateDocument:
     queries = {}
     for qid, r in rows.items():
         value = _number(r.get(first)) if first else None
-        said = f"{first} {value:.4f}" if value is not None else f"no {first}"
-        queries[qid] = QueryState(qid, "", "eval", True, None, said, said, value=value)
+        said = f"{value:.4f}" if value is not None else "none"
+        queries[qid] = QueryState(qid, "", "eval", True, None, f"{first} {said}", said, value=value, measure=first or "")
     return GateDocument(path, "eval", metrics, per_query, queries, doc)
