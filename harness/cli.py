@@ -294,6 +294,47 @@ def embed(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
                f"({report.executor}, {report.workers} workers)")
 
 
+@command(name="cache-key")
+def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s) whose embeddings the cache holds"),
+              preset: Optional[str] = typer.Option(None, help="override the experiment's preset (a name or a .toml path)"),
+              set_: Optional[list[str]] = typer.Option(None, "--set", help="override one setting, TABLE.KEY=VALUE"),
+              prefix: bool = typer.Option(False, "--prefix", help="print only the restore prefix (same model, any corpus)")
+              ) -> None:
+    """Print a CI cache key for the embedding cache: the model id and a hash of every text the experiments
+    embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
+    from harness.studies.embed import cache_key as compute_key
+
+    overrides = parse_assignments(set_)
+    configs = [load_experiment(project_path(e), preset=preset, **overrides) for e in experiments]
+    key, restore = compute_key(configs)
+    typer.echo(restore if prefix else key)
+
+
+@command()
+def diff(base: Path = typer.Argument(..., help="baseline results.json (or ablation.json)"),
+         now: Path = typer.Argument(..., help="results.json (or ablation.json) to compare with it"),
+         hits: int = typer.Option(3, min=1, help="returned chunks shown per side in the console and Markdown"),
+         limit: Optional[int] = typer.Option(None, min=1, help="only the N queries that moved most (console)"),
+         markdown: Optional[Path] = typer.Option(None, help="also write the diff as Markdown here"),
+         html: Optional[Path] = typer.Option(None, help="also write a self-contained HTML page here")) -> None:
+    """Queries whose rank, pass or top-1 changed between two runs, side by side with what each returned,
+    ordered by how much they moved."""
+    from harness.reporting.query_diff import (
+        diff_html,
+        diff_markdown,
+        print_diff,
+        write_text,
+    )
+    from harness.studies.query_diff import diff_files
+
+    result = diff_files(base, now)
+    print_diff(result, hits=hits, limit=limit)
+    if markdown is not None:
+        typer.echo(f"wrote {write_text(markdown, diff_markdown(result, hits=hits))}")
+    if html is not None:
+        typer.echo(f"wrote {write_text(html, diff_html(result))}")
+
+
 @command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def scale(ctx: typer.Context) -> None:
     """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as
@@ -304,16 +345,28 @@ def scale(ctx: typer.Context) -> None:
 
 
 @command()
-def gate(results: Path = typer.Argument(..., help="results.json or ablation.json of the run to check"),
-         baseline: Path = typer.Option(..., help="the committed baseline file to compare with"),
-         rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X or METRIC:growth=R (repeatable); "
-                                                   "default: quality may not regress")) -> None:
-    """Regression gate: exit 1 and print the diff when a metric regressed beyond its tolerance."""
-    from harness.studies.gate import gate_files
+def gate(results: Path = typer.Argument(..., help="results.json, ablation.json or `harness eval --json` scores to check"),
+         baseline: Path = typer.Option(..., help="the committed baseline file (of the same kind) to compare with"),
+         rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X, METRIC:growth=R, METRIC:interval[=LEVEL] "
+                                                   "or METRIC:paired[=ALPHA] (repeatable; after the gate file's "
+                                                   "rules); default: quality may not regress"),
+         gate_file: Optional[Path] = typer.Option(None, "--gate-file", help="TOML file of [gate] settings and "
+                                                  "[[rule]] tables (see harness/studies/gate_file.py)"),
+         junit: Optional[Path] = typer.Option(None, help="write JUnit XML here: a test case per metric and per query"),
+         markdown: Optional[Path] = typer.Option(None, help="write a Markdown summary here (it is also appended "
+                                                 "to $GITHUB_STEP_SUMMARY when that is set)")) -> None:
+    """Regression gate: exit 1 and print the diff when a metric regressed beyond its rule or a query got
+    worse beyond a near tie."""
+    from harness.reporting.gate_report import write_junit, write_markdown
+    from harness.studies.gate import run_gate
 
-    passed, report = gate_files(results, baseline, rule or None)
-    typer.echo(report)
-    raise typer.Exit(0 if passed else 1)
+    result = run_gate(results, baseline, rule or None, gate_file)
+    typer.echo(result.text())
+    if junit is not None:
+        typer.echo(f"wrote {write_junit(result, junit)}")
+    for path in write_markdown(result, markdown):
+        typer.echo(f"wrote {path}")
+    raise typer.Exit(0 if result.passed else 1)
 
 
 @command()
