@@ -284,7 +284,8 @@ def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. exp
 
 @command()
 def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. experiments/expansion.toml"),
-              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)")) -> None:
+              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
     """QMD's query side: expansion variants of a preset with intervals and paired differences."""
     from harness.studies.expansion import (
         load_expansion_spec,
@@ -294,7 +295,9 @@ def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. e
 
     loaded = load_expansion_spec(project_path(spec))
     out_dir = Path(out or project_path(loaded.get("output", f"reports/{loaded['name']}")))
-    typer.echo(f"wrote {write_expansion_study(loaded, run_expansion_study(loaded), out_dir)} and expansion.json")
+    doc = (json.loads((out_dir / "expansion.json").read_text(encoding="utf-8")) if redraw
+           else run_expansion_study(loaded))
+    typer.echo(f"wrote {write_expansion_study(loaded, doc, out_dir)} and expansion.json")
 
 
 @command()
