@@ -195,10 +195,19 @@ def _interval(values: pd.Series) -> dict[str, Any]:
     return {"mean": float(x.mean()), "ci": [interval.low, interval.high]}
 
 
+# means only: the whole memory is the same for every query of a workspace, and the share follows context_tokens
+_NO_INTERVAL = ("whole_memory_tokens", "context_share")
+
+
 def _block(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"queries": int(len(frame))}
     for column in columns:
         if column not in frame.columns:
+            continue
+        if column in _NO_INTERVAL:
+            values = pd.to_numeric(frame[column], errors="coerce").dropna()
+            if len(values):
+                out[column] = float(values.mean())
             continue
         stats = _interval(frame[column])
         if stats:
