@@ -8,7 +8,7 @@ PROFILE ?= laptop
 HARNESS := $(BIN)/harness
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers locomo scale round1 round2 round3 round4 ablation validate compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers locomo context lossless expansion scale round1 round2 round3 round4 ablation validate compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -48,6 +48,15 @@ sweep: $(STAMP) ## Weight sweeps on king78 rounds 3 and 4 and CMRC 2018 dev -> r
 
 locomo: $(STAMP) ## LoCoMo evidence retrieval, preset openclaw-2026.08, turns and sessions -> reports/locomo/
 	$(HARNESS) benchmark experiments/benchmark-locomo.toml
+
+context: $(STAMP) ## Context tokens and recall at a token budget, every preset on king78 and CMRC -> reports/context-budget/
+	$(HARNESS) benchmark experiments/context-budget.toml
+
+lossless: $(STAMP) ## lossless-claw on LoCoMo (offline, extractive summaries) beside the Markdown presets -> reports/lossless-claw/
+	$(HARNESS) lossless experiments/lossless-locomo.toml
+
+expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroid) on king78 and CMRC -> reports/qmd-expansion/
+	$(HARNESS) expansion experiments/expansion.toml
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
 	$(HARNESS) scale

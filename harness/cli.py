@@ -263,6 +263,44 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
 
 
 @command()
+def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. experiments/lossless-locomo.toml"),
+             out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+             redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+    """lossless-claw on LoCoMo: lcm_grep recall, the assembled context as the budget shrinks, the DAG's
+    shape, beside the Markdown-memory presets; offline with the extractive summaries."""
+    from harness.reporting.lossless import write_lossless_report
+    from harness.studies.lossless import load_lossless, run_lossless, write_lossless
+
+    loaded = load_lossless(project_path(spec))
+    out_dir = Path(out or project_path(loaded.get("output", f"reports/{loaded['name']}")))
+    if redraw:
+        doc = json.loads((out_dir / "lossless.json").read_text(encoding="utf-8"))
+        typer.echo(f"redrew {write_lossless_report(loaded, doc, out_dir)}")
+        return
+    doc = run_lossless(loaded)
+    typer.echo(f"wrote {write_lossless(loaded, doc, out_dir)} and lossless.json "
+               f"({', '.join(f'{k} {v:.0f} s' for k, v in doc['timings_s'].items())})")
+
+
+@command()
+def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. experiments/expansion.toml"),
+              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+    """QMD's query side: expansion variants of a preset with intervals and paired differences."""
+    from harness.studies.expansion import (
+        load_expansion_spec,
+        run_expansion_study,
+        write_expansion_study,
+    )
+
+    loaded = load_expansion_spec(project_path(spec))
+    out_dir = Path(out or project_path(loaded.get("output", f"reports/{loaded['name']}")))
+    doc = (json.loads((out_dir / "expansion.json").read_text(encoding="utf-8")) if redraw
+           else run_expansion_study(loaded))
+    typer.echo(f"wrote {write_expansion_study(loaded, doc, out_dir)} and expansion.json")
+
+
+@command()
 def embed(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s), e.g. experiments/cmrc2018-dev.toml"),
           executor: str = typer.Option("local", help=EXECUTOR_HELP),
           batch_size: int = typer.Option(32, min=1, help="texts per task (and per cache transaction)"),

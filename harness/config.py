@@ -18,7 +18,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from harness.errors import ConfigError
 from harness.registry import format_validation_error, stage
@@ -29,8 +29,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
 
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
+OPTIONAL_STAGE_TABLES = ("expansion", "chat")  # query expansion; the LLM it (or a summarizer) asks
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
-              "profile", *STAGE_TABLES}
+              "profile", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}
 
 
 
@@ -64,7 +65,7 @@ def list_presets() -> dict[str, str]:
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(base)
     for key, value in override.items():
-        if key in STAGE_TABLES and isinstance(value, dict) and value.get("name", out.get(key, {}).get("name")) \
+        if key in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES) and isinstance(value, dict) and value.get("name", out.get(key, {}).get("name")) \
                 != out.get(key, {}).get("name"):
             out[key] = copy.deepcopy(value)  # a different implementation: its parameters start afresh
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -78,7 +79,7 @@ def _check_keys(cfg: dict[str, Any], source: str) -> None:
     unknown = sorted(set(cfg) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(KNOWN_KEYS)}")
-    for table in STAGE_TABLES:
+    for table in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES):
         if table in cfg and not isinstance(cfg[table], dict):
             raise ConfigError(f"{source}: [{table}] must be a table")
     if "postprocess" in cfg and not isinstance(cfg["postprocess"], list):
@@ -103,12 +104,25 @@ class EvaluationSettings:
     """king78 round: which T-queries are in the suite (all suite queries when unset)"""
     cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
     """metric cut-offs k (default: [max_results])"""
+    evidence_cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
+    """cut-offs c of recall_any@c / recall_all@c (evidence metrics; LoCoMo)"""
     now: str | datetime | date | None = None
     """reference time for temporal stages ("2026-02-23" or a TOML datetime)"""
     near_tie: float = Field(NEAR_TIE, ge=0, allow_inf_nan=False)
     """an outcome decided by less than this margin is reported as a near tie"""
     report_purity: bool = True
     """report whether the top-1 chunk is pure (off when targets overlap by design)"""
+    context: dict[str, Any] | None = None
+    """how results count in the agent's context: {snippet, estimator, budgets} (evaluation/context_budget.py)"""
+
+    @field_validator("context")
+    @classmethod
+    def _context_settings(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from harness.evaluation.context_budget import ContextSettings
+
+            ContextSettings(**value)  # a wrong key or value names itself here, with the file and table
+        return value
 
 
 @stage

@@ -22,9 +22,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from harness.db import connect
+from harness.errors import ConfigError
 from harness.inputs.layout import DATASETS, Layout, Query, Span
 from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
 from harness.stages.embedders import EMBEDDERS, CachedEmbedder, EmbeddingCache
+from harness.stages.expansion import EXPANSIONS
 from harness.stages.fusion import FUSIONS, Hit, Legs
 from harness.stages.lexical import LEXICAL_BACKENDS
 from harness.stages.postprocess import (
@@ -61,6 +63,8 @@ class Stages:
     postprocess: list[PostProcessor]
     max_results: int
     candidates: int
+    expansion: Any = None  # query expansion (stages/expansion): extra lists for the fusion
+    chat: Any = None  # the run's chat model behind the completion cache ([chat]), when one is configured
 
     @property
     def pass_threshold(self) -> float:
@@ -91,18 +95,40 @@ def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
                                 batch_size=inner.batch_size)
     search = config["search"]
     max_results = int(search["max_results"])
+    chat = build_chat(config)
+    fusion = FUSIONS.create(config["fusion"]["name"], _params(config["fusion"]), where=where(config, "fusion"))
+    expansion = None
+    if config.get("expansion"):
+        table = config["expansion"]
+        expansion = EXPANSIONS.create(table["name"], _params(table), where=where(config, "expansion"), chat=chat)
+        if not getattr(fusion, "accepts_extra_lists", False):
+            raise ConfigError(f"{where(config, 'expansion')}: query expansion adds lists that fusion "
+                              f"{config['fusion']['name']!r} cannot fuse; use fusion rrf")
     return Stages(
         config=config,
         chunker=CHUNKERS.create(config["chunker"]["name"], _params(config["chunker"]), where=where(config, "chunker")),
         tokenizer=TOKENIZERS.create(config["tokenizer"]["name"], _params(config["tokenizer"]),
                                     where=where(config, "tokenizer")),
         embedder=cached,
-        fusion=FUSIONS.create(config["fusion"]["name"], _params(config["fusion"]), where=where(config, "fusion")),
+        fusion=fusion,
         postprocess=[POSTPROCESSORS.create(p["name"], _params(p), where=where(config, f"postprocess {i + 1}"))
                      for i, p in enumerate(config["postprocess"])],
         max_results=max_results,
         candidates=min(CANDIDATE_CAP, max_results * int(search["candidate_multiplier"])),
+        expansion=expansion,
+        chat=chat,
     )
+
+
+def build_chat(config: dict[str, Any]) -> Any:
+    """The [chat] model behind the completion cache, or None when the run names none."""
+    table = config.get("chat")
+    if not table:
+        return None
+    from harness.stages.chat import CHATS, CachedChat, CompletionCache
+
+    inner = CHATS.create(table["name"], _params(table), where=where(config, "chat"))
+    return CachedChat(inner, CompletionCache())
 
 
 @dataclass
@@ -147,6 +173,7 @@ class QueryLegs:
     legs: Legs
     timings_ms: dict[str, float]
     query_vector: np.ndarray | None = None
+    expansion: dict[str, Any] = field(default_factory=dict)  # what query expansion did (per-query rows)
 
 
 def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[str, QueryLegs]:
@@ -161,9 +188,25 @@ def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[
         t2 = time.perf_counter()
         lexical_hits = index.lexical.search(q.text, stages.candidates)
         t3 = time.perf_counter()
-        out[q.id] = QueryLegs(Legs(vector_hits, lexical_hits), {
-            "query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}, qvec)
+        legs = Legs(vector_hits, lexical_hits)
+        timings = {"query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
+        stats: dict[str, Any] = {}
+        if stages.expansion is not None:
+            legs.extra, stats = expand_query(index, stages, q, legs, qvec)
+            timings["expansion"] = (time.perf_counter() - t3) * 1e3
+        out[q.id] = QueryLegs(legs, timings, qvec, stats)
     return out
+
+
+def expand_query(index: Index, stages: Stages, query: Query, legs: Legs, qvec: np.ndarray) -> tuple[list, dict]:
+    """The expansion's extra lists for one query, and what it did (skipped by the probe, its terms)."""
+    from harness.stages.expansion import ExpansionContext
+
+    ctx = ExpansionContext(
+        query.text, qvec, legs.vector, legs.lexical, index, stages.tokenizer,
+        embed_query=lambda text: stages.embedder.embed([text], "query")[0],
+        first_pass=lambda: stages.fusion(Legs(legs.vector, legs.lexical)))
+    return stages.expansion.expand(ctx), ctx.stats
 
 
 def fuse(stages: Stages, query: Query, legs: Legs, index: Index | None = None,

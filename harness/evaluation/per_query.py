@@ -7,6 +7,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from harness.evaluation.evidence import doc_scores, recall_all, recall_any
+from harness.evaluation.extra_columns import add_columns
 from harness.evaluation.judgments import NOT_INDEXED, chunk_qrels, document_qrels
 from harness.evaluation.metrics import (
     evaluate,
@@ -101,6 +102,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
         for c in sorted(set(evidence_cutoffs)):
             for name in (f"recall_any@{c}", f"recall_all@{c}"):
                 frame[name] = [evidence.get(qid, {}).get(name) for qid in frame["query_id"]]
+    add_columns(frame, index, stages, queries, fused, legs)  # context tokens and recall@{B}tokens; expansion
     if any("category" in q.extra for q in queries):
         frame["category"] = [q.extra.get("category") for q in queries]
     return frame, hit_lists, runs

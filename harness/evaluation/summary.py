@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from harness.evaluation.context_budget import add_context_summary
 from harness.evaluation.metrics import (
     NEAR_TIE,
 )
@@ -55,4 +56,5 @@ def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[s
     if "category" in frame.columns:  # the suite per query category (LoCoMo)
         out["by_category"] = {str(cat): block(suite[suite["category"] == cat])
                               for cat in sorted(suite["category"].dropna().unique())}
+    add_context_summary(out, frame)  # context tokens and recall@{B}tokens, with bootstrap intervals
     return out

@@ -44,3 +44,21 @@ def is_cjk_char(ch: str) -> bool:
     if not any(lo <= cp <= hi for lo, hi in CJK_LETTER_RANGES):
         return False
     return unicodedata.category(ch)[0] in "LN"
+
+
+# lossless-claw's token estimator (src/estimate-tokens.ts): each of these code points costs 1.5 tokens
+# (CJK ideographs incl. extensions A-F, CJK symbols and punctuation, kana, Hangul syllables, full-width
+# forms); any other astral code point 2; everything else 0.25.
+LOSSLESS_CLAW_ESTIMATE_RANGES = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF), (0x2CEB0, 0x2EBEF), (0x3000, 0x303F), (0x3040, 0x30FF), (0xAC00, 0xD7AF),
+    (0xFF00, 0xFFEF),
+)
+LOSSLESS_CLAW_ESTIMATE = re.compile(ranges_regex(LOSSLESS_CLAW_ESTIMATE_RANGES))
+
+# lossless-claw's CJK query segments (summary-store.ts CJK_QUERY_SEGMENT_RE): CJK radicals to Unified
+# Ideographs, Ext-A, compatibility ideographs, Hangul syllables, kana.  A query with any such character
+# takes the CJK paths of lcm_grep full_text (LIKE on messages, trigram / LIKE OR on summaries).
+LOSSLESS_CLAW_CJK_RANGES = ((0x2E80, 0x9FFF), (0x3400, 0x4DBF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF),
+                            (0x3040, 0x309F), (0x30A0, 0x30FF))
+LOSSLESS_CLAW_CJK_SEGMENT = re.compile(ranges_regex(LOSSLESS_CLAW_CJK_RANGES) + "+")

@@ -81,6 +81,7 @@ def cell_row(run_label: str, value_label: str, result: RunResult) -> dict[str, A
         "run": run_label, "value": value_label,
         "queries": suite.get("queries", 0), "passed": suite.get("passed", 0),
         **{k: v for k, v in suite.items() if "@" in k},
+        "context_tokens": suite.get("context_tokens"),  # what the results cost in the agent's context
         "text_score_nonzero_share": suite.get("text_score_nonzero", 0) / max(1, suite.get("queries", 0)),
         "chunks": result.summary["index"]["chunks"],
         "index_ms_without_embedding": index_ms["chunking"] + index_ms["inserts"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from harness.ranking import by_score_then_id
 from harness.registry import Registry
@@ -19,6 +19,9 @@ class Legs:
 
     vector: list[tuple[str, float]] = field(default_factory=list)
     lexical: list[tuple[str, float]] = field(default_factory=list)
+    # further weighted lists (query expansion, stages/expansion): objects with `hits` (id, raw) best
+    # first and `weight`; only a fusion with accepts_extra_lists = True reads them
+    extra: list[Any] = field(default_factory=list)
 
 
 @dataclass
