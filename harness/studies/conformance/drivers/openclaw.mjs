@@ -279,16 +279,16 @@ console.log = (...a) => console.error(...a); // keep stdout for the JSON documen
 try {
   const keywordFallback = fs.existsSync(path.join(dist, "extensions", "memory-core", "manager-runtime.js"));
   const body = keywordFallback ? await runKeywordFallbackGeneration() : await runLegacyGeneration();
-  process.stdout.write(
+  const doc =
     JSON.stringify({
       system: "openclaw",
       version: pkg.version,
       runtime: `node ${process.versions.node}`,
       now: nowArg || null,
-      workspace_files: null,
       ...body,
-    }) + "\n",
-  );
+    }) + "\n";
+  // stdout to a pipe is asynchronous: wait until the document is flushed before exiting
+  await new Promise((resolve) => process.stdout.write(doc, resolve));
 } finally {
   console.log = realConsoleLog;
   fs.rmSync(tmp, { recursive: true, force: true });
