@@ -53,11 +53,6 @@ class Relevance:
         return bool(self.relevant.get(qid, set()) & self.docs(path, start, end))
 
 
-def ranked(run: dict[str, Any], q: dict[str, Any]) -> list[dict[str, Any]]:
-    """The list a user gets: QMD search hits, OpenClaw search() results."""
-    return q.get("results", [])
-
-
 def first_hit_rank(rel: Relevance, qid: str, hits: list[dict[str, Any]]) -> int | None:
     for i, h in enumerate(hits, 1):
         if rel.is_hit(qid, h["path"], h.get("startLine"), h.get("endLine")):
