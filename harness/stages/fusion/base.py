@@ -12,13 +12,29 @@ from harness.registry import Registry
 FUSIONS = Registry("fusion", builtins="harness.stages.fusion")
 
 
+@dataclass(frozen=True)
+class RankedList:
+    """One more ranked list for a fusion that takes more than the query's two legs (QMD's expansion lists:
+    a `lex` line searched lexically, a `vec`/`hyde` line searched by vector).  hits: (id, raw score) best
+    first, chunk ids or document ids; weight: its RRF weight (QMD: 1.0 for expansion lists); source:
+    "lexical" or "vector"; query: the text that produced it."""
+
+    hits: list[tuple[str, float]]
+    weight: float = 1.0
+    source: str = "lexical"
+    query: str = ""
+
+
 @dataclass
 class Legs:
     """One query's candidates: (chunk id, raw score) best first.  vector raw = cosine similarity,
-    lexical raw = -FTS5 rank (positive BM25)."""
+    lexical raw = -FTS5 rank (positive BM25).  With a document-level lexical backend (qmd-documents)
+    the lexical ids are file paths.  `extra`: further ranked lists (query expansion) for the fusions that
+    read them (qmd-documents); the others ignore them."""
 
     vector: list[tuple[str, float]] = field(default_factory=list)
     lexical: list[tuple[str, float]] = field(default_factory=list)
+    extra: list[RankedList] = field(default_factory=list)
 
 
 @dataclass
