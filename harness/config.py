@@ -29,8 +29,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
 
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
+OPTIONAL_STAGE_TABLES = ("reranker",)  # absent from every preset: stages that rerank fall back without it
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
-              "profile", *STAGE_TABLES}
+              "profile", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}
 
 
 
@@ -64,7 +65,7 @@ def list_presets() -> dict[str, str]:
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(base)
     for key, value in override.items():
-        if key in STAGE_TABLES and isinstance(value, dict) and value.get("name", out.get(key, {}).get("name")) \
+        if key in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES) and isinstance(value, dict) and value.get("name", out.get(key, {}).get("name")) \
                 != out.get(key, {}).get("name"):
             out[key] = copy.deepcopy(value)  # a different implementation: its parameters start afresh
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -78,7 +79,7 @@ def _check_keys(cfg: dict[str, Any], source: str) -> None:
     unknown = sorted(set(cfg) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(KNOWN_KEYS)}")
-    for table in STAGE_TABLES:
+    for table in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES):
         if table in cfg and not isinstance(cfg[table], dict):
             raise ConfigError(f"{source}: [{table}] must be a table")
     if "postprocess" in cfg and not isinstance(cfg["postprocess"], list):
@@ -159,6 +160,9 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     for table in STAGE_TABLES:
         if table not in config or "name" not in config[table]:
             raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
+    for table in OPTIONAL_STAGE_TABLES:
+        if table in config and "name" not in config[table]:
+            raise ConfigError(f"{source}: [{table}] needs a name (e.g. name = \"http\")")
     config.setdefault("search", {})
     config["search"].setdefault("max_results", 6)
     config["search"].setdefault("candidate_multiplier", 4)
@@ -177,7 +181,7 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     return config
 
 
-SETTABLE_TABLES = {*STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
+SETTABLE_TABLES = {*STAGE_TABLES, *OPTIONAL_STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
 
 
 def parse_assignments(items: list[str] | None) -> dict[str, Any]:

@@ -74,6 +74,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     ranks = evaluate(runs.chunk_run, runs.chunk_qrels, ["mrr", *(f"hit_rate@{k}" for k in HIT_CUTOFFS)])
     rows, hit_lists = [], {}
     provenance = index.provenance()
+    gates = [p for p in stages.postprocess if hasattr(p, "skips_query")]  # adaptive retrieval
     for q in queries:
         hits = fused[q.id]
         outcome = query_outcome(hits, q.relevant, units, stages.pass_threshold)
@@ -87,6 +88,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "top1_docs": outcome.top1_docs, "top1_score": hits[0].score if hits else None,
             "top1_chunk": hits[0].id if hits else None,
             "returned": outcome.returned, "reciprocal_rank": rank_metrics.get("mrr", 0.0),
+            "skipped": any(g.skips_query(q.text) for g in gates),
             "relevant_margin": relevant_margin(hits, q.relevant, units) if q.relevant else None,
             **{f"hit@{k}": bool(rank_metrics.get(f"hit_rate@{k}", 0.0)) for k in HIT_CUTOFFS},
             **leg_diagnostics(legs[q.id].legs, q.relevant, provenance, stages.max_results),
