@@ -26,8 +26,11 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+_S_CHARS = "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
 def js_trim(text: str) -> str:
-    return re.sub(f"^{_S}+|{_S}+$", "", text)
+    return text.strip(_S_CHARS)
 
 
 # --- noise filter (src/noise-filter.ts) ------------------------------------------------------------
@@ -47,6 +50,20 @@ DIAGNOSTIC_ARTIFACT_PATTERNS = [_js(p) for p in (
     r"\buser asked for\b.*\b(none|no explicit solution|unknown|not found)\b", r"\bno explicit solution\b")]
 
 
+# A literal each pattern needs (in the lowercased text: a necessary condition only) before it is worth running: the filter reads
+# every hit's text, and 20 case-insensitive scans of a 600-character chunk cost ~0.4 ms.
+_NEEDS = {
+    "denials": ("have", "not sure about", "recall", "remember", "looks like", "able to find", "memories found",
+                "access to"),
+    "meta_questions": ("do you", "can you", "did i", "have i", "what did i", "只回复", "只回复", "只回复", "只回复"),
+    "boilerplate": ("", "fresh session", "new session", "heartbeat"),
+    "diagnostic": ("->", "user asked for", "no explicit solution"),
+}
+_RULES = {group: list(zip(_NEEDS[group], patterns)) for group, patterns in (
+    ("denials", DENIAL_PATTERNS), ("meta_questions", META_QUESTION_PATTERNS), ("boilerplate", BOILERPLATE_PATTERNS),
+    ("diagnostic", DIAGNOSTIC_ARTIFACT_PATTERNS))}
+
+
 def is_noise(text: str, *, denials: bool = True, meta_questions: bool = True, boilerplate: bool = True) -> bool:
     """isNoise: shorter than 5 (UTF-16 units, trimmed), an agent denial, a meta-question about memory,
     session boilerplate (greetings, HEARTBEAT: at the start of the text, `^hi` also matching "history"
@@ -54,9 +71,10 @@ def is_noise(text: str, *, denials: bool = True, meta_questions: bool = True, bo
     trimmed = js_trim(text)
     if utf16_length(trimmed) < 5:
         return True
-    groups = [(denials, DENIAL_PATTERNS), (meta_questions, META_QUESTION_PATTERNS),
-              (boilerplate, BOILERPLATE_PATTERNS), (True, DIAGNOSTIC_ARTIFACT_PATTERNS)]
-    return any(on and any(p.search(trimmed) for p in patterns) for on, patterns in groups)
+    lowered = trimmed.lower()
+    groups = (("denials", denials), ("meta_questions", meta_questions), ("boilerplate", boilerplate),
+              ("diagnostic", True))
+    return any(on and any(need in lowered and p.search(trimmed) for need, p in _RULES[group]) for group, on in groups)
 
 
 @POSTPROCESSORS.register("noise_filter")

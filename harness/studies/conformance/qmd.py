@@ -103,12 +103,14 @@ def render_round(round_no: int, dest: Path) -> Path:
 
 
 def cmrc_queries_with_answers(squad_json: Path, questions: int) -> list[dict[str, Any]]:
-    """The first `questions` CMRC questions, then each one's first answer text as a query of its own
-    (answers are short spans copied from the paragraph, so they exercise QMD's phrase and prefix rules where
-    whole questions match nothing)."""
+    """The first `questions` CMRC questions, then each one's first answer text as a query of its own, then
+    every distinct article title (answers are short spans copied from a paragraph and titles head their
+    files, so they exercise QMD's phrase, prefix and title-column rules where whole questions match
+    nothing)."""
     root = json.loads(Path(squad_json).read_text(encoding="utf-8"))
     qs: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
+    titles = list(dict.fromkeys(a.get("title", "").strip() for a in root["data"] if a.get("title", "").strip()))
     for article in root["data"]:
         for para in article["paragraphs"]:
             for qa in para["qas"]:
@@ -118,7 +120,7 @@ def cmrc_queries_with_answers(squad_json: Path, questions: int) -> list[dict[str
                 texts = [a["text"] for a in qa.get("answers", []) if a.get("text", "").strip()]
                 if texts:
                     answers.append({"id": qa["id"] + "_ANSWER", "text": texts[0]})
-    return qs + answers
+    return qs + answers + [{"id": f"TITLE_{i}", "text": t} for i, t in enumerate(titles)]
 
 
 def workspace_documents(workspace: Path) -> list[tuple[str, str]]:
