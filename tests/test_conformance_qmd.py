@@ -24,7 +24,7 @@ def test_identical_means_same_order_up_to_exact_ties_and_scores_within_tolerance
 def test_spec_behaviour_rows_name_a_status_each():
     assert {r["status"] for r in conformance.SPEC_BEHAVIOURS} <= {"implemented", "deviates", "missing",
                                                                   "not-applicable"}
-    assert {r["preset"] for r in conformance.SPEC_BEHAVIOURS} == {"qmd", "lancedb-pro"}
+    assert {r["preset"] for r in conformance.SPEC_BEHAVIOURS} == {"qmd", "lancedb-pro", "lancedb-pro-autorecall"}
 
 
 def test_the_workspace_files_qmd_takes(tmp_path):

@@ -70,8 +70,14 @@ SPEC_BEHAVIOURS: list[dict[str, str]] = [
      "boilerplate incl. HEARTBEAT, under 5 characters)", "status": "implemented", "stages": "postprocess "
      "noise_filter", "note": "patterns of src/noise-filter.ts, applied to chunk text"},
     {"preset": "lancedb-pro", "spec": "4", "behaviour": "adaptive retrieval (search or not)", "status":
-     "implemented", "stages": "postprocess adaptive_retrieval (preset lancedb-pro-autorecall)",
-     "note": "lancedb-pro gates auto-recall only; its memory_recall tool never skips"},
+     "not-applicable", "stages": "", "note": "lancedb-pro gates auto-recall only; its memory_recall tool, "
+     "which this preset models, never skips: see lancedb-pro-autorecall"},
+    {"preset": "lancedb-pro-autorecall", "spec": "4", "behaviour": "adaptive retrieval (search or not)",
+     "status": "implemented", "stages": "postprocess adaptive_retrieval",
+     "note": "src/adaptive-retrieval.ts; \\p{Emoji} approximated by the emoji blocks; 6 results, not "
+     "auto-recall's 3"},
+    {"preset": "lancedb-pro-autorecall", "spec": "4", "behaviour": "everything else as lancedb-pro",
+     "status": "implemented", "stages": "as lancedb-pro", "note": ""},
     {"preset": "lancedb-pro", "spec": "4", "behaviour": "LanceDB full-text index", "status": "deviates",
      "stages": "lexical fts5 + tokenizer unicode61 (or)", "note": "both index a Chinese run as one token"},
     {"preset": "lancedb-pro", "spec": "4", "behaviour": "scopes", "status": "missing", "stages": "",
