@@ -28,8 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from harness.config import load_experiment, merge
-from harness.inputs.layout import Query, project_path
+from harness.inputs.layout import Query
 from harness.pipeline import Index, Stages, build_stages, fuse
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.studies.embed import (
@@ -41,6 +40,7 @@ from harness.studies.embed import (
 )
 from harness.studies.executor import Executor, map_partitioned
 from harness.studies.experiment import RunResult, run_experiment
+from harness.studies.matrix import matrix_configs
 
 # --- runs: matrix cells and ablation rounds ---------------------------------------------------------
 
@@ -110,22 +110,6 @@ def run_configs(configs: Sequence[dict[str, Any]], executor: Executor, *, cache:
     return [results[i] for i in range(len(configs))]
 
 
-def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
-                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
-    """[(run label, value label, configuration)] of a matrix, in run_matrix's order."""
-    out = []
-    for run in spec["runs"]:
-        if only_runs and run["label"] not in only_runs:
-            continue
-        values = spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
-        for value in values:
-            overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
-            config = load_experiment(project_path(run["experiment"]), preset=preset, **overrides)
-            config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
-            out.append((run["label"], value["label"], config))
-    return out
-
-
 def run_matrix_on(executor: Executor, spec: dict[str, Any], *, preset: str | None = None,
                   only_runs: list[str] | None = None, cache: EmbeddingCache | None = None,
                   batch_size: int = DEFAULT_BATCH_SIZE) -> list[tuple[str, str, RunResult]]:
@@ -139,11 +123,10 @@ def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides:
                     on_round: Callable[[int, RunResult], None] | None = None, cache: EmbeddingCache | None = None,
                     batch_size: int = DEFAULT_BATCH_SIZE) -> dict[int, RunResult]:
     """run_ablation on an executor: {round: result}; on_round(round, result) as each round finishes."""
-    from harness.studies.ablation import ROUND_EXPERIMENTS
+    from harness.studies.ablation import ablation_configs
 
-    rounds = list(ROUND_EXPERIMENTS)
-    configs = [load_experiment(project_path(ROUND_EXPERIMENTS[r]), preset=preset, **(overrides or {}))
-               for r in rounds]
+    by_round = ablation_configs(preset, overrides)
+    rounds, configs = list(by_round), list(by_round.values())
     done = None if on_round is None else (lambda i, result: on_round(rounds[i], result))
     results = run_configs(configs, executor, cache=cache, batch_size=batch_size, on_result=done)
     return dict(zip(rounds, results))
@@ -162,7 +145,7 @@ class SweepState:
     queries: list[Query]
     legs: dict[str, dict[str, Any]]  # tokenizer label -> query id -> Legs
     query_vectors: dict[str, np.ndarray]
-    judgments: dict[str, dict[str, int]]
+    qrels: tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]  # chunk and document level
     max_results: int
     candidates: int
 
@@ -170,11 +153,11 @@ class SweepState:
 def sweep_state(config: dict[str, Any], index: Index, queries: Sequence[Query],
                 legs: dict[str, dict[str, Any]], query_vectors: dict[str, np.ndarray],
                 max_results: int, candidates: int) -> SweepState:
-    from harness.evaluation.judgments import chunk_judgments
+    from harness.evaluation.judgments import chunk_qrels, document_qrels
 
     shipped = Index(index.layout, index.chunks, index.by_id, index.docs_of, None, None, {}, index.vectors)
-    return SweepState(config, shipped, list(queries), legs, query_vectors, chunk_judgments(shipped, queries),
-                      max_results, candidates)
+    qrels = chunk_qrels(index.docs_of, queries), document_qrels(queries)
+    return SweepState(config, shipped, list(queries), legs, query_vectors, qrels, max_results, candidates)
 
 
 def score_setting(setting: dict[str, Any], state: SweepState) -> tuple[dict[str, Any], dict[str, float]]:
@@ -182,6 +165,7 @@ def score_setting(setting: dict[str, Any], state: SweepState) -> tuple[dict[str,
 
     A setting is {"tokenizer": label of its legs, "fusion": {name, params...}, "postprocess": [tables],
     "labels": {column: value}} (labels are copied into the row: fusion, vector_weight, min_score...)."""
+    from harness.evaluation.metrics import Evaluator
     from harness.stages.fusion import FUSIONS
     from harness.stages.postprocess import POSTPROCESSORS
 
@@ -196,7 +180,10 @@ def score_setting(setting: dict[str, Any], state: SweepState) -> tuple[dict[str,
     legs = state.legs[setting["tokenizer"]]
     hits = {q.id: fuse(stages, q, legs[q.id], state.index, state.query_vectors[q.id])[0] for q in state.queries}
     suite = [q for q in state.queries if q.in_suite(state.config.get("evaluation", {}).get("round"))]
-    row, rr = _score_setting(state.index, state.queries, suite, hits, stages, state.max_results, state.judgments)
+    chunk, document = state.qrels
+    paraphrases = Evaluator({q.id: chunk[q.id] for q in state.queries if q.kind == "paraphrase" and q.id in chunk})
+    row, rr = _score_setting(state.index, state.queries, suite, hits, stages, state.max_results, state.qrels,
+                             (Evaluator(chunk), Evaluator(document)), paraphrases)
     row.update(setting["labels"])
     return row, rr
 

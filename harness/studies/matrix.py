@@ -46,11 +46,10 @@ def load_matrix(path: Path | str) -> dict[str, Any]:
     return spec
 
 
-def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
-               only_runs: list[str] | None = None) -> list[tuple[str, str, RunResult]]:
-    """Every (run, value) cell: [(run label, value label, result)]."""
-    cells: list[tuple[str, str, RunResult]] = []
-    embedder = None
+def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
+                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    """[(run label, value label, configuration)] of every cell of a matrix, in order."""
+    out = []
     for run in spec["runs"]:
         if only_runs and run["label"] not in only_runs:
             continue
@@ -59,9 +58,19 @@ def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: boo
             overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
             config = load_experiment(project_path(run["experiment"]), preset=preset, **overrides)
             config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
-            stages = build_stages(config, embedder=embedder, progress=progress)
-            embedder = stages.embedder
-            cells.append((run["label"], value["label"], run_experiment(config, stages=stages)))
+            out.append((run["label"], value["label"], config))
+    return out
+
+
+def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
+               only_runs: list[str] | None = None) -> list[tuple[str, str, RunResult]]:
+    """Every (run, value) cell: [(run label, value label, result)]."""
+    cells: list[tuple[str, str, RunResult]] = []
+    embedder = None
+    for run_label, value_label, config in matrix_configs(spec, preset=preset, only_runs=only_runs):
+        stages = build_stages(config, embedder=embedder, progress=progress)
+        embedder = stages.embedder
+        cells.append((run_label, value_label, run_experiment(config, stages=stages)))
     return cells
 
 
