@@ -27,12 +27,13 @@ def registries() -> dict[str, Registry]:
     from harness.stages.fusion import FUSIONS
     from harness.stages.lexical import LEXICAL_BACKENDS
     from harness.stages.postprocess import POSTPROCESSORS
+    from harness.stages.rerankers import RERANKERS
     from harness.stages.tokenizers import TOKENIZERS
     from harness.stages.vector import VECTOR_BACKENDS
 
     return {"dataset": DATASETS, "chunker": CHUNKERS, "tokenizer": TOKENIZERS, "lexical": LEXICAL_BACKENDS,
             "embedder": EMBEDDERS, "vector": VECTOR_BACKENDS, "expansion": EXPANSIONS, "fusion": FUSIONS,
-            "postprocess": POSTPROCESSORS, "chat": CHATS}
+            "reranker": RERANKERS, "postprocess": POSTPROCESSORS, "chat": CHATS}
 
 
 @dataclasses.dataclass(frozen=True)

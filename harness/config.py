@@ -29,7 +29,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
 
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
-OPTIONAL_STAGE_TABLES = ("expansion", "chat")  # query expansion; the LLM it (or a summarizer) asks
+# absent from every preset: query expansion; the LLM it (or a summarizer) asks; a reranker (stages that
+# rerank fall back without one)
+OPTIONAL_STAGE_TABLES = ("expansion", "chat", "reranker")
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
               "profile", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}
 
@@ -173,6 +175,9 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     for table in STAGE_TABLES:
         if table not in config or "name" not in config[table]:
             raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
+    for table in OPTIONAL_STAGE_TABLES:
+        if table in config and "name" not in config[table]:
+            raise ConfigError(f"{source}: [{table}] needs a name (e.g. name = \"http\")")
     config.setdefault("search", {})
     config["search"].setdefault("max_results", 6)
     config["search"].setdefault("candidate_multiplier", 4)
@@ -191,7 +196,7 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     return config
 
 
-SETTABLE_TABLES = {*STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
+SETTABLE_TABLES = {*STAGE_TABLES, *OPTIONAL_STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
 
 
 def parse_assignments(items: list[str] | None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ import pytest
 
 from harness.config import load_experiment
 from harness.errors import ConfigError
-from harness.stages.expansion import WeightedList, parse_expansion, strong_signal
+from harness.stages.expansion import RankedList, parse_expansion, strong_signal
 from harness.stages.fusion import FUSIONS, Legs
 from harness.studies.experiment import run_experiment
 from tests.chat_server import ChatServer
@@ -22,8 +22,8 @@ def test_the_probe_needs_a_high_top_score_and_a_clear_lead():
 def test_rrf_sums_extra_lists_at_their_own_weight():
     rrf = FUSIONS.create("rrf", {"variant": "qmd"})
     plain = Legs(vector=[("a", 0.9), ("b", 0.8)], lexical=[("b", 5.0), ("c", 4.0)])
-    expanded = Legs(plain.vector, plain.lexical, extra=[WeightedList("rm3", "lexical", [("c", 3.0), ("d", 1.0)], 1.0),
-                                                        WeightedList("centroid", "vector", [("d", 0.7)], 1.0)])
+    expanded = Legs(plain.vector, plain.lexical, extra=[RankedList([("c", 3.0), ("d", 1.0)], 1.0, "lexical", "rm3"),
+                                                        RankedList([("d", 0.7)], 1.0, "vector", "centroid")])
     base = {h.id: h.score for h in rrf(plain)}
     scores = {h.id: h for h in rrf(expanded)}
     assert scores["a"].score == pytest.approx(base["a"])  # in no extra list

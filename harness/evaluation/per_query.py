@@ -31,7 +31,7 @@ def evidence_metrics(index: Index, queries: Sequence[Query], hits: dict[str, lis
     qrels = {q.id: q.relevant for q in queries if q.relevant}
     out: dict[str, dict[str, float]] = {qid: {} for qid in qrels}
     for c in cutoffs:
-        run = {qid: doc_scores([(h.id, h.score) for h in hits[qid][:c]], index.docs_of) for qid in qrels}
+        run = {qid: doc_scores([(h.id, h.score) for h in hits[qid][:c]], index.unit_docs) for qid in qrels}
         for name, metric in (("recall_any", recall_any), ("recall_all", recall_all)):
             for qid, value in metric(run, qrels).items():
                 out[qid][f"{name}@{c}"] = value
@@ -66,14 +66,19 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     fused, post_ms = {}, {}
     for q in queries:
         fused[q.id], post_ms[q.id] = fuse(stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
-    # judgments built once: relevant_indexed below reads them too
-    runs = judged_runs(fused, index.docs_of, chunk_qrels(index.docs_of, queries), document_qrels(queries))
+    # judgments built once: relevant_indexed below reads them too.  The units judged are what the pipeline
+    # returns: chunks, or whole files for a document-level pipeline (QMD), each relevant when it overlaps a
+    # relevant record, so chunk qrels, MaxP and Recall read a file as a chunk spanning the whole file.
+    units = index.unit_docs
+    runs = judged_runs(fused, units, chunk_qrels(units, queries), document_qrels(queries))
     metrics = standard_metrics(runs, cutoffs)
     ranks = evaluate(runs.chunk_run, runs.chunk_qrels, ["mrr", *(f"hit_rate@{k}" for k in HIT_CUTOFFS)])
     rows, hit_lists = [], {}
+    provenance = index.provenance()
+    gates = [p for p in stages.postprocess if hasattr(p, "skips_query")]  # adaptive retrieval
     for q in queries:
         hits = fused[q.id]
-        outcome = query_outcome(hits, q.relevant, index.docs_of, stages.pass_threshold)
+        outcome = query_outcome(hits, q.relevant, units, stages.pass_threshold)
         timings = {**legs[q.id].timings_ms, **post_ms[q.id]}
         rank_metrics = ranks.get(q.id, {})
         rows.append({
@@ -84,9 +89,10 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "top1_docs": outcome.top1_docs, "top1_score": hits[0].score if hits else None,
             "top1_chunk": hits[0].id if hits else None,
             "returned": outcome.returned, "reciprocal_rank": rank_metrics.get("mrr", 0.0),
-            "relevant_margin": relevant_margin(hits, q.relevant, index.docs_of) if q.relevant else None,
+            "skipped": any(g.skips_query(q.text) for g in gates),
+            "relevant_margin": relevant_margin(hits, q.relevant, units) if q.relevant else None,
             **{f"hit@{k}": bool(rank_metrics.get(f"hit_rate@{k}", 0.0)) for k in HIT_CUTOFFS},
-            **leg_diagnostics(legs[q.id].legs, q.relevant, index.docs_of, stages.max_results),
+            **leg_diagnostics(legs[q.id].legs, q.relevant, provenance, stages.max_results),
             "relevant_indexed": NOT_INDEXED not in runs.chunk_qrels.get(q.id, {}) if q.relevant else None,
             "text_score_nonzero": any(h.text_score > 0 for h in hits),
             **{f"ms_{k}": v for k, v in timings.items()},

@@ -40,13 +40,16 @@ def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[s
             # queries whose outcome hangs on a near tie (see metrics.relevant_margin)
             "near_ties": int((pd.to_numeric(df["relevant_margin"], errors="coerce").abs() < near_tie).sum()),
             "near_tie": near_tie,
+            **({"skipped": int(df["skipped"].sum())} if "skipped" in df.columns else {}),
         }
 
     out = {
         "suite": block(suite),
         "paraphrase": block(paraphrase),
         "negative": {"queries": int(len(negative)), "returned_anything": int((negative["returned"] > 0).sum()),
-                     "max_top1_score": float(negative["top1_score"].max()) if len(negative) else None},
+                     "max_top1_score": float(negative["top1_score"].max()) if len(negative) else None,
+                     # not searched at all (adaptive retrieval), a subset of those returning nothing
+                     **({"skipped": int(negative["skipped"].sum())} if "skipped" in negative.columns else {})},
         "latency_ms": {
             "retrieval": percentiles(frame["ms_retrieval"].tolist()),
             **{stage: percentiles(frame[f"ms_{stage}"].tolist())

@@ -268,6 +268,12 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         "near ties": res.summary["suite"].get("near_ties", ""),
         "paraphrases hit@6": _paraphrase_hits(res),
         "negatives returning results": f"{res.summary['negative']['returned_anything']}/{res.summary['negative']['queries']}",
+        # adaptive retrieval: queries not searched at all (suite / paraphrases / negatives)
+        **({"not searched (suite/para/neg)": f"{res.summary['suite'].get('skipped', 0)}/"
+                                              f"{res.summary['paraphrase'].get('skipped', 0)}/"
+                                              f"{res.summary['negative']['skipped']}"}
+           if "skipped" in res.summary["negative"] and any(p.get("name") == "adaptive_retrieval"
+                                                           for p in res.config.get("postprocess", [])) else {}),
         "chunks": res.summary["index"]["chunks"], "mixed chunks": res.summary["index"]["mixed_chunks"],
         "retrieval p50 ms": f"{res.summary['latency_ms']['retrieval']['p50']:.2f}",
     } for r, res in results.items()])

@@ -110,6 +110,12 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
               progress: bool = True) -> SweepResult:
     t0 = time.perf_counter()
     base = build_stages(config, embedder=embedder, progress=progress)
+    document_lexical = config["lexical"].get("unit", "document" if config["lexical"]["name"] == "qmd-documents"
+                                             else "chunk") == "document"
+    if base.unit != "chunk" or document_lexical:
+        raise ConfigError(f"{config.get('experiment_file', 'the experiment')}: the sweep re-fuses chunk lists; "
+                          f"preset {config.get('preset')!r} fuses whole files (fusion {config['fusion']['name']!r}, "
+                          f"lexical {config['lexical']['name']!r}): run it with `harness run`")
     dataset = load_dataset(config)
     if hasattr(dataset, "scopes"):  # legs per scope and a join of the parts' rows are not written yet
         raise ConfigError(f"{config.get('experiment_file', 'the experiment')}: the sweep indexes one workspace; "

@@ -7,7 +7,7 @@
 Both run QMD's BM25 probe first (skip on a strong signal).  The lists ride on Legs.extra and are fused
 by a fusion that accepts extra lists (rrf).
 
-Modules: base (EXPANSIONS, WeightedList, ExpansionContext, the probe), feedback (prf), llm (llm).
+Modules: base (EXPANSIONS, RankedList, ExpansionContext, the probe), feedback (prf), llm (llm).
 """
 from harness.stages.expansion.base import (
     EXPANSION_WEIGHT,
@@ -15,13 +15,13 @@ from harness.stages.expansion.base import (
     LIST_SIZE,
     ExpansionContext,
     QueryExpansion,
-    WeightedList,
+    RankedList,
     normalised_bm25,
     strong_signal,
 )
 from harness.stages.expansion.feedback import PseudoRelevanceFeedback, rm3_terms
 from harness.stages.expansion.llm import LLMExpansion, expansion_prompt, parse_expansion
 
-__all__ = ["EXPANSION_WEIGHT", "EXPANSIONS", "LIST_SIZE", "ExpansionContext", "QueryExpansion", "WeightedList",
+__all__ = ["EXPANSION_WEIGHT", "EXPANSIONS", "LIST_SIZE", "ExpansionContext", "QueryExpansion", "RankedList",
            "normalised_bm25", "strong_signal", "PseudoRelevanceFeedback", "rm3_terms", "LLMExpansion",
            "expansion_prompt", "parse_expansion"]

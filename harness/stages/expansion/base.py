@@ -1,7 +1,7 @@
 """Query expansion: a query-side stage that turns one query into extra ranked lists, each with a
 weight, for a multi-list fusion (RRF) to consume beside the original query's two lists.
 
-    expand(ctx) -> [WeightedList(name, leg, hits, weight), ...]
+    expand(ctx) -> [RankedList(hits, weight, leg, name), ...]   (stages/fusion/base.py)
 
 QMD (SPEC.md section 3): a BM25 probe first (skip expansion when the top normalised BM25 score is
 >= 0.85 and leads the second by >= 0.15), then lists from the expansions, each fused with weight 1.0
@@ -9,11 +9,12 @@ beside the original query's lexical and vector lists at 2.0, every list 20 long.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
 from harness.registry import Registry
+from harness.stages.fusion.base import RankedList
 
 EXPANSIONS = Registry("query expansion", table="expansion", group="harness.expansion",
                       builtins="harness.stages.expansion", runtime=("chat",))
@@ -24,16 +25,6 @@ STRONG_SIGNAL_MIN_SCORE = 0.85
 STRONG_SIGNAL_MIN_GAP = 0.15
 
 Hits = list[tuple[str, float]]
-
-
-@dataclass(frozen=True)
-class WeightedList:
-    """One extra ranked list: (chunk id, raw score) best first, the leg it was searched on, its weight."""
-
-    name: str
-    leg: Literal["lexical", "vector"]
-    hits: Hits
-    weight: float = EXPANSION_WEIGHT
 
 
 @dataclass
@@ -59,7 +50,7 @@ class ExpansionContext:
 
 @runtime_checkable
 class QueryExpansion(Protocol):
-    def expand(self, ctx: ExpansionContext) -> list[WeightedList]: ...
+    def expand(self, ctx: ExpansionContext) -> list[RankedList]: ...
 
 
 def normalised_bm25(raw: float) -> float:

@@ -17,7 +17,7 @@ from harness.stages.expansion.base import (
     EXPANSIONS,
     LIST_SIZE,
     ExpansionContext,
-    WeightedList,
+    RankedList,
     strong_signal,
 )
 from harness.stages.tokenizers import join_terms
@@ -105,12 +105,12 @@ class PseudoRelevanceFeedback:
         if not (self.lexical or self.vector):
             raise ValueError("prf: set lexical or vector (or both)")
 
-    def expand(self, ctx: ExpansionContext) -> list[WeightedList]:
+    def expand(self, ctx: ExpansionContext) -> list[RankedList]:
         if self.probe and strong_signal(ctx.lexical):
             ctx.stats["expansion_skipped"] = True
             return []
         ctx.stats["expansion_skipped"] = False
-        out: list[WeightedList] = []
+        out: list[RankedList] = []
         if self.lexical:
             terms = rm3_terms(ctx, self.source, self.feedback_docs, self.terms, self.max_df)
             ctx.stats["expansion_terms"] = " ".join(terms)
@@ -120,12 +120,12 @@ class PseudoRelevanceFeedback:
                 if match is None:
                     raise ConfigError("expansion prf with lexical = true needs the fts5 lexical backend "
                                       "(its OR-joined MATCH); set lexical = false for the others")
-                out.append(WeightedList("rm3", "lexical", match(expression, self.list_size), self.weight))
+                out.append(RankedList(match(expression, self.list_size), self.weight, "lexical", "rm3"))
         if self.vector:
             centroid = self.centroid(ctx)
             if centroid is not None:
-                out.append(WeightedList("centroid", "vector", ctx.search_vector(centroid, self.list_size),
-                                        self.weight))
+                out.append(RankedList(ctx.search_vector(centroid, self.list_size), self.weight, "vector",
+                                      "centroid"))
         return out
 
     def centroid(self, ctx: ExpansionContext) -> np.ndarray | None:

@@ -16,7 +16,7 @@ from harness.stages.expansion.base import (
     EXPANSIONS,
     LIST_SIZE,
     ExpansionContext,
-    WeightedList,
+    RankedList,
     strong_signal,
 )
 
@@ -71,7 +71,7 @@ class LLMExpansion:
             raise ConfigError("expansion 'llm' needs a [chat] table naming the chat model "
                               "(e.g. name = \"openai-compatible\", base_url, model)")
 
-    def expand(self, ctx: ExpansionContext) -> list[WeightedList]:
+    def expand(self, ctx: ExpansionContext) -> list[RankedList]:
         if self.probe and strong_signal(ctx.lexical):
             ctx.stats["expansion_skipped"] = True
             return []
@@ -84,8 +84,8 @@ class LLMExpansion:
         out = []
         for i, (kind, text) in enumerate(lines):
             if kind == "lex":
-                out.append(WeightedList(f"lex{i}", "lexical", ctx.search_lexical(text, self.list_size), self.weight))
+                out.append(RankedList(ctx.search_lexical(text, self.list_size), self.weight, "lexical", f"lex{i}"))
             else:
-                out.append(WeightedList(f"{kind}{i}", "vector",
-                                        ctx.search_vector(ctx.embed_query(text), self.list_size), self.weight))
+                out.append(RankedList(ctx.search_vector(ctx.embed_query(text), self.list_size), self.weight,
+                                      "vector", f"{kind}{i}"))
         return out
