@@ -295,3 +295,19 @@ def test_our_round3_exported_and_scored_by_harness_eval_gives_its_figures(tmp_pa
     committed = json.loads((ROOT / "reports/round3/results.json").read_text(encoding="utf-8"))["summary"]["suite"]
     for name in ("mrr@6", "ndcg@6", "recall@6", "passed"):
         assert doc["summary"]["suite"][name] == committed[name], name
+
+
+def test_graded_judgments_reach_chunks_and_the_headline_ndcg():
+    """A BEIR-style grade (2) stays a grade: on the record and on every chunk overlapping it."""
+    from harness.evaluation.judgments import chunk_qrels, document_qrels
+    from harness.inputs.layout import Query
+
+    docs_of = {"c1": frozenset({"A"}), "c2": frozenset({"A", "B"}), "c3": frozenset({"C"})}
+    queries = [Query("q", "text", {"A": 1, "B": 2})]
+    assert chunk_qrels(docs_of, queries) == {"q": {"c1": 1, "c2": 2}}
+    assert document_qrels(queries) == {"q": {"A": 1, "B": 2}}
+    runs = judged_runs({"q": [Hit("c3", 0.9), Hit("c2", 0.8)]}, docs_of, chunk_qrels(docs_of, queries),
+                       document_qrels(queries))
+    # records: C, then A and B tied on c2 (id order): gains 0, 1, 2 against the ideal 2, 1
+    expected = (1 / math.log2(3) + 2 / math.log2(4)) / (2 + 1 / math.log2(3))
+    assert standard_metrics(runs, [3])["q"]["ndcg@3"] == pytest.approx(expected)
