@@ -8,7 +8,7 @@ PROFILE ?= laptop
 HARNESS := $(BIN)/harness
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers locomo context lossless expansion scale round1 round2 round3 round4 ablation validate compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers presets sweep chunkers locomo context lossless expansion scale round1 round2 round3 round4 ablation validate compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -41,10 +41,13 @@ tokenizers: $(STAMP) ## Tokenizer matrix: king78 rounds x tokenizers, CMRC 2018 
 chunkers: $(STAMP) ## Chunker matrix: king78 rounds 1 and 3, CMRC long-document set -> reports/chunkers/
 	$(HARNESS) matrix experiments/chunkers.toml
 
-sweep: $(STAMP) ## Weight sweeps on king78 rounds 3 and 4 and CMRC 2018 dev -> reports/sweep/
+presets: $(STAMP) ## The four presets on the four king78 rounds, paired tests with Holm -> reports/presets/
+	$(HARNESS) matrix experiments/presets.toml
+
+sweep: $(STAMP) ## Cross-validated sweeps: king78 rounds 3 and 4, CMRC 2018 dev (checked on trial) -> reports/sweep/
 	$(HARNESS) sweep experiments/round3.toml
 	$(HARNESS) sweep experiments/round4.toml
-	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml
+	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml --holdout experiments/cmrc2018-trial.toml
 
 locomo: $(STAMP) ## LoCoMo evidence retrieval, preset openclaw-2026.08, turns and sessions -> reports/locomo/
 	$(HARNESS) benchmark experiments/benchmark-locomo.toml

@@ -174,26 +174,51 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
           grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
           out: Optional[Path] = typer.Option(None, help="output folder (default reports/sweep/<name>/)"),
-          set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
-    """Sweep vectorWeight x fusion x tokenizer x minScore; name the best setting and print its openclaw.json."""
-    from harness.studies.sweep import load_grid, run_sweep, write_sweep
+          set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
+          holdout: Optional[Path] = typer.Option(None, help="experiment TOML of held-out queries (e.g. "
+                                                 "experiments/cmrc2018-trial.toml): score the recommendation there"),
+          folds: int = typer.Option(5, min=2, help="cross-validation folds (leave-one-out when the suite has <= 20 "
+                                    "queries)"),
+          executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
+    """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
+    the openclaw.json snippet only for a setting whose held-out gain is significant."""
+    from harness.studies.sweep import load_grid, run_sweep
+    from harness.studies.sweep_report import label, write_sweep
 
     overrides = _set_overrides(set_, out)
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
-    result = run_sweep(config, load_grid(project_path(grid)))
+    held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
+    if executor == "local":
+        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out)
+    else:
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex)
     out_dir = Path(out or project_path("reports") / "sweep" / config["name"])
     doc = write_sweep(result, out_dir, config)
-    b, d = result.best, result.default
-    k = next(c for c in result.settings.columns if c.startswith("mrr@"))
-    typer.echo(f"{len(result.settings)} settings in {result.timings['search_s'] + result.timings['fuse_and_score_s']:.1f} s")
-    typer.echo(f"default: {d['fusion']} vw={d['vector_weight']} minScore={d['min_score']} {d['tokenizer']}: "
-               f"passed {d['passed']}/{d['suite_queries']}, {k} {d[k]:.3f}, negatives answered {d['negative_false_recalls']}")
-    typer.echo(f"best:    {b['fusion']} vw={b['vector_weight']} minScore={b['min_score']} {b['tokenizer']}: "
-               f"passed {b['passed']}/{b['suite_queries']}, {k} {b[k]:.3f}, negatives answered {b['negative_false_recalls']}"
-               f"  (p = {result.p_value:.3f} vs default)")
-    typer.echo("openclaw.json snippet for the best setting:\n" + doc["openclaw_snippet"])
-    for item in doc["not_expressible_in_openclaw_json"]:
-        typer.echo(f"not expressible in openclaw.json: {item}")
+    d, b, cv = result.default, result.best, result.cv
+    typer.echo(f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
+               f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)")
+    typer.echo(f"objective: {result.objective.description}")
+    typer.echo(f"configured:     {label(d)}: objective {d['objective']:.3f}, passed {d['passed']}/{d['suite_queries']}")
+    typer.echo(f"in-sample best: {label(b)}: objective {b['objective']:.3f}, passed {b['passed']}/{b['suite_queries']} "
+               f"(max-statistic p = {result.selection.p_value:.3g} vs configured, selection accounted for)")
+    typer.echo(f"cross-validated ({doc['cv']['scheme']}): held-out {cv.held_out_mean:.3f} vs configured "
+               f"{cv.configured_mean:.3f}, gain {cv.gain.estimate:+.3f} [{cv.gain.low:+.3f}, {cv.gain.high:+.3f}], "
+               f"p = {cv.p_value:.3g}")
+    if result.recommended is not None:
+        typer.echo(f"recommended: {label(result.recommended)} ({cv.reason})")
+        typer.echo("openclaw.json snippet:\n" + doc["openclaw_snippet"])
+        for item in doc["not_expressible_in_openclaw_json"]:
+            typer.echo(f"not expressible in openclaw.json: {item}")
+    else:
+        typer.echo(f"{cv.reason[0].upper() + cv.reason[1:]}; no snippet.")
+    if result.holdout:
+        h = result.holdout
+        typer.echo(f"held out ({h['experiment']}, {h['queries']} queries): {h['which']} objective "
+                   f"{h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}, gain {h['gain']['estimate']:+.3f} "
+                   f"{[round(x, 3) for x in h['gain']['ci95']]}, p = {h['p_value']:.3g}")
     typer.echo(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
 
 

@@ -23,7 +23,8 @@ from pydantic import Field, ValidationError, field_validator
 from harness.errors import ConfigError
 from harness.registry import format_validation_error, stage
 
-NEAR_TIE = 0.001  # a pass or failure decided by less than this is reported as a near tie
+NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
+NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-score spread is a near tie
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
@@ -105,13 +106,15 @@ class EvaluationSettings:
     round: int | None = Field(None, ge=1, le=4)
     """king78 round: which T-queries are in the suite (all suite queries when unset)"""
     cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
-    """metric cut-offs k (default: [max_results])"""
+    """metric cut-offs k (default: [max_results]; none may exceed [search] max_results)"""
     evidence_cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
-    """cut-offs c of recall_any@c / recall_all@c (evidence metrics; LoCoMo)"""
+    """cut-offs of recall_any@k / recall_all@k (evidence metrics), in returned chunks"""
     now: str | datetime | date | None = None
     """reference time for temporal stages ("2026-02-23" or a TOML datetime)"""
-    near_tie: float = Field(NEAR_TIE, ge=0, allow_inf_nan=False)
-    """an outcome decided by less than this margin is reported as a near tie"""
+    near_tie_fraction: float = Field(NEAR_TIE_FRACTION, ge=0, le=1, allow_inf_nan=False)
+    """a margin below this share of the query's fused-score spread is a near tie"""
+    near_tie: float | None = Field(None, ge=0, allow_inf_nan=False)
+    """an absolute near-tie threshold instead of the relative one (in the final score's units)"""
     report_purity: bool = True
     """report whether the top-1 chunk is pure (off when targets overlap by design)"""
     context: dict[str, Any] | None = None

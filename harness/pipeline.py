@@ -273,6 +273,14 @@ def fuse(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
          query_vector: np.ndarray | None = None) -> tuple[list[Hit], dict[str, float]]:
     """Fusion then the post-processing stages in the preset's order; `index` lets stages read chunk
     text, paths and vectors (MMR, decay, diversity)."""
+    hits, _, timings = fuse_with_candidates(stages, query, legs, index, query_vector)
+    return hits, timings
+
+
+def fuse_with_candidates(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
+                         query_vector: np.ndarray | None = None) -> tuple[list[Hit], list[Hit], dict[str, float]]:
+    """fuse(), also returning the fusion's whole ranked list before post-processing and the cut: the
+    candidates a near-tie check compares the returned ones with (the first chunk below the cut)."""
     t0 = time.perf_counter()
     fused = stages.fusion(legs)
     t1 = time.perf_counter()
@@ -291,7 +299,7 @@ def fuse(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
         hits = stage(hits, ctx)
     hits = hits[: stages.max_results]
     t2 = time.perf_counter()
-    return hits, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
+    return hits, fused, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
 
 
 def load_dataset(config: dict[str, Any]):

@@ -72,8 +72,8 @@ def test_every_run_carries_context_tokens_and_recall_at_budget_with_intervals(pr
     summary = result.summary
     assert summary["context"]["snippet"] == style and summary["context"]["estimator"] == "e5"
     block = summary["suite"]
-    assert block["recall@1000tokens_ci"][0] <= block["recall@1000tokens"] <= block["recall@1000tokens_ci"][1]
-    assert block["context_tokens_ci"][0] <= block["context_tokens"] <= block["context_tokens_ci"][1]
+    assert block["recall@1000tokens_ci95"][0] <= block["recall@1000tokens"] <= block["recall@1000tokens_ci95"][1]
+    assert block["context_tokens_ci95"][0] <= block["context_tokens"] <= block["context_tokens_ci95"][1]
     assert 0 < block["token_reduction"] < 1 and "recall@1000tokens" in summary["paraphrase"]
 
 

@@ -69,20 +69,18 @@ def slow_figures(fusion, threshold, legs, queries, judgments, docs_of):
     hits = {q.id: fuse(stages, q, legs[q.id])[0] for q in queries}
     out = {"rr": [], "passed": [], "returned": [], **{f"hit@{k}": [] for k in CUTOFFS},
            **{f"ndcg@{k}": [] for k in CUTOFFS}}
-    run = strict_run({q: [h.id for h in hs] for q, hs in hits.items()})
-    measures = [f"mrr@{MAX_RESULTS}", *(f"ndcg@{k}" for k in CUTOFFS), *(f"hit_rate@{k}" for k in CUTOFFS)]
-    trec = evaluate(run, judgments, measures)
+    run = strict_run({q: [h.id for h in hs] for q, hs in hits.items()})  # the order as returned
+    trec = evaluate(run, judgments, ["mrr", *(f"ndcg@{k}" for k in CUTOFFS), *(f"hit_rate@{k}" for k in CUTOFFS)])
     for q in queries:
         outcome = query_outcome(hits[q.id], q.relevant, docs_of, pass_floor)
-        reciprocal_rank = 1.0 / outcome.rank if outcome.rank else 0.0
-        out["rr"].append(reciprocal_rank)
+        rr = 1.0 / outcome.rank if outcome.rank is not None else 0.0
+        assert trec[q.id]["mrr"] == rr
+        out["rr"].append(rr)
         out["passed"].append(outcome.passed)
         out["returned"].append(outcome.returned)
-        figures = trec.get(q.id, {})  # trec_eval scores judged queries only
-        assert figures.get(f"mrr@{MAX_RESULTS}", 0.0) == reciprocal_rank
         for k in CUTOFFS:
-            out[f"hit@{k}"].append(bool(figures.get(f"hit_rate@{k}", 0.0)))
-            out[f"ndcg@{k}"].append(figures.get(f"ndcg@{k}", 0.0))
+            out[f"hit@{k}"].append(bool(trec[q.id][f"hit_rate@{k}"]))
+            out[f"ndcg@{k}"].append(trec[q.id][f"ndcg@{k}"])
     return out
 
 

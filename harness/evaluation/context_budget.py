@@ -211,7 +211,7 @@ def _block(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:
             continue
         stats = _interval(frame[column])
         if stats:
-            out[column], out[f"{column}_ci"] = stats["mean"], stats["ci"]
+            out[column], out[f"{column}_ci95"] = stats["mean"], stats["ci"]
     if len(frame) and "context_tokens" in frame.columns:
         ctx = pd.to_numeric(frame["context_tokens"], errors="coerce")
         whole = pd.to_numeric(frame["whole_memory_tokens"], errors="coerce")

@@ -113,7 +113,7 @@ def markdown_presets(spec: dict[str, Any], doc: dict[str, Any]) -> str:
         return ""
     rows = []
     for r in doc["markdown"]:
-        ci = {k: r.get(f"{k}_ci") for k in ("recall_any@5", "recall_any@10", "recall@1000tokens", "context_tokens")}
+        ci = {k: r.get(f"{k}_ci95") for k in ("recall_any@5", "recall_any@10", "recall@1000tokens", "context_tokens")}
         rows.append({"preset": r["preset"], "snippet": r.get("snippet"),
                      "recall_any@5": _ci(r.get("recall_any@5"), ci["recall_any@5"]),
                      "recall_any@10": _ci(r.get("recall_any@10"), ci["recall_any@10"]),

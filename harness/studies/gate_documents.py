@@ -42,12 +42,17 @@ class QueryState:
     word: str = ""  # the verdict in one word, for "passed -> failed" lines
     margin: float | None = None  # suite: the relevant chunk's lead (+) or deficit (-) against the best other
     near_tie: float = 0.0  # margins below this decide nothing reliably
+    flagged: bool | None = None  # the run's own near-tie verdict (relative to the query's score spread)
     value: float | None = None  # eval files: the query's value of the first measure
     measure: str = ""  # eval files: that measure's name
 
     @property
     def is_near_tie(self) -> bool:
-        return self.kind == "suite" and self.margin is not None and abs(self.margin) < self.near_tie
+        if self.kind != "suite":
+            return False
+        if self.flagged is not None:
+            return self.flagged
+        return self.margin is not None and abs(self.margin) < self.near_tie
 
 
 @dataclass
@@ -162,6 +167,8 @@ def _results_part(doc: dict[str, Any], prefix: str) -> _Part:
         return row.get("kind", "suite") == "suite" and row.get("in_suite", True) is not False
 
     def near(row: dict[str, Any]) -> bool:
+        if isinstance(row.get("near_tie"), bool):  # results that carry the relative rule's verdict
+            return row["near_tie"]
         m = _number(row.get("relevant_margin"))
         return m is not None and abs(m) < near_tie
 
@@ -213,7 +220,8 @@ def _query_state(key: str, row: dict[str, Any], counted: bool, k: int, near_tie:
     why = "passed" if passed else ("failed (no relevant chunk returned)" if rank is None else
                                    f"failed (relevant at rank {rank:g})" if rank != 1 else "failed (below minScore)")
     return QueryState(key, text, kind, counted, passed, why, "passed" if passed else "failed",
-                      _number(row.get("relevant_margin")), near_tie)
+                      _number(row.get("relevant_margin")), near_tie,
+                      row["near_tie"] if isinstance(row.get("near_tie"), bool) else None)
 
 
 def _paraphrase_hit(row: dict[str, Any], k: int) -> bool:

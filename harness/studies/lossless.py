@@ -240,7 +240,7 @@ def run_markdown(spec: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
         result = run_experiment(config, progress=progress)
         suite, context = result.summary["suite"], result.summary.get("context", {})
         out.append({"preset": preset, "queries": suite.get("queries"),
-                    **{k: suite.get(k) for k in MARKDOWN_FIGURES}, **{f"{k}_ci": suite.get(f"{k}_ci")
+                    **{k: suite.get(k) for k in MARKDOWN_FIGURES}, **{f"{k}_ci95": suite.get(f"{k}_ci95")
                                                                     for k in MARKDOWN_FIGURES},
                     "whole_memory_tokens": suite.get("whole_memory_tokens"),
                     "token_reduction": suite.get("token_reduction"),
