@@ -368,7 +368,6 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
     """Print a CI cache key for the embedding cache: the model id and a hash of every text the experiments
     embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
     from harness.studies.embed import cache_key as compute_key
-
     from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)
