@@ -179,6 +179,12 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
                                                  "experiments/cmrc2018-trial.toml): score the recommendation there"),
           folds: int = typer.Option(5, min=2, help="cross-validation folds (leave-one-out when the suite has <= 20 "
                                     "queries)"),
+          objective: str = typer.Option("pass", help="what the selection maximises: pass (suite passes, "
+                                        "paraphrase hits, silent negatives) or abstention (the abstention "
+                                        "utility, harness.evaluation.abstention; pair it with "
+                                        "--grid experiments/sweep-abstention.toml)"),
+          abstention_weight: float = typer.Option(0.5, min=0.0, max=1.0, help="--objective abstention: weight "
+                                                  "of silence on unanswerable queries (1 - it: answered correctly)"),
           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
@@ -189,13 +195,16 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
     held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
     if executor == "local":
-        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out)
+        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out,
+                           objective=objective, abstention_weight=abstention_weight)
     else:
         from harness.studies.executor import make_executor
 
         with make_executor(executor) as ex:
-            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex)
-    out_dir = Path(out or project_path("reports") / "sweep" / config["name"])
+            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex,
+                               objective=objective, abstention_weight=abstention_weight)
+    suffix = "" if objective == "pass" else f"-{objective}"  # never over the committed pass sweeps
+    out_dir = Path(out or project_path("reports") / "sweep" / f"{config['name']}{suffix}")
     doc = write_sweep(result, out_dir, config)
     d, b, cv = result.default, result.best, result.cv
     typer.echo(f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
