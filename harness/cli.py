@@ -269,6 +269,35 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
 
 
 @command()
+def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), help="abstention spec TOML"),
+               out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+               redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON")
+               ) -> None:
+    """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per preset."""
+    from harness.reporting.abstention import write_abstention_report
+    from harness.studies.abstention import (
+        load_abstention_spec,
+        run_abstention,
+        write_abstention,
+    )
+
+    spec = load_abstention_spec(project_path(spec))
+    out_dir = Path(out or project_path(spec.get("output", f"reports/{spec['name']}")))
+    if redraw:
+        doc = json.loads((out_dir / f"{spec['name']}.json").read_text(encoding="utf-8"))
+        doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))  # the spec's text
+        typer.echo(f"redrew {write_abstention_report(doc, out_dir)}")
+        return
+    doc = write_abstention(spec, run_abstention(spec), out_dir)
+    for run in doc["runs"]:
+        auroc = run["auroc"]
+        typer.echo(f"{run['label']} / {run['preset']}: AUROC {auroc['estimate']:.3f} "
+                   f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run['best_threshold']:.4g} "
+                   f"(U {run['best']['utility']:.3f}), recommended {run['recommended_threshold']}")
+    typer.echo(f"wrote {out_dir}/{spec['name']}.json, .md, .png")
+
+
+@command()
 def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experiments/benchmark-locomo.toml"),
               preset: Optional[list[str]] = typer.Option(None, help="these presets instead of the spec's (repeatable)"),
               run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
