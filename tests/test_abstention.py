@@ -101,8 +101,25 @@ def test_calibrate_finds_the_separating_threshold_and_cross_validates_it():
     # 50 queries > 20: five folds stratified by class; every fold's choice separates its held-out queries
     assert len(cal.cv.folds) == 5 and cal.cv.held_out_mean == pytest.approx(1.0)
     assert cal.cv.gain.estimate == pytest.approx(0.5) and cal.recommended_threshold == cal.best_threshold
+    assert cal.versus_trivial["answer_all"].estimate == pytest.approx(0.5)  # answer all: U = 0.5 x 1 + 0.5 x 0
+    assert cal.versus_trivial["silent_all"].estimate == pytest.approx(0.5)  # silent on all: U = 0.5
     doc = cal.as_dict()
     assert doc["auroc"]["ci95"] == [1.0, 1.0] and "U = 0.5" in doc["utility"]
+    assert doc["answer_all_utility"] == 0.5 and doc["silent_all_utility"] == 0.5
+
+
+def test_a_threshold_that_only_beats_a_poor_configuration_is_not_recommended():
+    # no signal, and answering is right for a third of the answerable queries: the configured 0
+    # (U = 0.5 x 1/3) loses to staying silent on everything (U = 0.5), which is all a threshold reaches here
+    rng = np.random.default_rng(6)
+    n = 300
+    top1 = rng.uniform(0.5, 0.6, n)
+    answerable = np.arange(n) % 3 != 0
+    relevant = np.where(answerable & (np.arange(n) % 9 < 3), top1, math.nan)
+    cal = calibrate(top1, relevant, answerable, [f"q{i}" for i in range(n)], configured=0.0, resamples=500)
+    assert cal.row(0.0)["utility"] == pytest.approx(0.5 / 3, abs=0.02)
+    assert cal.cv.recommended is not None  # against the configuration alone the choice would look like a gain
+    assert cal.recommended_threshold is None and "silent all" in cal.reason
 
 
 def test_calibrate_without_signal_recommends_nothing():

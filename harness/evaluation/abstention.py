@@ -49,7 +49,13 @@ from harness.evaluation.cross_validation import (
     CrossValidation,
     cross_validate,
 )
-from harness.evaluation.statistics import BOOTSTRAP_RESAMPLES, LEVEL, SEED, Interval
+from harness.evaluation.statistics import (
+    BOOTSTRAP_RESAMPLES,
+    LEVEL,
+    SEED,
+    Interval,
+    bootstrap_difference,
+)
 
 ABSTENTION_WEIGHT = 0.5
 MAX_THRESHOLDS = 400  # evenly spaced candidate thresholds over the observed scores
@@ -184,10 +190,27 @@ class Calibration:
     cv: CrossValidation  # the threshold chosen on training queries, scored on held-out ones
     answerable: int
     unanswerable: int
+    # held-out U of the procedure against each threshold that needs no score (paired bootstrap intervals):
+    # "answer_all" (minScore 0) and "silent_all" (above every score)
+    versus_trivial: dict[str, Interval]
 
     @property
     def recommended_threshold(self) -> float | None:
-        return None if self.cv.recommended is None else float(self.curve["threshold"][self.cv.recommended])
+        """The in-sample best, when cross-validation recommends it over the configured threshold and its
+        held-out gain over both trivial policies also lies above zero."""
+        if self.cv.recommended is None or any(g.low <= 0 for g in self.versus_trivial.values()):
+            return None
+        return float(self.curve["threshold"][self.cv.recommended])
+
+    @property
+    def reason(self) -> str:
+        beaten = [name.replace("_", " ") for name, g in self.versus_trivial.items() if g.low <= 0]
+        if self.cv.recommended is not None and beaten:
+            return (f"no threshold: the held-out gain over the configuration holds ({self.cv.reason}), but not "
+                    f"over {' or '.join(beaten)} (" + "; ".join(
+                        f"{n.replace('_', ' ')} {g.estimate:+.4f} [{g.low:+.4f}, {g.high:+.4f}]"
+                        for n, g in self.versus_trivial.items()) + ")")
+        return self.cv.reason
 
     def row(self, threshold: float) -> dict[str, float]:
         i = int(np.argmin(np.abs(self.curve["threshold"].to_numpy() - threshold)))
@@ -198,11 +221,14 @@ class Calibration:
         return {"weight": self.weight, "utility": utility_description(self.weight),
                 "answerable": self.answerable, "unanswerable": self.unanswerable,
                 "auroc": self.auroc.as_dict(), "configured_threshold": self.configured_threshold,
-                "configured": None if self.configured_threshold is None else self.row(self.configured_threshold),
+                "configured": self.row(0.0 if self.configured_threshold is None else self.configured_threshold),
+                # the two thresholds that need no score: a tuned one is worth something only above both
+                "answer_all_utility": self.row(0.0)["utility"], "silent_all_utility": self.weight,
                 "best_threshold": self.best_threshold, "best": self.row(self.best_threshold),
                 "fold_thresholds": {"min": min(fold_thresholds), "max": max(fold_thresholds),
                                     "median": float(np.median(fold_thresholds))},
-                "recommended_threshold": self.recommended_threshold, "cv": self.cv.as_dict()}
+                "versus_trivial": {k: v.as_dict() for k, v in self.versus_trivial.items()},
+                "recommended_threshold": self.recommended_threshold, "reason": self.reason, "cv": self.cv.as_dict()}
 
 
 def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable: Sequence[bool],
@@ -224,8 +250,9 @@ def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable
     grid = np.unique(np.asarray(thresholds, dtype=float)) if thresholds is not None else \
         candidate_thresholds(top, rel, configured)
     reference = 0.0 if configured is None else float(configured)
-    if reference not in grid:
-        grid = np.unique(np.append(grid, reference))
+    finite = np.concatenate([top[np.isfinite(top)], rel[np.isfinite(rel)]])
+    above = float(np.nextafter(finite.max(), np.inf)) if len(finite) else 1.0
+    grid = np.unique(np.concatenate([grid, [0.0, reference, max(above, float(grid.max()))]]))  # both trivial ends
     correct, silent = threshold_matrix(grid, top, rel)
     values = utility_values(correct, silent, mask, weight)
     curve = pd.DataFrame({"threshold": grid, "answered_correctly": correct[:, mask].mean(axis=1),
@@ -235,5 +262,8 @@ def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable
     cv = cross_validate(middle_of_best(prefer=configured_index), None, values, configured=configured_index,
                         query_ids=query_ids, kinds=strata, folds=folds, leave_one_out_max=LEAVE_ONE_OUT_MAX,
                         objective=utility_description(weight), resamples=resamples, seed=seed)
+    trivial = {"answer_all": int(np.flatnonzero(grid == 0.0)[0]), "silent_all": len(grid) - 1}
+    versus = {name: bootstrap_difference(cv.held_out, values[i], resamples=resamples, seed=seed)
+              for name, i in trivial.items()}
     return Calibration(weight, bootstrap_auroc(top[mask], top[~mask], resamples=resamples, seed=seed), curve,
-                       configured, float(grid[cv.in_sample_best]), cv, int(mask.sum()), int((~mask).sum()))
+                       configured, float(grid[cv.in_sample_best]), cv, int(mask.sum()), int((~mask).sum()), versus)
