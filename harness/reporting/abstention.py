@@ -37,9 +37,10 @@ def summary_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
             "answerable / unanswerable": f"{run['answerable']} / {run['unanswerable']}",
             "AUROC [95% CI]": _interval(run["auroc"]),
             "configured minScore: answered correctly / silent / U":
-                f"{_threshold(run['configured_threshold'])}: " + " / ".join(
-                    _num((run["configured"] or {}).get(k)) for k in ("answered_correctly", "silent", "utility"))
-                if run["configured"] else "none",
+                (f"{_threshold(run['configured_threshold'])}: " if run["configured_threshold"] is not None
+                 else "none (0): ") + " / ".join(
+                    _num(run["configured"][k]) for k in ("answered_correctly", "silent", "utility")),
+            "U answering all / silent on all": f"{_num(run['answer_all_utility'])} / {_num(run['silent_all_utility'])}",
             "best minScore (in-sample): answered correctly / silent / U":
                 f"{_threshold(run['best_threshold'])}: " + " / ".join(
                     _num(best[k]) for k in ("answered_correctly", "silent", "utility")),
@@ -64,11 +65,13 @@ def write_abstention_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
              "minScore (hits scoring >= t kept, no keyword fallback). \"held-out U\": the threshold chosen on the "
              "other folds' queries, scored on each held-out query (harness.evaluation.cross_validation), against "
              "the configured minScore on the same queries; a threshold is recommended only when that gain's "
-             "interval lies above zero and the paired sign-flip test agrees.\n",
+             "interval lies above zero and the paired sign-flip test agrees. Two policies need no score at all "
+             "(answer everything: U = (1 - w) x the share answered correctly at minScore 0; stay silent on "
+             "everything: U = w): a threshold is worth setting only where it beats both.\n",
              markdown_table(pd.DataFrame(summary_rows(doc))) + "\n",
              f"![top-1 score distributions]({plot.name})\n"]
     for run in doc["runs"]:
-        parts.append(f"- {run['label']} / {run['preset']}: {run['cv']['reason']}.")
+        parts.append(f"- {run['label']} / {run['preset']}: {run['reason']}.")
     parts.append("")
     if doc.get("notes"):
         parts.append("## What it means\n\n" + doc["notes"].strip() + "\n")
@@ -106,10 +109,22 @@ def plot_distributions(doc: dict[str, Any], path: Path) -> None:
             label = f"{name} ({selected.sum()}" + (f", {silent} returned nothing)" if silent else ")")
             if len(shown):
                 ax.hist(shown, bins=bins, density=True, alpha=0.45, color=colour, label=label)
-        if run["configured_threshold"] is not None:
-            ax.axvline(run["configured_threshold"], color="grey", linestyle="--", linewidth=1,
-                       label=f"configured {run['configured_threshold']:g}")
-        ax.axvline(run["best_threshold"], color="black", linewidth=1, label=f"best U {run['best_threshold']:.4g}")
+        # the axis spans the scores (and the chosen threshold): a configured 0.35 beside RRF's ~0.03
+        # would squeeze every bar into one pixel, so a threshold off the axis is only named
+        span = finite if len(finite) else np.array([run["best_threshold"]])
+        pad = 0.05 * (np.ptp(span) or 1.0)
+        low, high = float(span.min() - pad), float(span.max() + pad)
+        ax.set_xlim(low, high)
+        for value, name, style in ((run["configured_threshold"], "configured", "--"),
+                                   (run["best_threshold"], "best U", "-")):
+            if value is None:
+                continue
+            label = f"{name} {value:.4g}"
+            if low <= value <= high:
+                ax.axvline(value, color="grey" if style == "--" else "black", linestyle=style, linewidth=1,
+                           label=label)
+            else:
+                ax.plot([], [], " ", label=f"{label} ({'above' if value > high else 'below'} every score)")
         auroc = run["auroc"]
         ax.set_title(f"{run['label']} / {run['preset']}\nAUROC {auroc['estimate']:.3f} "
                      f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}]", fontsize=9)

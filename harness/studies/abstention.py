@@ -34,6 +34,7 @@ from harness.errors import ConfigError
 from harness.evaluation.abstention import ABSTENTION_WEIGHT, Calibration, calibrate
 from harness.inputs.layout import project_path
 from harness.pipeline import build_stages
+from harness.studies.benchmark import _rounded
 from harness.studies.experiment import RunResult, _json_default, run_experiment
 
 
@@ -130,7 +131,9 @@ def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: 
     doc = abstention_document(spec, runs)
     path = out_dir / f"{spec['name']}.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=_json_default), encoding="utf-8")
+    # compact, numbers to 6 significant digits: per-query scores and curves make the file large otherwise
+    tmp.write_text(json.dumps(_rounded(doc), ensure_ascii=False, separators=(",", ":"), default=_json_default),
+                   encoding="utf-8")
     os.replace(tmp, path)
     write_abstention_report(doc, out_dir)
     return doc

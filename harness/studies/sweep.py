@@ -10,7 +10,9 @@ setting goes through the pipeline's own fusion and post-processing stages.
 What the sweep selects, and how the choice is judged (harness.evaluation.statistics, cross_validation):
 - the objective is one number per query, stated in the report: a suite query scores 1 when it passes,
   a paraphrase when its record is among the returned chunks, a negative query when nothing is returned;
-  the best setting maximises its mean (ties keep the configuration);
+  the best setting maximises its mean (ties keep the configuration); with objective="abstention"
+  (`harness sweep --objective abstention`) it is harness.evaluation.abstention's utility instead, which
+  weighs answered-correctly against silent-on-negatives per class;
 - the p-value of "best vs configured" is a max-statistic sign-flip test over the whole grid, so having
   picked the best of many settings is part of its null distribution;
 - k-fold cross-validation over queries (stratified by kind; leave-one-out when the suite has 20 queries
