@@ -293,7 +293,8 @@ def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), 
         auroc = run["auroc"]
         typer.echo(f"{run['label']} / {run['preset']}: AUROC {auroc['estimate']:.3f} "
                    f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run['best_threshold']:.4g} "
-                   f"(U {run['best']['utility']:.3f}), recommended {run['recommended_threshold']}")
+                   f"(U {run['best']['utility']:.3f}), recommended "
+                   f"{'none' if run['recommended_threshold'] is None else format(run['recommended_threshold'], '.4g')}")
     typer.echo(f"wrote {out_dir}/{spec['name']}.json, .md, .png")
 
 

@@ -187,6 +187,7 @@ def test_abstention_study_end_to_end(tmp_path):
     run = doc["runs"][0]
     assert (run["answerable"], run["unanswerable"]) == (24, 10) and run["configured_threshold"] == 0.35
     assert all(p["name"] != "min_score" for p in run["config"]["postprocess"])
+    assert doc["environment"]  # versions and core count, as every results file
     top1 = np.array([math.nan if x is None else x for x in run["scores"]["top1"]])
     mask = np.array(run["scores"]["answerable"])
     assert run["auroc"]["estimate"] == pytest.approx(auroc(top1[mask], top1[~mask]))

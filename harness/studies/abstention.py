@@ -103,7 +103,7 @@ def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[
                                     scores["query_id"], scores["kind"], configured=configured, weight=weight)
             out.append({"label": run["label"], "preset": config.get("preset"), "experiment": run["experiment"],
                         "fusion": config["fusion"]["name"], "without": list(run.get("without", [])), "calibration": calibration, "scores": scores,
-                        "config": result.config, "timings": result.timings})
+                        "config": result.config, "timings": result.timings, "environment": result.environment})
     return out
 
 
@@ -117,8 +117,10 @@ def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dic
                      "scores": {k: [None if isinstance(v, float) and math.isnan(v) else v for v in vs]
                                 for k, vs in r["scores"].items()},
                      "config": r["config"], "timings": r["timings"]})
+    # package and model versions and core count, as every results file carries them (the runs share one)
     return {"name": spec["name"], "description": spec.get("description", ""), "notes": spec.get("notes", ""),
-            "weight": float(spec.get("weight", ABSTENTION_WEIGHT)), "runs": rows}
+            "weight": float(spec.get("weight", ABSTENTION_WEIGHT)),
+            "environment": runs[0]["environment"] if runs else {}, "runs": rows}
 
 
 def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: Path | str) -> dict[str, Any]:
