@@ -27,6 +27,11 @@ per-query arrays, one entry per query:
    answerable query with irrelevant hits only earns 0, like silence.  Per query, U is a mean of
    `utility_values`, so the sweep's selection and cross-validation (harness.evaluation.cross_validation)
    read it as they read any per-query objective.
+3. **A recommendation**: `calibrate` chooses the threshold on training queries (the middle of the
+   plateau of best U, on an even grid over the observed scores), scores it on held-out ones, and
+   recommends it only when its held-out U beats the configured minScore by interval and test
+   (cross_validate's rule) and also beats, by interval, the two policies that need no score: answering
+   everything (minScore 0) and staying silent on everything (U = w).
 
     >>> cal = calibrate(top1, relevant_score, answerable, ids, kinds, configured=0.35)
     >>> cal.auroc                      # Interval(estimate, low, high, ...)
