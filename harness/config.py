@@ -20,13 +20,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
+from harness.bundled import bundled_dir
 from harness.errors import ConfigError
 from harness.registry import format_validation_error, stage
 
 NEAR_TIE = 0.001  # a pass or failure decided by less than this is reported as a near tie
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
+PRESETS_DIR = bundled_dir("experiments") / "presets"  # experiments/presets/ of the repository, shipped in the wheel
 
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
