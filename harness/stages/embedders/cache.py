@@ -4,35 +4,76 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
+import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypeVar
 
+import apsw
 import numpy as np
 
 from harness.db import connect
 from harness.errors import EmbeddingError
+from harness.progress import progress_bar
 from harness.stages.embedders.base import Embedder, Role
+
+T = TypeVar("T")
 
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def default_cache_dir() -> Path:
+    """$HARNESS_CACHE_DIR when set, else the user's cache folder (platformdirs: ~/.cache/harness on Linux,
+    ~/Library/Caches/harness on macOS, %LOCALAPPDATA%\\harness\\Cache on Windows), so that a run from any
+    folder finds the vectors an earlier run computed."""
+    if os.environ.get("HARNESS_CACHE_DIR"):
+        return Path(os.environ["HARNESS_CACHE_DIR"]).expanduser()
+    from platformdirs import user_cache_path
+
+    return user_cache_path("harness", appauthor=False)
+
+
 def default_cache_path() -> Path:
-    return Path(os.environ.get("HARNESS_CACHE_DIR", ".cache")) / "embeddings.sqlite"
+    return default_cache_dir() / "embeddings.sqlite"
+
+
+# Several runs may share one cache (four at once in tests/test_cache_concurrency.py).  SQLite's busy
+# timeout makes a writer wait for another's transaction; WAL lets readers go on meanwhile.  A few
+# operations can still report SQLITE_BUSY at once (switching the journal mode while another connection
+# opens the file, a checkpoint racing a new transaction), so those are retried with a growing pause.
+BUSY_TIMEOUT_MS = 60_000
+BUSY_RETRIES = 8
+
+
+def _retry_busy(operation: Callable[[], T], what: str, path: Path) -> T:
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            return operation()
+        except (apsw.BusyError, apsw.LockedError) as exc:
+            if attempt == BUSY_RETRIES:
+                raise EmbeddingError(f"the embedding cache {path} stayed locked by other runs while {what} "
+                                     f"({BUSY_RETRIES + 1} tries over {BUSY_TIMEOUT_MS // 1000} s each): {exc}") from exc
+            time.sleep(min(2.0, 0.05 * 2 ** attempt) * (1 + random.random()))
+    raise AssertionError("unreachable")
 
 
 class EmbeddingCache:
-    """Vectors by (model id, role, sha256(text)) in SQLite; each put is one transaction."""
+    """Vectors by (model id, role, sha256(text)) in SQLite; each put is one transaction.  Safe for
+    several processes at once (WAL, a busy timeout, retries on a lock)."""
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = connect(str(self.path), load_vec=False)
-        # several runs may share one cache: wait for a writer instead of failing with "database is locked"
-        self.conn.setbusytimeout(60_000)
+        self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        _retry_busy(self._create, "opening it", self.path)
+
+    def _create(self) -> None:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT NOT NULL,"
@@ -45,19 +86,22 @@ class EmbeddingCache:
         for start in range(0, len(unique), 500):  # stay under SQLite's variable limit
             part = unique[start:start + 500]
             marks = ",".join("?" * len(part))
-            for sha, dim, blob in self.conn.execute(
-                f"SELECT sha256, dim, vector FROM vectors WHERE model = ? AND role = ? AND sha256 IN ({marks})",
-                (model, role, *part),
-            ):
+            query = f"SELECT sha256, dim, vector FROM vectors WHERE model = ? AND role = ? AND sha256 IN ({marks})"
+            rows = _retry_busy(lambda: self.conn.execute(query, (model, role, *part)).fetchall(),
+                               "reading vectors", self.path)
+            for sha, dim, blob in rows:
                 found[sha] = np.frombuffer(blob, dtype=np.float32, count=dim)
         return found
 
     def put_many(self, model: str, role: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        with self.conn:
-            for sha, vec in items:
-                vec = np.ascontiguousarray(vec, dtype=np.float32)
-                self.conn.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)",
-                                  (model, role, sha, int(vec.shape[0]), vec.tobytes()))
+        rows = [(model, role, sha, int(v.shape[0]), v.tobytes())
+                for sha, v in ((sha, np.ascontiguousarray(vec, dtype=np.float32)) for sha, vec in items)]
+
+        def write() -> None:
+            with self.conn:  # one transaction: a failed try leaves nothing behind, so it can be repeated
+                self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
+
+        _retry_busy(write, f"storing {len(rows)} vectors", self.path)
 
     def count(self, model: str | None = None) -> int:
         if model is None:
@@ -117,20 +161,7 @@ class CachedEmbedder:
         items = list(missing.items())
         batches = [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         show = self.progress and len(items) >= 8
-        progress = None
-        if show:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TimeRemainingColumn,
-            )
-
-            progress = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                                TimeRemainingColumn(), transient=False)
-            progress.start()
-            task = progress.add_task(f"embedding {role}s ({self.model_id})", total=len(items))
-        try:
+        with progress_bar(f"embedding {role}s ({self.model_id})", len(items)) if show else nullcontext() as bar:
             for batch in batches:
                 try:
                     vectors = self.inner.embed([t for _, t in batch], role)
@@ -144,8 +175,5 @@ class CachedEmbedder:
                 for (s, _), v in zip(batch, vectors):
                     have[s] = np.asarray(v, dtype=np.float32)
                 self.stats["computed"] += len(batch)
-                if progress is not None:
-                    progress.advance(task, len(batch))
-        finally:
-            if progress is not None:
-                progress.stop()
+                if bar is not None:
+                    bar.advance(len(batch))
