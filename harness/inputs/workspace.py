@@ -474,7 +474,7 @@ class WorkspaceDataset:
 @DATASETS.register("workspace")
 def _workspace(path: str, queries: str, config: str | None = None, agent: str | None = None,
                errors: str = "strict") -> WorkspaceDataset:
-    """An OpenClaw workspace of your own with a queries file (openclaw.json for extraPaths); errors =
+    """Your own OpenClaw workspace (path), a queries file (YAML/JSONL) and optionally openclaw.json; errors =
     "skip" leaves out memory files that are not UTF-8, with a warning, instead of stopping the run."""
     if errors not in ("strict", "skip"):
         raise ConfigError(f"[dataset] errors: must be \"strict\" (a file that is not UTF-8 stops the run) or "

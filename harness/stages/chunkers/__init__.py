@@ -44,6 +44,7 @@ from harness.stages.chunkers.base import (
     cjk_weighted_length,
     cost_prefix,
     cut_to_budget,
+    document_of,
     estimate_tokens,
     number_pieces,
     raw_length,
@@ -72,7 +73,7 @@ from harness.stages.chunkers.qmd import (
 )
 
 __all__ = ["CHARS_PER_TOKEN", "CHUNKERS", "SIZINGS", "Chunk", "Chunker", "LineIndex", "MarkdownDecodingWarning",
-           "Sizing", "TokenCount", "chunks_from_offsets", "cjk_weighted_length", "cost_prefix", "cut_to_budget",
+           "Sizing", "TokenCount", "chunks_from_offsets", "cjk_weighted_length", "cost_prefix", "cut_to_budget", "document_of",
            "estimate_tokens", "number_pieces", "raw_length", "read_markdown", "split_lines",
            "FileChunker", "FixedChunker", "OffsetChunker", "RecursiveChunker", "fixed_windows",
            "recursive_boundaries", "OpenClawChunker", "RecordChunker", "entry_starts",

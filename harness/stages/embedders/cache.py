@@ -3,62 +3,26 @@ wrapper that puts any embedder behind it."""
 from __future__ import annotations
 
 import hashlib
-import os
-import random
-import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, Sequence
 
-import apsw
 import numpy as np
 
-from harness.db import connect
+from harness.db import cache_dir, open_cache, retry_busy
 from harness.errors import EmbeddingError
 from harness.progress import progress_bar
 from harness.stages.embedders.base import Embedder, Role
-
-T = TypeVar("T")
 
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def default_cache_dir() -> Path:
-    """$HARNESS_CACHE_DIR when set, else the user's cache folder (platformdirs: ~/.cache/harness on Linux,
-    ~/Library/Caches/harness on macOS, %LOCALAPPDATA%\\harness\\Cache on Windows), so that a run from any
-    folder finds the vectors an earlier run computed."""
-    if os.environ.get("HARNESS_CACHE_DIR"):
-        return Path(os.environ["HARNESS_CACHE_DIR"]).expanduser()
-    from platformdirs import user_cache_path
-
-    return user_cache_path("harness", appauthor=False)
-
-
 def default_cache_path() -> Path:
-    return default_cache_dir() / "embeddings.sqlite"
-
-
-# Several runs may share one cache (four at once in tests/test_cache_concurrency.py).  SQLite's busy
-# timeout makes a writer wait for another's transaction; WAL lets readers go on meanwhile.  A few
-# operations can still report SQLITE_BUSY at once (switching the journal mode while another connection
-# opens the file, a checkpoint racing a new transaction), so those are retried with a growing pause.
-BUSY_TIMEOUT_MS = 60_000
-BUSY_RETRIES = 8
-
-
-def _retry_busy(operation: Callable[[], T], what: str, path: Path) -> T:
-    for attempt in range(BUSY_RETRIES + 1):
-        try:
-            return operation()
-        except (apsw.BusyError, apsw.LockedError) as exc:
-            if attempt == BUSY_RETRIES:
-                raise EmbeddingError(f"the embedding cache {path} stayed locked by other runs while {what} "
-                                     f"({BUSY_RETRIES + 1} tries over {BUSY_TIMEOUT_MS // 1000} s each): {exc}") from exc
-            time.sleep(min(2.0, 0.05 * 2 ** attempt) * (1 + random.random()))
-    raise AssertionError("unreachable")
+    """embeddings.sqlite in the user's cache folder, or in $HARNESS_CACHE_DIR (harness.db.cache_dir)."""
+    return cache_dir() / "embeddings.sqlite"
 
 
 class EmbeddingCache:
@@ -67,14 +31,10 @@ class EmbeddingCache:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
-        if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = connect(str(self.path), load_vec=False)
-        self.conn.setbusytimeout(BUSY_TIMEOUT_MS)
-        _retry_busy(self._create, "opening it", self.path)
+        self.conn = open_cache(self.path)  # several runs may share one cache (harness.db)
+        retry_busy(self._create, "opening it", self.path)
 
     def _create(self) -> None:
-        self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT NOT NULL,"
             " dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, role, sha256)) WITHOUT ROWID"
@@ -87,7 +47,7 @@ class EmbeddingCache:
             part = unique[start:start + 500]
             marks = ",".join("?" * len(part))
             query = f"SELECT sha256, dim, vector FROM vectors WHERE model = ? AND role = ? AND sha256 IN ({marks})"
-            rows = _retry_busy(lambda: self.conn.execute(query, (model, role, *part)).fetchall(),
+            rows = retry_busy(lambda: self.conn.execute(query, (model, role, *part)).fetchall(),
                                "reading vectors", self.path)
             for sha, dim, blob in rows:
                 found[sha] = np.frombuffer(blob, dtype=np.float32, count=dim)
@@ -101,7 +61,7 @@ class EmbeddingCache:
             with self.conn:  # one transaction: a failed try leaves nothing behind, so it can be repeated
                 self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
 
-        _retry_busy(write, f"storing {len(rows)} vectors", self.path)
+        retry_busy(write, f"storing {len(rows)} vectors", self.path)
 
     def count(self, model: str | None = None) -> int:
         if model is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, Literal, Protocol, runtime_checkable
 
 from harness.ranking import by_score_then_id
 from harness.registry import Registry
@@ -12,13 +12,29 @@ from harness.registry import Registry
 FUSIONS = Registry("fusion", builtins="harness.stages.fusion")
 
 
+@dataclass(frozen=True)
+class RankedList:
+    """One more ranked list for a fusion that takes more than the query's two legs (query expansion,
+    stages/expansion: QMD's `lex` line searched lexically, `vec`/`hyde` lines by vector, prf's rm3 and
+    centroid).  hits: (id, raw score) best first, chunk ids or document ids; weight: its RRF weight (QMD:
+    1.0 for expansion lists); leg: the leg it was searched on; name: what produced it."""
+
+    hits: list[tuple[str, float]]
+    weight: float = 1.0
+    leg: Literal["lexical", "vector"] = "lexical"
+    name: str = ""
+
+
 @dataclass
 class Legs:
     """One query's candidates: (chunk id, raw score) best first.  vector raw = cosine similarity,
-    lexical raw = -FTS5 rank (positive BM25)."""
+    lexical raw = -FTS5 rank (positive BM25).  With a document-level lexical backend (qmd-documents)
+    the lexical ids are file paths.  `extra`: further ranked lists (query expansion) for the fusions that
+    read them (qmd-documents); the others ignore them."""
 
     vector: list[tuple[str, float]] = field(default_factory=list)
     lexical: list[tuple[str, float]] = field(default_factory=list)
+    extra: list[RankedList] = field(default_factory=list)
 
 
 @dataclass
