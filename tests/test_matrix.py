@@ -64,3 +64,15 @@ def test_a_matrix_over_embedders_uses_each_cells_own_model(tmp_path):
     rows = doc["comparisons"]["mrr@6"]
     assert [(r["a"], r["b"]) for r in rows] == [("hash", "e5-small"), ("e5-small again", "e5-small")]
     assert rows[1]["p_value"] == 1.0 and "Holm over 2" in rows[0]["method"]
+
+
+def test_a_matrix_over_presets_gives_each_cell_its_preset():
+    """experiments/presets.toml varies whole presets: each cell loads its own, whatever --preset says."""
+    from harness.studies.matrix import load_matrix, matrix_configs
+    from tests.conftest import ROOT
+
+    spec = load_matrix(ROOT / "experiments/presets.toml")
+    for preset in (None, "qmd"):
+        cells = matrix_configs(spec, preset=preset)
+        assert [c["preset"] for _, value, c in cells] == [value for _, value, _ in cells]
+        assert "qmd-documents" in {c["fusion"]["name"] for _, _, c in cells}  # the qmd cell is QMD's

@@ -59,10 +59,21 @@ def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
         values = spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
         for value in values:
             overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
-            config = load_experiment(project_path(run["experiment"]), preset=preset, **overrides)
+            # a value may be a whole preset (experiments/presets.toml); it wins over --preset, which would
+            # otherwise make every cell the same
+            cell_preset = overrides.pop("preset", None) or preset
+            config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
             config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
             out.append((run["label"], value["label"], config))
     return out
+
+
+def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[dict[str, Any]]:
+    """The configurations an experiment file or a matrix file (one with `runs` and `values`) runs, with
+    the --set overrides applied to each: what `harness embed` and `harness cache-key` read."""
+    if {"runs", "values"} <= load_toml(path).keys():
+        return [merge(config, overrides) for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
+    return [load_experiment(path, preset=preset, **overrides)]
 
 
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
