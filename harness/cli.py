@@ -176,6 +176,12 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
                                                  "experiments/cmrc2018-trial.toml): score the recommendation there"),
           folds: int = typer.Option(5, min=2, help="cross-validation folds (leave-one-out when the suite has <= 20 "
                                     "queries)"),
+          objective: str = typer.Option("pass", help="what the selection maximises: pass (suite passes, "
+                                        "paraphrase hits, silent negatives) or abstention (the abstention "
+                                        "utility, harness.evaluation.abstention; pair it with "
+                                        "--grid experiments/sweep-abstention.toml)"),
+          abstention_weight: float = typer.Option(0.5, min=0.0, max=1.0, help="--objective abstention: weight "
+                                                  "of silence on unanswerable queries (1 - it: answered correctly)"),
           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
@@ -186,13 +192,16 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
     held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
     if executor == "local":
-        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out)
+        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out,
+                           objective=objective, abstention_weight=abstention_weight)
     else:
         from harness.studies.executor import make_executor
 
         with make_executor(executor) as ex:
-            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex)
-    out_dir = Path(out or default_output_dir(f"sweep-{config['name']}", Path(config["experiment_file"]),
+            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex,
+                               objective=objective, abstention_weight=abstention_weight)
+    suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
+    out_dir = Path(out or default_output_dir(f"sweep-{config['name']}{suffix}", Path(config["experiment_file"]),
                                              config.get("preset"), project_path(grid).resolve()))
     doc = write_sweep(result, out_dir, config)
     d, b, cv = result.default, result.best, result.cv
@@ -255,6 +264,37 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
             cells = run_matrix_on(ex, matrix_spec, preset=preset, only_runs=run or None)
     write_matrix(matrix_spec, cells, out_dir, metrics)
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
+
+
+@command()
+def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), help="abstention spec TOML"),
+               out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
+               redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON")
+               ) -> None:
+    """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per preset."""
+    from harness.reporting.abstention import write_abstention_report
+    from harness.studies.abstention import (
+        load_abstention_spec,
+        run_abstention,
+        write_abstention,
+    )
+
+    spec_file = spec
+    spec = load_abstention_spec(project_path(spec_file))
+    out_dir = Path(out or default_output_dir(spec["name"], project_path(spec_file).resolve()))
+    if redraw:
+        doc = json.loads((out_dir / f"{spec['name']}.json").read_text(encoding="utf-8"))
+        doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))  # the spec's text
+        typer.echo(f"redrew {write_abstention_report(doc, out_dir)}")
+        return
+    doc = write_abstention(spec, run_abstention(spec), out_dir)
+    for run in doc["runs"]:
+        auroc = run["auroc"]
+        typer.echo(f"{run['label']} / {run['preset']}: AUROC {auroc['estimate']:.3f} "
+                   f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run['best_threshold']:.4g} "
+                   f"(U {run['best']['utility']:.3f}), recommended "
+                   f"{'none' if run['recommended_threshold'] is None else format(run['recommended_threshold'], '.4g')}")
+    typer.echo(f"wrote {out_dir}/{spec['name']}.json, .md, .png")
 
 
 @command()
