@@ -70,7 +70,9 @@ class SqliteVecIndex:
             f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
             (self._prepared(query).tobytes(), min(k, len(self.ids))),
         ).fetchall()
-        return top_k([(self.ids[rowid - 1], self._to_score(float(d))) for rowid, d in rows], k)
+        # a zero vector (an embedder's answer for blank text) has no cosine distance: sqlite-vec gives NULL;
+        # it scores 0, as the numpy backends' dot product with it does
+        return top_k([(self.ids[rowid - 1], 0.0 if d is None else self._to_score(float(d))) for rowid, d in rows], k)
 
 
 @VECTOR_BACKENDS.register("sqlite-vec-l2")
