@@ -23,6 +23,19 @@ FLOAT_METRICS = {
 }
 
 
+def knn_rows(conn: apsw.Connection, sql: str, args: tuple, k: int, n: int) -> list[tuple[int, float]]:
+    """The (rowid, distance) rows of a vec0 KNN query `sql` (its last parameter is vec0's k) for the k
+    nearest, plus every row tied with the k-th: vec0 orders equal distances as it likes, so a cut at
+    exactly k would leave the ties at the cut to it instead of to (score desc, id).  Asks for one row
+    more than k and doubles while the last row still ties the k-th."""
+    want = min(k + 1, n)
+    while True:
+        rows = conn.execute(sql, (*args, want)).fetchall()
+        if want >= n or len(rows) <= k or rows[-1][1] > rows[k - 1][1]:
+            return rows
+        want = min(n, 2 * want)
+
+
 @VECTOR_BACKENDS.register("sqlite-vec")
 @stage
 class SqliteVecIndex:
@@ -66,10 +79,8 @@ class SqliteVecIndex:
     def search(self, query: np.ndarray, k: int) -> Hits:
         if k <= 0 or not self.ids:
             return []
-        rows = self.conn.execute(
-            f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (self._prepared(query).tobytes(), min(k, len(self.ids))),
-        ).fetchall()
+        rows = knn_rows(self.conn, f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ? "
+                                   "ORDER BY distance", (self._prepared(query).tobytes(),), k, len(self.ids))
         return top_k([(self.ids[rowid - 1], self._to_score(float(d))) for rowid, d in rows], k)
 
 
@@ -147,13 +158,17 @@ class SqliteVecQuantizedIndex:
         if k <= 0 or not self.ids:
             return []
         q = unit_rows(query).tobytes()
-        candidates = min(k * self.oversample, len(self.ids))
-        rows = self.conn.execute(
-            f"SELECT c.rowid, vec_distance_cosine(f.embedding, ?) FROM "
-            f"(SELECT rowid FROM {self.table} WHERE embedding MATCH {self._quantize_sql} AND k = ?) AS c "
-            f"JOIN {self.float_table} AS f ON f.rowid = c.rowid",
-            (q, q, candidates),
-        ).fetchall()
+        # the coarse candidates, with every row tied at their cut (quantised distances tie often)
+        coarse = knn_rows(self.conn, f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH "
+                                     f"{self._quantize_sql} AND k = ? ORDER BY distance",
+                          (q,), min(k * self.oversample, len(self.ids)), len(self.ids))
+        rowids = [rowid for rowid, _ in coarse]
+        rows = []
+        for start in range(0, len(rowids), 500):  # stay under SQLite's variable limit
+            part = rowids[start:start + 500]
+            rows += self.conn.execute(
+                f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {self.float_table} "
+                f"WHERE rowid IN ({','.join('?' * len(part))})", (q, *part)).fetchall()
         return top_k([(self.ids[rowid - 1], 1.0 - float(d)) for rowid, d in rows], k)
 
 
