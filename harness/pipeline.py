@@ -22,9 +22,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from harness.db import connect
+from harness.errors import ConfigError
 from harness.inputs.layout import DATASETS, Layout, Query, Span
 from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
-from harness.stages.embedders import EMBEDDERS, CachedEmbedder, EmbeddingCache
+from harness.stages.embedders import (
+    EMBEDDERS,
+    CachedEmbedder,
+    EmbeddingCache,
+    provides_vectors,
+)
 from harness.stages.fusion import FUSIONS, Hit, Legs
 from harness.stages.lexical import LEXICAL_BACKENDS
 from harness.stages.postprocess import (
@@ -36,6 +42,7 @@ from harness.stages.postprocess import (
 )
 from harness.stages.tokenizers import TOKENIZERS
 from harness.stages.vector import VECTOR_BACKENDS
+from harness.stages.vector.base import NoVectorIndex
 
 CANDIDATE_CAP = 200  # OpenClaw caps maxResults x candidateMultiplier at 200
 
@@ -74,9 +81,35 @@ class Stages:
                                        tokenizer=self.tokenizer, conn=conn)
 
     def new_vector(self, conn):
+        if not provides_vectors(self.embedder):
+            return NoVectorIndex()
         table = self.config["vector"]
         return VECTOR_BACKENDS.create(table["name"], _params(table), where=where(self.config, "vector"),
                                       dim=self.embedder.dim, conn=conn)
+
+
+EMBEDDER_TOKEN_COUNT = "embedder"  # [chunker] token_count = "embedder": count with the embedder's own tokenizer
+
+
+def build_chunker(config: dict[str, Any], embedder: Any = None) -> Chunker:
+    """The [chunker] stage.  `token_count = "embedder"` in the table hands the chunker the embedder's own
+    token counter (QMD's token path, the file chunker's real-token truncation); a counter is a function,
+    so that string is the only value a TOML file can give."""
+    table = dict(config["chunker"])
+    name = table.pop("name")
+    place = where(config, "chunker")
+    runtime: dict[str, Any] = {}
+    if "token_count" in table:
+        value = table.pop("token_count")
+        if value != EMBEDDER_TOKEN_COUNT:
+            raise ConfigError(f"{place} token_count: must be \"{EMBEDDER_TOKEN_COUNT}\" (count tokens with the "
+                              f"embedder's own tokenizer), got {value!r}")
+        count = getattr(embedder, "token_count", None)
+        if count is None:
+            raise ConfigError(f"{place} token_count = \"{EMBEDDER_TOKEN_COUNT}\": embedder "
+                              f"{config['embedder']['name']!r} cannot count tokens")
+        runtime["token_count"] = count
+    return CHUNKERS.create(name, table, where=place, **runtime)
 
 
 def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
@@ -93,7 +126,7 @@ def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
     max_results = int(search["max_results"])
     return Stages(
         config=config,
-        chunker=CHUNKERS.create(config["chunker"]["name"], _params(config["chunker"]), where=where(config, "chunker")),
+        chunker=build_chunker(config, cached),
         tokenizer=TOKENIZERS.create(config["tokenizer"]["name"], _params(config["tokenizer"]),
                                     where=where(config, "tokenizer")),
         embedder=cached,
@@ -155,7 +188,7 @@ def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[
     out: dict[str, QueryLegs] = {}
     for q in queries:
         t0 = time.perf_counter()
-        qvec = stages.embedder.embed([q.text], "query")[0]
+        qvec = stages.embedder.embed([q.text], "query")[0] if provides_vectors(stages.embedder) else None
         t1 = time.perf_counter()
         vector_hits = index.vector.search(qvec, stages.candidates)
         t2 = time.perf_counter()
