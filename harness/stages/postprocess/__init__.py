@@ -6,6 +6,7 @@ the hits it is given (a sweep reuses one fused list under many stage settings).
     min_score          OpenClaw             minScore + maxResults, relaxed / fill keyword fallback
     mmr                OpenClaw             Jaccard MMR, lambda 0.7, over snippet tokens (cjk / ascii)
     temporal_decay     OpenClaw             x exp(-ln2 age/30 d), age from memory/YYYY-MM-DD.md
+    importance         OpenClaw 2026.8      x (0.75 + 0.05 importance) from <!-- importance: N --> in MEMORY.md
     reciprocal_rank    QMD                  score = 1/rank (QMD's blend with no reranker)
     cosine_rerank      memory-lancedb-pro   top 2 x limit, 0.7 fused + 0.3 cosine(query, chunk)
     recency_boost      memory-lancedb-pro   + 0.1 exp(-age/14 d), capped at 1
@@ -29,7 +30,7 @@ Each stage also states `pass_threshold`, the score a query's top hit must reach 
 is the highest of its stages' (pipeline.Stages.pass_threshold).
 
 Modules: base (SearchContext, the PostProcessor protocol, reference times and memory-file dates),
-openclaw (min_score, mmr, temporal_decay), qmd (reciprocal_rank), lancedb_pro (cosine_rerank,
+openclaw (min_score, mmr, temporal_decay, importance), qmd (reciprocal_rank), lancedb_pro (cosine_rerank,
 recency_boost, importance_weight, length_norm, hard_min_score, time_decay, cosine_diversity).
 """
 from harness.stages.postprocess.base import (
@@ -59,10 +60,12 @@ from harness.stages.postprocess.openclaw import (
     MMR,
     MMR_TOKENIZERS,
     SNIPPET_CHARS,
+    ImportanceMultiplier,
     MinScore,
     TemporalDecay,
     ascii_tokens,
     cjk_tokens,
+    curated_importance,
     jaccard,
     snippet_similarity,
 )
@@ -72,5 +75,5 @@ __all__ = ["DAY_SECONDS", "POSTPROCESSORS", "PostProcessor", "ReferenceTime", "S
            "as_utc_datetime", "memory_date", "reference_time",
            "CosineDiversity", "CosineRerank", "HardMinScore", "ImportanceWeight", "LengthNorm", "RecencyBoost",
            "TimeDecay", "clamp01", "cosine", "lancedb_age",
-           "MMR", "MMR_TOKENIZERS", "SNIPPET_CHARS", "MinScore", "TemporalDecay", "ascii_tokens", "cjk_tokens",
+           "ImportanceMultiplier", "curated_importance", "MMR", "MMR_TOKENIZERS", "SNIPPET_CHARS", "MinScore", "TemporalDecay", "ascii_tokens", "cjk_tokens",
            "jaccard", "snippet_similarity", "ReciprocalRank"]
