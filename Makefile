@@ -8,7 +8,7 @@ PROFILE ?= laptop
 HARNESS := $(BIN)/harness
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers locomo scale round1 round2 round3 round4 ablation validate compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers sweep chunkers locomo scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -69,6 +69,12 @@ round4: $(STAMP) ## Round 4: as round 3 plus search keywords and tags (main job)
 
 ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.08, PROFILE=vps)
 	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE)
+
+# The presets against the real QMD and OpenClaw (installed from the npm registry into the user's cache
+# folder; prints one SKIPPED line and exits 0 when the registry is unreachable).  Fails when a gated
+# agreement drops below reports/conformance/conformance.json; ACCEPT=1 records lower figures on purpose.
+conformance: $(STAMP) ## Presets vs the real QMD and OpenClaw (npm, model-free) -> reports/conformance/
+	$(BIN)/python -m harness.studies.conformance.runner $(if $(ACCEPT),--accept)
 
 # reports/ as committed at BASE (a git ref) against the working tree: figures only (timings, versions and
 # the environment ignored).  Regenerate with the make targets first, then e.g. `make compare-reports BASE=HEAD`.
