@@ -20,16 +20,20 @@ from harness.registry import Parameter, Registry
 def registries() -> dict[str, Registry]:
     """TOML table -> the registry that table names an implementation of, in pipeline order."""
     from harness.inputs.layout import DATASETS
+    from harness.stages.chat import CHATS
     from harness.stages.chunkers import CHUNKERS
     from harness.stages.embedders import EMBEDDERS
+    from harness.stages.expansion import EXPANSIONS
     from harness.stages.fusion import FUSIONS
     from harness.stages.lexical import LEXICAL_BACKENDS
     from harness.stages.postprocess import POSTPROCESSORS
+    from harness.stages.rerankers import RERANKERS
     from harness.stages.tokenizers import TOKENIZERS
     from harness.stages.vector import VECTOR_BACKENDS
 
     return {"dataset": DATASETS, "chunker": CHUNKERS, "tokenizer": TOKENIZERS, "lexical": LEXICAL_BACKENDS,
-            "embedder": EMBEDDERS, "vector": VECTOR_BACKENDS, "fusion": FUSIONS, "postprocess": POSTPROCESSORS}
+            "embedder": EMBEDDERS, "vector": VECTOR_BACKENDS, "expansion": EXPANSIONS, "fusion": FUSIONS,
+            "reranker": RERANKERS, "postprocess": POSTPROCESSORS, "chat": CHATS}
 
 
 @dataclasses.dataclass(frozen=True)

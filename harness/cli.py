@@ -174,26 +174,51 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
           grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
           out: Optional[Path] = typer.Option(None, help="output folder (default reports/sweep/<name>/)"),
-          set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
-    """Sweep vectorWeight x fusion x tokenizer x minScore; name the best setting and print its openclaw.json."""
-    from harness.studies.sweep import load_grid, run_sweep, write_sweep
+          set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
+          holdout: Optional[Path] = typer.Option(None, help="experiment TOML of held-out queries (e.g. "
+                                                 "experiments/cmrc2018-trial.toml): score the recommendation there"),
+          folds: int = typer.Option(5, min=2, help="cross-validation folds (leave-one-out when the suite has <= 20 "
+                                    "queries)"),
+          executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
+    """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
+    the openclaw.json snippet only for a setting whose held-out gain is significant."""
+    from harness.studies.sweep import load_grid, run_sweep
+    from harness.studies.sweep_report import label, write_sweep
 
     overrides = _set_overrides(set_, out)
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
-    result = run_sweep(config, load_grid(project_path(grid)))
+    held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
+    if executor == "local":
+        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out)
+    else:
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex)
     out_dir = Path(out or project_path("reports") / "sweep" / config["name"])
     doc = write_sweep(result, out_dir, config)
-    b, d = result.best, result.default
-    k = next(c for c in result.settings.columns if c.startswith("mrr@"))
-    typer.echo(f"{len(result.settings)} settings in {result.timings['search_s'] + result.timings['fuse_and_score_s']:.1f} s")
-    typer.echo(f"default: {d['fusion']} vw={d['vector_weight']} minScore={d['min_score']} {d['tokenizer']}: "
-               f"passed {d['passed']}/{d['suite_queries']}, {k} {d[k]:.3f}, negatives answered {d['negative_false_recalls']}")
-    typer.echo(f"best:    {b['fusion']} vw={b['vector_weight']} minScore={b['min_score']} {b['tokenizer']}: "
-               f"passed {b['passed']}/{b['suite_queries']}, {k} {b[k]:.3f}, negatives answered {b['negative_false_recalls']}"
-               f"  (p = {result.p_value:.3f} vs default)")
-    typer.echo("openclaw.json snippet for the best setting:\n" + doc["openclaw_snippet"])
-    for item in doc["not_expressible_in_openclaw_json"]:
-        typer.echo(f"not expressible in openclaw.json: {item}")
+    d, b, cv = result.default, result.best, result.cv
+    typer.echo(f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
+               f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)")
+    typer.echo(f"objective: {result.objective.description}")
+    typer.echo(f"configured:     {label(d)}: objective {d['objective']:.3f}, passed {d['passed']}/{d['suite_queries']}")
+    typer.echo(f"in-sample best: {label(b)}: objective {b['objective']:.3f}, passed {b['passed']}/{b['suite_queries']} "
+               f"(max-statistic p = {result.selection.p_value:.3g} vs configured, selection accounted for)")
+    typer.echo(f"cross-validated ({doc['cv']['scheme']}): held-out {cv.held_out_mean:.3f} vs configured "
+               f"{cv.configured_mean:.3f}, gain {cv.gain.estimate:+.3f} [{cv.gain.low:+.3f}, {cv.gain.high:+.3f}], "
+               f"p = {cv.p_value:.3g}")
+    if result.recommended is not None:
+        typer.echo(f"recommended: {label(result.recommended)} ({cv.reason})")
+        typer.echo("openclaw.json snippet:\n" + doc["openclaw_snippet"])
+        for item in doc["not_expressible_in_openclaw_json"]:
+            typer.echo(f"not expressible in openclaw.json: {item}")
+    else:
+        typer.echo(f"{cv.reason[0].upper() + cv.reason[1:]}; no snippet.")
+    if result.holdout:
+        h = result.holdout
+        typer.echo(f"held out ({h['experiment']}, {h['queries']} queries): {h['which']} objective "
+                   f"{h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}, gain {h['gain']['estimate']:+.3f} "
+                   f"{[round(x, 3) for x in h['gain']['ci95']]}, p = {h['p_value']:.3g}")
     typer.echo(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
 
 
@@ -263,6 +288,44 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
 
 
 @command()
+def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. experiments/lossless-locomo.toml"),
+             out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+             redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+    """lossless-claw on LoCoMo: lcm_grep recall, the assembled context as the budget shrinks, the DAG's
+    shape, beside the Markdown-memory presets; offline with the extractive summaries."""
+    from harness.reporting.lossless import write_lossless_report
+    from harness.studies.lossless import load_lossless, run_lossless, write_lossless
+
+    loaded = load_lossless(project_path(spec))
+    out_dir = Path(out or project_path(loaded.get("output", f"reports/{loaded['name']}")))
+    if redraw:
+        doc = json.loads((out_dir / "lossless.json").read_text(encoding="utf-8"))
+        typer.echo(f"redrew {write_lossless_report(loaded, doc, out_dir)}")
+        return
+    doc = run_lossless(loaded)
+    typer.echo(f"wrote {write_lossless(loaded, doc, out_dir)} and lossless.json "
+               f"({', '.join(f'{k} {v:.0f} s' for k, v in doc['timings_s'].items())})")
+
+
+@command()
+def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. experiments/expansion.toml"),
+              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+    """QMD's query side: expansion variants of a preset with intervals and paired differences."""
+    from harness.studies.expansion import (
+        load_expansion_spec,
+        run_expansion_study,
+        write_expansion_study,
+    )
+
+    loaded = load_expansion_spec(project_path(spec))
+    out_dir = Path(out or project_path(loaded.get("output", f"reports/{loaded['name']}")))
+    doc = (json.loads((out_dir / "expansion.json").read_text(encoding="utf-8")) if redraw
+           else run_expansion_study(loaded))
+    typer.echo(f"wrote {write_expansion_study(loaded, doc, out_dir)} and expansion.json")
+
+
+@command()
 def embed(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s), e.g. experiments/cmrc2018-dev.toml"),
           executor: str = typer.Option("local", help=EXECUTOR_HELP),
           batch_size: int = typer.Option(32, min=1, help="texts per task (and per cache transaction)"),
@@ -294,6 +357,47 @@ def embed(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
                f"({report.executor}, {report.workers} workers)")
 
 
+@command(name="cache-key")
+def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s) whose embeddings the cache holds"),
+              preset: Optional[str] = typer.Option(None, help="override the experiment's preset (a name or a .toml path)"),
+              set_: Optional[list[str]] = typer.Option(None, "--set", help="override one setting, TABLE.KEY=VALUE"),
+              prefix: bool = typer.Option(False, "--prefix", help="print only the restore prefix (same model, any corpus)")
+              ) -> None:
+    """Print a CI cache key for the embedding cache: the model id and a hash of every text the experiments
+    embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
+    from harness.studies.embed import cache_key as compute_key
+
+    overrides = parse_assignments(set_)
+    configs = [load_experiment(project_path(e), preset=preset, **overrides) for e in experiments]
+    key, restore = compute_key(configs)
+    typer.echo(restore if prefix else key)
+
+
+@command()
+def diff(base: Path = typer.Argument(..., help="baseline results.json (or ablation.json)"),
+         now: Path = typer.Argument(..., help="results.json (or ablation.json) to compare with it"),
+         hits: int = typer.Option(3, min=1, help="returned chunks shown per side in the console and Markdown"),
+         limit: Optional[int] = typer.Option(None, min=1, help="only the N queries that moved most (console)"),
+         markdown: Optional[Path] = typer.Option(None, help="also write the diff as Markdown here"),
+         html: Optional[Path] = typer.Option(None, help="also write a self-contained HTML page here")) -> None:
+    """Queries whose rank, pass or top-1 changed between two runs, side by side with what each returned,
+    ordered by how much they moved."""
+    from harness.reporting.query_diff import (
+        diff_html,
+        diff_markdown,
+        print_diff,
+        write_text,
+    )
+    from harness.studies.query_diff import diff_files
+
+    result = diff_files(base, now)
+    print_diff(result, hits=hits, limit=limit)
+    if markdown is not None:
+        typer.echo(f"wrote {write_text(markdown, diff_markdown(result, hits=hits))}")
+    if html is not None:
+        typer.echo(f"wrote {write_text(html, diff_html(result))}")
+
+
 @command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def scale(ctx: typer.Context) -> None:
     """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as
@@ -304,16 +408,28 @@ def scale(ctx: typer.Context) -> None:
 
 
 @command()
-def gate(results: Path = typer.Argument(..., help="results.json or ablation.json of the run to check"),
-         baseline: Path = typer.Option(..., help="the committed baseline file to compare with"),
-         rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X or METRIC:growth=R (repeatable); "
-                                                   "default: quality may not regress")) -> None:
-    """Regression gate: exit 1 and print the diff when a metric regressed beyond its tolerance."""
-    from harness.studies.gate import gate_files
+def gate(results: Path = typer.Argument(..., help="results.json, ablation.json or `harness eval --json` scores to check"),
+         baseline: Path = typer.Option(..., help="the committed baseline file (of the same kind) to compare with"),
+         rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X, METRIC:growth=R, METRIC:interval[=LEVEL] "
+                                                   "or METRIC:paired[=ALPHA] (repeatable; after the gate file's "
+                                                   "rules); default: quality may not regress"),
+         gate_file: Optional[Path] = typer.Option(None, "--gate-file", help="TOML file of [gate] settings and "
+                                                  "[[rule]] tables (see harness/studies/gate_file.py)"),
+         junit: Optional[Path] = typer.Option(None, help="write JUnit XML here: a test case per metric and per query"),
+         markdown: Optional[Path] = typer.Option(None, help="write a Markdown summary here (it is also appended "
+                                                 "to $GITHUB_STEP_SUMMARY when that is set)")) -> None:
+    """Regression gate: exit 1 and print the diff when a metric regressed beyond its rule or a query got
+    worse beyond a near tie."""
+    from harness.reporting.gate_report import write_junit, write_markdown
+    from harness.studies.gate import run_gate
 
-    passed, report = gate_files(results, baseline, rule or None)
-    typer.echo(report)
-    raise typer.Exit(0 if passed else 1)
+    result = run_gate(results, baseline, rule or None, gate_file)
+    typer.echo(result.text())
+    if junit is not None:
+        typer.echo(f"wrote {write_junit(result, junit)}")
+    for path in write_markdown(result, markdown):
+        typer.echo(f"wrote {path}")
+    raise typer.Exit(0 if result.passed else 1)
 
 
 @command()

@@ -18,19 +18,23 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from harness.errors import ConfigError
 from harness.registry import format_validation_error, stage
 
-NEAR_TIE = 0.001  # a pass or failure decided by less than this is reported as a near tie
+NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
+NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-score spread is a near tie
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
 
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
+# absent from every preset: query expansion; the LLM it (or a summarizer) asks; a reranker (stages that
+# rerank fall back without one)
+OPTIONAL_STAGE_TABLES = ("expansion", "chat", "reranker")
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
-              "profile", *STAGE_TABLES}
+              "profile", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}
 
 
 
@@ -64,7 +68,7 @@ def list_presets() -> dict[str, str]:
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(base)
     for key, value in override.items():
-        if key in STAGE_TABLES and isinstance(value, dict) and value.get("name", out.get(key, {}).get("name")) \
+        if key in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES) and isinstance(value, dict) and value.get("name", out.get(key, {}).get("name")) \
                 != out.get(key, {}).get("name"):
             out[key] = copy.deepcopy(value)  # a different implementation: its parameters start afresh
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -78,7 +82,7 @@ def _check_keys(cfg: dict[str, Any], source: str) -> None:
     unknown = sorted(set(cfg) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(KNOWN_KEYS)}")
-    for table in STAGE_TABLES:
+    for table in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES):
         if table in cfg and not isinstance(cfg[table], dict):
             raise ConfigError(f"{source}: [{table}] must be a table")
     if "postprocess" in cfg and not isinstance(cfg["postprocess"], list):
@@ -102,13 +106,28 @@ class EvaluationSettings:
     round: int | None = Field(None, ge=1, le=4)
     """king78 round: which T-queries are in the suite (all suite queries when unset)"""
     cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
-    """metric cut-offs k (default: [max_results])"""
+    """metric cut-offs k (default: [max_results]; none may exceed [search] max_results)"""
+    evidence_cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
+    """cut-offs of recall_any@k / recall_all@k (evidence metrics), in returned chunks"""
     now: str | datetime | date | None = None
     """reference time for temporal stages ("2026-02-23" or a TOML datetime)"""
-    near_tie: float = Field(NEAR_TIE, ge=0, allow_inf_nan=False)
-    """an outcome decided by less than this margin is reported as a near tie"""
+    near_tie_fraction: float = Field(NEAR_TIE_FRACTION, ge=0, le=1, allow_inf_nan=False)
+    """a margin below this share of the query's fused-score spread is a near tie"""
+    near_tie: float | None = Field(None, ge=0, allow_inf_nan=False)
+    """an absolute near-tie threshold instead of the relative one (in the final score's units)"""
     report_purity: bool = True
     """report whether the top-1 chunk is pure (off when targets overlap by design)"""
+    context: dict[str, Any] | None = None
+    """how results count in the agent's context: {snippet, estimator, budgets} (evaluation/context_budget.py)"""
+
+    @field_validator("context")
+    @classmethod
+    def _context_settings(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from harness.evaluation.context_budget import ContextSettings
+
+            ContextSettings(**value)  # a wrong key or value names itself here, with the file and table
+        return value
 
 
 @stage
@@ -159,6 +178,9 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     for table in STAGE_TABLES:
         if table not in config or "name" not in config[table]:
             raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
+    for table in OPTIONAL_STAGE_TABLES:
+        if table in config and "name" not in config[table]:
+            raise ConfigError(f"{source}: [{table}] needs a name (e.g. name = \"http\")")
     config.setdefault("search", {})
     config["search"].setdefault("max_results", 6)
     config["search"].setdefault("candidate_multiplier", 4)
@@ -177,7 +199,7 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     return config
 
 
-SETTABLE_TABLES = {*STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
+SETTABLE_TABLES = {*STAGE_TABLES, *OPTIONAL_STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
 
 
 def parse_assignments(items: list[str] | None) -> dict[str, Any]:

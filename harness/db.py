@@ -5,6 +5,9 @@ recent SQLite (FTS5 and the trigram tokenizer included) and can load sqlite-vec.
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import apsw
 import sqlite_vec
 
@@ -26,3 +29,19 @@ def sqlite_vec_version() -> str:
     conn = connect()
     (version,) = conn.execute("select vec_version()").fetchone()
     return version
+
+
+def cache_dir() -> Path:
+    """Where the persistent caches live: $HARNESS_CACHE_DIR, else .cache."""
+    return Path(os.environ.get("HARNESS_CACHE_DIR", ".cache"))
+
+
+def open_cache(path: Path | str) -> apsw.Connection:
+    """A cache database shared by concurrent runs: WAL, and a writer waits (60 s) instead of failing
+    with "database is locked"."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = connect(str(path), load_vec=False)
+    conn.setbusytimeout(60_000)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return conn

@@ -49,3 +49,7 @@ class EmbeddingError(HarnessError, RuntimeError):
 
 class ProfileLimitExceeded(HarnessError, RuntimeError):
     """A run broke its machine profile's memory cap; the message names the profile, cap and stage."""
+
+
+class RerankError(HarnessError, RuntimeError):
+    """A reranker could not score (after any retries).  Its message names the URL, never the API key."""

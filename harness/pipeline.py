@@ -31,6 +31,7 @@ from harness.stages.embedders import (
     EmbeddingCache,
     provides_vectors,
 )
+from harness.stages.expansion import EXPANSIONS
 from harness.stages.fusion import FUSIONS, Hit, Legs
 from harness.stages.lexical import LEXICAL_BACKENDS
 from harness.stages.postprocess import (
@@ -68,6 +69,14 @@ class Stages:
     postprocess: list[PostProcessor]
     max_results: int
     candidates: int
+    expansion: Any = None  # query expansion (stages/expansion): extra lists for the fusion
+    chat: Any = None  # the run's chat model behind the completion cache ([chat]), when one is configured
+    reranker: Any = None  # the [reranker] stage behind its cache, or None (stages that rerank fall back)
+
+    @property
+    def unit(self) -> str:
+        """What a result is: "chunk", or "document" (a whole file) when the fusion fuses per file (QMD)."""
+        return getattr(self.fusion, "unit", "chunk")
 
     @property
     def pass_threshold(self) -> float:
@@ -124,18 +133,51 @@ def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
                                 batch_size=inner.batch_size)
     search = config["search"]
     max_results = int(search["max_results"])
+    chat = build_chat(config)
+    fusion = FUSIONS.create(config["fusion"]["name"], _params(config["fusion"]), where=where(config, "fusion"))
+    expansion = None
+    if config.get("expansion"):
+        table = config["expansion"]
+        expansion = EXPANSIONS.create(table["name"], _params(table), where=where(config, "expansion"), chat=chat)
+        if not getattr(fusion, "accepts_extra_lists", False):
+            raise ConfigError(f"{where(config, 'expansion')}: query expansion adds lists that fusion "
+                              f"{config['fusion']['name']!r} cannot fuse; use fusion rrf or qmd-documents")
+    reranker = None
+    if config.get("reranker"):
+        from harness.stages.rerankers import build_reranker
+
+        reranker = build_reranker(config["reranker"], where(config, "reranker"), cache=cache)
+    postprocess = [POSTPROCESSORS.create(p["name"], _params(p), where=where(config, f"postprocess {i + 1}"))
+                   for i, p in enumerate(config["postprocess"])]
+    if reranker is not None and not any(getattr(p, "uses_reranker", False) for p in postprocess):
+        raise ConfigError(f"{where(config, 'reranker')}: no postprocess stage of this configuration reranks "
+                          f"(preset {config.get('preset')!r}); add [[postprocess]] name = \"rerank\" where it "
+                          "should apply, or use a preset whose system reranks (qmd, lancedb-pro)")
     return Stages(
         config=config,
         chunker=build_chunker(config, cached),
         tokenizer=TOKENIZERS.create(config["tokenizer"]["name"], _params(config["tokenizer"]),
                                     where=where(config, "tokenizer")),
         embedder=cached,
-        fusion=FUSIONS.create(config["fusion"]["name"], _params(config["fusion"]), where=where(config, "fusion")),
-        postprocess=[POSTPROCESSORS.create(p["name"], _params(p), where=where(config, f"postprocess {i + 1}"))
-                     for i, p in enumerate(config["postprocess"])],
+        fusion=fusion,
+        postprocess=postprocess,
         max_results=max_results,
         candidates=min(CANDIDATE_CAP, max_results * int(search["candidate_multiplier"])),
+        expansion=expansion,
+        chat=chat,
+        reranker=reranker,
     )
+
+
+def build_chat(config: dict[str, Any]) -> Any:
+    """The [chat] model behind the completion cache, or None when the run names none."""
+    table = config.get("chat")
+    if not table:
+        return None
+    from harness.stages.chat import CHATS, CachedChat, CompletionCache
+
+    inner = CHATS.create(table["name"], _params(table), where=where(config, "chat"))
+    return CachedChat(inner, CompletionCache())
 
 
 @dataclass
@@ -148,6 +190,34 @@ class Index:
     vector: Any
     timings_ms: dict[str, float]
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # for diversity / rerank stages
+    unit: str = "chunk"  # what a result is: "chunk", or "document" (Stages.unit)
+    documents: dict[str, Chunk] = field(default_factory=dict)  # document unit: path -> the whole file
+    document_docs: dict[str, frozenset[str]] = field(default_factory=dict)  # path -> records in the file
+
+    @property
+    def unit_docs(self) -> dict[str, frozenset[str]]:
+        """Provenance of the units results are made of: chunks' records, or for a document-level pipeline
+        each file's records (the union over its lines), so that judging a file is judging a chunk that
+        spans the whole file."""
+        return self.document_docs if self.unit == "document" else self.docs_of
+
+    def lookup(self, ident: str) -> Chunk:
+        """A result id -> its chunk, or the whole-file unit of a document id."""
+        found = self.by_id.get(ident)
+        return found if found is not None else self.documents[ident]
+
+    def provenance(self) -> dict[str, frozenset[str]]:
+        """Records of any id a leg or a result may hold (chunk ids and file paths never collide)."""
+        return {**self.docs_of, **self.document_docs} if self.document_docs else self.docs_of
+
+    def document_chunks(self, path: str) -> list[Chunk]:
+        """A file's chunks in position order (what QMD reranks one of)."""
+        if not hasattr(self, "_chunks_by_path"):
+            grouped: dict[str, list[Chunk]] = {}
+            for c in self.chunks:
+                grouped.setdefault(c.path, []).append(c)
+            self._chunks_by_path = {p: sorted(cs, key=lambda c: (c.start_line, c.piece)) for p, cs in grouped.items()}
+        return self._chunks_by_path.get(path, [])
 
 
 def chunk_layout(layout: Layout, chunker: Any) -> list[Chunk]:
@@ -165,14 +235,29 @@ def index_layout(layout: Layout, stages: Stages) -> Index:
     t2 = time.perf_counter()
     conn = connect()
     lexical = stages.new_lexical(conn)
-    lexical.add(chunks)
+    if getattr(lexical, "unit", "chunk") == "document":
+        if stages.unit != "document":
+            raise ConfigError(f"{where(stages.config, 'lexical')} unit: \"document\" gives file paths, which "
+                              f"fusion {stages.config['fusion']['name']!r} cannot fuse with chunks; use fusion "
+                              "\"qmd-documents\" or unit = \"chunk\"")
+        lexical.add_documents([(p, layout.read(p)) for p in sorted(layout.files)])
+    else:
+        lexical.add(chunks)
     vector = stages.new_vector(conn)
     vector.add([c.id for c in chunks], vectors)
     t3 = time.perf_counter()
     docs_of = {c.id: frozenset(layout.docs_overlapping(c.path, c.start_line, c.end_line)) for c in chunks}
+    documents: dict[str, Chunk] = {}
+    document_docs: dict[str, frozenset[str]] = {}
+    if stages.unit == "document":
+        for path in sorted({c.path for c in chunks}):
+            text = layout.read(path)
+            last = max(1, len(text.split("\n")) - (1 if text.endswith("\n") else 0))
+            documents[path] = Chunk(path, 1, last, text)
+            document_docs[path] = frozenset(layout.docs_overlapping(path, 1, last))
     return Index(layout, chunks, {c.id: c for c in chunks}, docs_of, lexical, vector,
                  {"chunking": (t1 - t0) * 1e3, "embedding": (t2 - t1) * 1e3, "inserts": (t3 - t2) * 1e3},
-                 {c.id: v for c, v in zip(chunks, vectors)})
+                 {c.id: v for c, v in zip(chunks, vectors)}, stages.unit, documents, document_docs)
 
 
 @dataclass
@@ -180,6 +265,7 @@ class QueryLegs:
     legs: Legs
     timings_ms: dict[str, float]
     query_vector: np.ndarray | None = None
+    expansion: dict[str, Any] = field(default_factory=dict)  # what query expansion did (per-query rows)
 
 
 def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[str, QueryLegs]:
@@ -194,22 +280,48 @@ def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[
         t2 = time.perf_counter()
         lexical_hits = index.lexical.search(q.text, stages.candidates)
         t3 = time.perf_counter()
-        out[q.id] = QueryLegs(Legs(vector_hits, lexical_hits), {
-            "query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}, qvec)
+        legs = Legs(vector_hits, lexical_hits)
+        timings = {"query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
+        stats: dict[str, Any] = {}
+        if stages.expansion is not None:
+            legs.extra, stats = expand_query(index, stages, q, legs, qvec)
+            timings["expansion"] = (time.perf_counter() - t3) * 1e3
+        out[q.id] = QueryLegs(legs, timings, qvec, stats)
     return out
+
+
+def expand_query(index: Index, stages: Stages, query: Query, legs: Legs, qvec: np.ndarray) -> tuple[list, dict]:
+    """The expansion's extra lists for one query, and what it did (skipped by the probe, its terms)."""
+    from harness.stages.expansion import ExpansionContext
+
+    ctx = ExpansionContext(
+        query.text, qvec, legs.vector, legs.lexical, index, stages.tokenizer,
+        embed_query=lambda text: stages.embedder.embed([text], "query")[0],
+        first_pass=lambda: stages.fusion(Legs(legs.vector, legs.lexical)))
+    return stages.expansion.expand(ctx), ctx.stats
 
 
 def fuse(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
          query_vector: np.ndarray | None = None) -> tuple[list[Hit], dict[str, float]]:
     """Fusion then the post-processing stages in the preset's order; `index` lets stages read chunk
     text, paths and vectors (MMR, decay, diversity)."""
+    hits, _, timings = fuse_with_candidates(stages, query, legs, index, query_vector)
+    return hits, timings
+
+
+def fuse_with_candidates(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
+                         query_vector: np.ndarray | None = None) -> tuple[list[Hit], list[Hit], dict[str, float]]:
+    """fuse(), also returning the fusion's whole ranked list before post-processing and the cut: the
+    candidates a near-tie check compares the returned ones with (the first chunk below the cut)."""
     t0 = time.perf_counter()
     fused = stages.fusion(legs)
     t1 = time.perf_counter()
     ctx = SearchContext(query.text, stages.max_results, *stages.fusion.leg_weights)
+    ctx.reranker = stages.reranker
     if index is not None:
-        ctx.chunk_text = lambda cid: index.by_id[cid].text
-        ctx.chunk_path = lambda cid: index.by_id[cid].path
+        ctx.chunk_text = lambda cid: index.lookup(cid).text
+        ctx.chunk_path = lambda cid: index.lookup(cid).path
+        ctx.document_chunks = lambda path: [c.text for c in index.document_chunks(path)]
         ctx.chunk_vector = index.vectors.get
         ctx.query_vector = query_vector
         now = stages.config.get("evaluation", {}).get("now")
@@ -219,7 +331,7 @@ def fuse(stages: Stages, query: Query, legs: Legs, index: Index | None = None,
         hits = stage(hits, ctx)
     hits = hits[: stages.max_results]
     t2 = time.perf_counter()
-    return hits, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
+    return hits, fused, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
 
 
 def load_dataset(config: dict[str, Any]):
@@ -247,11 +359,12 @@ def scoped_chunks(scope: str, index: Index) -> tuple[list[Chunk], list[Span], di
 def hit_records(index: Index, hits: list[Hit]) -> list[dict[str, Any]]:
     """Returned hits as plain dictionaries (for results.json and reports)."""
     out = []
+    docs_of = index.unit_docs
     for i, h in enumerate(hits, start=1):
-        chunk = index.by_id[h.id]
+        chunk = index.lookup(h.id)
         out.append({"rank": i, "chunk": h.id, "path": chunk.path, "start_line": chunk.start_line,
                     "end_line": chunk.end_line, "score": h.score, "vector_score": h.vector_score,
-                    "text_score": h.text_score, "docs": sorted(index.docs_of[h.id]),
+                    "text_score": h.text_score, "docs": sorted(docs_of[h.id]),
                     "snippet": chunk.text[:SNIPPET_CHARS]})
     return out
 

@@ -1,5 +1,5 @@
 """The evidence metrics (harness/evaluation/evidence.py): by hand, and MRR / nDCG / recall against
-trec_eval's definitions (pytrec_eval, through evaluation.metrics.evaluate_run)."""
+trec_eval's definitions (pytrec_eval, through evaluation.metrics.evaluate)."""
 from __future__ import annotations
 
 import math
@@ -18,7 +18,7 @@ from harness.evaluation.evidence import (
     recall_any,
     reciprocal_rank,
 )
-from harness.evaluation.metrics import evaluate_run
+from harness.evaluation.metrics import evaluate, strict_run
 
 
 def test_ties_break_by_id_and_k_cuts():
@@ -59,7 +59,7 @@ grades = st.dictionaries(docs, st.integers(0, 3), min_size=1, max_size=6)
 @given(run=runs, judged=grades, k=st.integers(1, 8))
 def test_mrr_ndcg_recall_agree_with_trec_eval(run, judged, k):
     qrels, ranked = {"q": judged}, {"q": ranked_docs(run)}
-    reference = evaluate_run(qrels, ranked, k, ("recall", "mrr", "ndcg")).get("q")
+    reference = evaluate(strict_run(ranked), qrels, [f"recall@{k}", f"mrr@{k}", f"ndcg@{k}"]).get("q")
     if not any(g > 0 for g in judged.values()):  # nothing to find: not scored here (trec_eval says 0)
         assert reciprocal_rank({"q": run}, qrels) == {} == recall_any({"q": run}, qrels)
         return

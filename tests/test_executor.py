@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.config import load_experiment
 from harness.errors import ConfigError, EmbeddingError
-from harness.pipeline import build_stages, index_layout, load_dataset, search_legs
+from harness.pipeline import build_stages, index_layout, load_dataset
 from harness.reporting.compare import compare_json
 from harness.stages.embedders import (
     CachedEmbedder,
@@ -30,7 +30,6 @@ from harness.stages.embedders import (
     HashEmbedder,
     text_sha256,
 )
-from harness.stages.fusion import FUSIONS
 from harness.studies.ablation import run_ablation
 from harness.studies.distributed import (
     run_ablation_on,
@@ -52,7 +51,8 @@ from harness.studies.executor import (
 )
 from harness.studies.experiment import _json_default
 from harness.studies.matrix import run_matrix
-from harness.studies.sweep import run_sweep
+from harness.studies.sweep import grid_settings, run_sweep, tokenizer_tables
+from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 
 HASH = {"embedder": {"name": "hash"}}
@@ -184,56 +184,41 @@ def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatc
         assert list(compare_json(figures(on_executor[r]), figures(reference[r]))) == []
 
 
-def sweep_settings(config, tokenizer_label):
-    """The settings run_sweep enumerates for WEIGHTS x FUSION_NAMES x MIN_SCORES and one tokenizer."""
-    ms_stage = next(p for p in config["postprocess"] if p["name"] == "min_score")
-    other = [p for p in config["postprocess"] if p["name"] != "min_score"]
-    out = []
-    for name in FUSION_NAMES:
-        own = {k: v for k, v in config["fusion"].items() if k != "name"} if name == config["fusion"]["name"] else {}
-        accepted = {p.name for p in FUSIONS.parameters(name)}
-        for vw in WEIGHTS:
-            params = {**own, "vector_weight": vw, "text_weight": round(1 - vw, 10)}
-            fusion = {"name": name, **{k: v for k, v in params.items() if k in accepted}}
-            for ms in MIN_SCORES:
-                out.append({"tokenizer": tokenizer_label, "fusion": fusion,
-                            "postprocess": other + [{**ms_stage, "min_score": ms}],
-                            "labels": {"tokenizer": tokenizer_label, "fusion": name, "vector_weight": vw,
-                                       "text_weight": round(1 - vw, 10), "min_score": ms}})
-    return out
-
-
 @pytest.fixture(scope="module")
 def sweep_slice(round3, tmp_path_factory):
-    """Legs searched once with the pipeline's own functions, the settings, and run_sweep's answer."""
+    """Legs searched once, the grid's settings, and their figures scored in this process."""
     cache = EmbeddingCache(tmp_path_factory.mktemp("sweep") / "cache.sqlite")
-    stages = build_stages(round3, cache=cache, progress=False)
-    dataset = load_dataset(round3)
-    layout = dataset.render(**round3["layout"])
-    try:
-        index = index_layout(layout, stages)
-        queries = dataset.queries()
-        legs = search_legs(index, stages, queries)
-    finally:
-        layout.cleanup()
-    state = sweep_state(round3, index, queries, {"unicode61": {q: ql.legs for q, ql in legs.items()}},
-                        {q: ql.query_vector for q, ql in legs.items()}, stages.max_results, stages.candidates)
+    grid = {"vector_weight": WEIGHTS, "fusion": FUSION_NAMES, "tokenizer": [{"name": "unicode61"}, {"name": "jieba"}],
+            "min_score": MIN_SCORES}
+    tables = tokenizer_tables(round3, grid)
+    legs = search_sweep_legs(round3, tables, embedder=CachedEmbedder(HashEmbedder(), cache), progress=False,
+                             leg_cache=False)
+    settings = grid_settings(round3, grid, list(tables))
+    return settings, sweep_state(legs, settings, [6]), score_grid(settings, legs, [6])
+
+
+def assert_same_scores(a, b) -> None:
+    """Every per-query array equal, setting by setting (NaN equal to NaN)."""
+    assert len(a.settings) == len(b.settings)
+    for name in ("reciprocal_rank", "passed", "returned", "spread"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert np.array_equal(a.top1_score, b.top1_score, equal_nan=True)
+    for k in b.hits:
+        assert np.array_equal(a.hits[k], b.hits[k]) and np.array_equal(a.ndcg[k], b.ndcg[k])
+
+
+def test_sweep_slice_on_the_local_executor_equals_scoring_in_process(sweep_slice):
+    settings, state, reference = sweep_slice
+    assert_same_scores(score_settings(LocalExecutor(), settings, state, parts=3), reference)
+
+
+def test_sweep_on_an_executor_writes_the_same_sweep(round3, tmp_path):
     grid = {"vector_weight": WEIGHTS, "fusion": FUSION_NAMES, "tokenizer": None, "min_score": MIN_SCORES}
-    reference = run_sweep(round3, grid, embedder=CachedEmbedder(HashEmbedder(), cache), progress=False)
-    return state, sweep_settings(round3, "unicode61"), reference
-
-
-def assert_same_scores(scored, settings_frame, per_query) -> None:
-    """Rows equal column by column (NaN equal to NaN), reciprocal ranks equal query by query."""
-    rows = pd.DataFrame([row for row, _ in scored])
-    pd.testing.assert_frame_equal(rows[settings_frame.columns], settings_frame, check_exact=True)
-    assert [rr for _, rr in scored] == [per_query[i] for i in range(len(scored))]
-
-
-def test_sweep_slice_on_the_local_executor_equals_run_sweep(sweep_slice):
-    state, settings, reference = sweep_slice
-    assert_same_scores(score_settings(LocalExecutor(), settings, state, parts=3), reference.settings,
-                       reference.per_query)
+    embedder = CachedEmbedder(HashEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
+    here = run_sweep(round3, grid, embedder=embedder, progress=False)
+    there = run_sweep(round3, grid, embedder=embedder, progress=False, executor=LocalExecutor())
+    pd.testing.assert_frame_equal(here.settings, there.settings, check_exact=True)
+    assert here.cv.as_dict() == there.cv.as_dict() and here.selection.p_value == there.selection.p_value
 
 
 # --- a real Ray cluster: a head and a worker node on 127.0.0.1 ---------------------------------------
@@ -362,8 +347,8 @@ def test_matrix_command_same_figures_on_ray(ray_executor, tmp_path):
 
 @pytest.mark.ray
 def test_sweep_slice_same_figures_on_ray(ray_executor, sweep_slice):
-    state, settings, reference = sweep_slice
-    assert_same_scores(score_settings(ray_executor, settings, state), reference.settings, reference.per_query)
+    settings, state, reference = sweep_slice
+    assert_same_scores(score_settings(ray_executor, settings, state), reference)
 
 
 @pytest.mark.ray

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError, UnknownStageError
+from harness.stages.chunkers import document_of
 from harness.stages.fusion import (
     FUSIONS,
     Fusion,
@@ -44,6 +45,7 @@ CONFIGS = [
     ("lexical-only", {"bm25_to_score": "legacy"}),
     ("keyword-only", {}),
     ("vector-only", {}),
+    ("qmd-documents", {"ties": "id"}),  # "first-seen" (QMD's stable order) is tested in test_qmd_documents.py
 ]
 SINGLE_LEG = {"lexical-only": "lexical", "keyword-only": "lexical", "vector-only": "vector"}  # ablations: one leg alone
 CONFIG_IDS = [f"{name}{'-' + '-'.join(map(str, params.values())) if params else ''}" for name, params in CONFIGS]
@@ -107,7 +109,9 @@ def test_only_retrieved_documents_appear_once_each_ranked(name, params, legs):
     ids = [h.id for h in hits]
     assert len(ids) == len(set(ids))
     assert hits == rank_hits(hits)
-    vector_ids, lexical_ids = {cid for cid, _ in legs.vector}, {cid for cid, _ in legs.lexical}
+    # a document-level fusion (qmd-documents) returns files: each test chunk is a file of its own
+    unit = document_of if getattr(FUSIONS.get(name), "unit", "chunk") == "document" else (lambda cid: cid)
+    vector_ids, lexical_ids = {unit(cid) for cid, _ in legs.vector}, {unit(cid) for cid, _ in legs.lexical}
     if name in SINGLE_LEG:
         assert set(ids) == (vector_ids if SINGLE_LEG[name] == "vector" else lexical_ids)
         assert all(h.keyword_hit == (SINGLE_LEG[name] == "lexical") for h in hits)

@@ -1,5 +1,6 @@
 """The regression gate: today's ablation passes against the committed baseline; a worse config fails."""
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -9,6 +10,7 @@ from harness.reporting.markdown import write_ablation
 from harness.studies.ablation import run_ablation
 from harness.studies.gate import Rule, gate_files
 from tests.conftest import ROOT
+from tests.test_gate_outputs import failing_names, validate_junit
 
 BASELINE = ROOT / "reports" / "baseline" / "ablation.json"
 
@@ -37,10 +39,19 @@ def test_current_ablation_passes_the_committed_baseline(tmp_path, embedder):
 def test_a_deliberately_worse_config_fails_and_names_the_metric(tmp_path, embedder):
     # text-only retrieval with unicode61: Chinese queries lose their vector leg
     worse = ablation_file(tmp_path, embedder, fusion={"vector_weight": 0.0, "text_weight": 1.0})
-    result = CliRunner().invoke(app, ["gate", str(worse), "--baseline", str(BASELINE)])
+    junit = tmp_path / "junit.xml"
+    result = CliRunner().invoke(app, ["gate", str(worse), "--baseline", str(BASELINE), "--junit", str(junit)])
     assert result.exit_code == 1, result.output
     assert "FAIL round4.passed: 12 ->" in result.output
-    assert "regressed" in result.output.splitlines()[-1]
+    verdict = [line for line in result.output.splitlines() if line.startswith("gate: ")]
+    assert verdict and "regressed" in verdict[0]
+    # JUnit: one failing case per query that flipped, named after it, in its round's suite
+    flipped = re.findall(r"^FAIL round(\d)\.(\w+): passed -> failed", result.output, flags=re.M)
+    assert len(flipped) >= 5, result.output
+    doc = validate_junit(junit)
+    failing = {(suite[-1], name.split(":")[0]) for suite in ("round1", "round2", "round3", "round4")
+               for name in failing_names(doc, suite)}
+    assert set(flipped) <= failing
 
 
 def test_rules_parse_and_latency_growth(tmp_path):

@@ -180,8 +180,12 @@ def test_header_shows_run_environment_and_summary(results, dom):
     assert cores[0].find_all("td")[0].text() == str(env["cpu_count"])
     suite = summary["suite"]
     assert f"{suite['passed']}/{suite['queries']}" in text
-    for metric in ("recall@6", "mrr@6", "ndcg@6"):
-        assert f"{suite[metric]:.3f}" in text
+    cards = {c.find_all("div", cls="k")[0].text(): c.find_all("div", cls="v")[0].text()
+             for c in dom.root.find_all("div", cls="card")}
+    for metric, label in (("recall@6", "Recall@6"), ("mrr@6", "MRR@6"), ("ndcg@6", "nDCG@6"), ("pass_rate", "pass rate")):
+        low, high = suite[f"{metric}_ci95"]  # every headline figure of results.json has its interval beside it
+        shown = f"{suite[metric]:.3f} [{low:.3f}, {high:.3f}]"
+        assert any(label in k and v == shown for k, v in cards.items()), (metric, cards)
     neg = summary["negative"]
     assert f"{neg['returned_anything']}/{neg['queries']}" in text
     latency = {r.find_all("td")[0].text(): [c.text() for c in r.find_all("td")[1:]]
@@ -331,7 +335,11 @@ def test_ablation_page_has_each_round_and_the_four_round_chart(ablation_doc):
     for row, res in zip(per_round, runs.values()):
         suite = res.summary["suite"]
         assert row.find_all("td")[2].text() == f"{suite['passed']}/{suite['queries']}"
-        assert row.find_all("td")[3].text() == f"{suite['recall@6']:.3f}"
+        cells = [c.text() for c in row.find_all("td")]
+        assert cells[3] == {1: "6/7", 2: "5/7", 3: "9/10", 4: "12/12"}[int(cells[0])]  # the seed's, beside ours
+        for i, metric in ((4, "pass_rate"), (5, "recall@6"), (6, "mrr@6"), (7, "ndcg@6")):
+            low, high = suite[f"{metric}_ci95"]
+            assert cells[i] == f"{suite[metric]:.3f} [{low:.3f}, {high:.3f}]"
     assert len(section.find_all("img")) == 1
 
 

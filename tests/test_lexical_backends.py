@@ -67,7 +67,7 @@ def test_bm25s_robertson_with_fts5_parameters_ranks_like_fts5():
 
 
 BAG_BACKENDS = ["rank-bm25-okapi", "rank-bm25-l", "rank-bm25-plus", "bm25s"]
-ALL_BACKENDS = ["fts5", *BAG_BACKENDS]
+ALL_BACKENDS = ["fts5", "qmd-documents", *BAG_BACKENDS]
 
 
 def test_every_backend_is_registered():

@@ -31,4 +31,36 @@ def test_matrix_cells_rows_and_report(tmp_path):
     assert len(doc["cells"]) == 3 and doc["environment"]["sqlite_vec"]
     md = (tmp_path / "mini.md").read_text(encoding="utf-8")
     assert "## passed" in md and "rescued" in md
+    # each figure with its interval, each value tested against the first (Holm over the table)
+    assert "## mrr@6" in md and "[" in md.split("## mrr@6")[1].split("\n")[4]
+    assert "Against `unicode61`" in md and doc["comparisons"]["mrr@6"][0]["a"] == "jieba"
     assert (tmp_path / "mini.png").stat().st_size > 5_000
+
+
+def test_a_matrix_over_embedders_uses_each_cells_own_model(tmp_path):
+    """A cell reuses an embedder only when its [embedder] table is identical: e5-small and the hash
+    embedder give two sets of vectors and two sets of figures (before the fix, the second cell silently
+    reused the first cell's model)."""
+    spec = {"name": "embedders",
+            "values": [{"label": "e5-small", "embedder": {"name": "e5-small-q4"}},
+                       {"label": "hash", "embedder": {"name": "hash"}},
+                       {"label": "e5-small again", "embedder": {"name": "e5-small-q4"}}],
+            "runs": [{"label": "r3", "experiment": "experiments/round3.toml"}]}
+    cells = run_matrix(spec, progress=False)
+    e5, hashed, again = (result for _, _, result in cells)
+    assert e5.environment["embedding_model"] != hashed.environment["embedding_model"]
+    assert hashed.environment["embedding_model"].startswith("hash")
+    assert again.environment["embedding_model"] == e5.environment["embedding_model"]
+    top = lambda result: [h[0]["vector_score"] for h in result.hits.values() if h]  # noqa: E731
+    assert top(e5) != top(hashed)  # different vectors
+    assert top(again) == top(e5)
+    assert e5.summary["suite"]["mrr@6"] != hashed.summary["suite"]["mrr@6"]  # different figures
+    frame = write_matrix(spec, cells, tmp_path, ["passed", "mrr@6"])
+    assert frame["value"].tolist() == ["e5-small", "hash", "e5-small again"]
+    doc = json.loads((tmp_path / "embedders.json").read_text(encoding="utf-8"))
+    models = [c["config"]["embedder"]["name"] for c in doc["cells"]]
+    assert models == ["e5-small-q4", "hash", "e5-small-q4"]
+    # paired tests of each value against the first, Holm over the table
+    rows = doc["comparisons"]["mrr@6"]
+    assert [(r["a"], r["b"]) for r in rows] == [("hash", "e5-small"), ("e5-small again", "e5-small")]
+    assert rows[1]["p_value"] == 1.0 and "Holm over 2" in rows[0]["method"]

@@ -105,15 +105,41 @@ def test_summary_counts_near_ties_among_suite_queries_only():
 
     ms = {f"ms_{s}": 0.1 for s in ("retrieval", "query_embedding", "vector", "lexical", "fusion", "postprocess")}
     rows = [
-        {"query_id": "T1", "kind": "suite", "in_suite": True, "relevant_margin": 0.0004},
-        {"query_id": "T2", "kind": "suite", "in_suite": True, "relevant_margin": -0.0009},
-        {"query_id": "T3", "kind": "suite", "in_suite": True, "relevant_margin": 0.002},
-        {"query_id": "T4", "kind": "suite", "in_suite": True, "relevant_margin": None},
-        {"query_id": "T5", "kind": "suite", "in_suite": False, "relevant_margin": 0.0001},
-        {"query_id": "N1", "kind": "negative", "in_suite": False, "relevant_margin": None},
+        {"query_id": "T1", "kind": "suite", "in_suite": True, "near_tie": True, "near_tie_on": "relevant"},
+        {"query_id": "T2", "kind": "suite", "in_suite": True, "near_tie": True, "near_tie_on": "min_score,cut"},
+        {"query_id": "T3", "kind": "suite", "in_suite": True, "near_tie": False, "near_tie_on": ""},
+        {"query_id": "T5", "kind": "suite", "in_suite": False, "near_tie": True, "near_tie_on": "relevant"},
+        {"query_id": "N1", "kind": "negative", "in_suite": False, "near_tie": True, "near_tie_on": "min_score"},
     ]
     frame = pd.DataFrame([{**r, "passed": True, "returned": 6, "top1_score": 0.6, "top1_relevant": True,
                            "top1_pure": True, "text_score_nonzero": False, **ms} for r in rows])
-    summary = summarise(frame, 6)
-    assert summary["suite"]["near_ties"] == 2 and summary["suite"]["near_tie"] == 0.001
-    assert summarise(frame, 6, near_tie=0.01)["suite"]["near_ties"] == 3
+    suite = summarise(frame, 6, resamples=200)["suite"]
+    assert suite["near_ties"] == 2
+    assert suite["near_ties_by_margin"] == {"relevant": 1, "min_score": 1, "cut": 1}
+    assert suite["pass_rate"] == 1.0 and suite["pass_rate_ci95"] == [1.0, 1.0]
+
+
+def test_near_tie_columns_read_each_margin_against_the_query_scale():
+    from harness.evaluation.per_query import near_tie_columns
+    from harness.inputs.layout import Query
+
+    docs_of = {c: frozenset({d}) for c, d in (("a", "d1"), ("b", "d2"), ("c", "d3"), ("x", "d4"))}
+    candidates = [Hit("b", 0.62), Hit("a", 0.6195), Hit("c", 0.5), Hit("x", 0.30)]
+    hits = candidates[:3]  # max_results 3: x is the first chunk below the cut
+    query = Query("q", "t", {"d1": 1})
+    cols = near_tie_columns(hits, candidates, query, docs_of, pass_threshold=0.35)
+    assert cols["score_spread"] == pytest.approx(0.32) and cols["near_tie_threshold"] == pytest.approx(0.0008)
+    assert cols["relevant_margin"] == pytest.approx(-0.0005) and cols["near_tie_on"] == "relevant"
+    assert cols["cut_margin"] == pytest.approx(0.3195)  # a, returned, against x below the cut
+    assert cols["min_score_margin"] == pytest.approx(0.27)
+    # a relevant chunk missing the list by a hair at rank 4
+    missed = near_tie_columns(hits, candidates[:3] + [Hit("x", 0.4999)], Query("q", "t", {"d4": 1}), docs_of, 0.35)
+    assert missed["cut_margin"] == pytest.approx(-0.0001) and missed["near_tie_on"] == "cut"
+    # a pass at 0.3502 against minScore 0.35; a negative query silenced by 0.0001
+    close = near_tie_columns([Hit("a", 0.3502), Hit("b", 0.2)], [Hit("a", 0.3502), Hit("b", 0.2)],
+                             Query("q", "t", {"d1": 1}), docs_of, 0.35)
+    assert close["near_tie_on"] == "min_score"
+    silent = near_tie_columns([], [Hit("b", 0.3499), Hit("c", 0.1)], Query("n", "t", {}, kind="negative"), docs_of, 0.35)
+    assert silent["min_score_margin"] == pytest.approx(-0.0001) and silent["near_tie"]
+    # an absolute threshold replaces the relative rule
+    assert not near_tie_columns(hits, candidates, query, docs_of, 0.35, absolute=0.0001)["near_tie"]

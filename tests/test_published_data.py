@@ -118,13 +118,16 @@ def experiment_files_of(command: str) -> list[Path]:
             out.append(path)
             spec = load_toml(path)
             out += [ROOT / run["experiment"] for run in spec.get("runs", []) if "experiment" in run]
+            if isinstance(spec.get("experiment"), str):  # a lossless spec's Markdown-memory runs
+                out.append(ROOT / spec["experiment"])
     return out
 
 
 def is_experiment(path: Path) -> bool:
-    """An experiment file, not a sweep grid ([grid]) nor a matrix or benchmark spec ([[runs]])."""
+    """An experiment file, not a sweep grid ([grid]) nor a matrix, benchmark, expansion ([[runs]]) or
+    lossless spec ([grep])."""
     spec = load_toml(path)
-    return not ({"grid", "runs", "values"} & set(spec))
+    return not ({"grid", "runs", "values", "grep"} & set(spec))
 
 
 def test_no_make_target_or_experiment_reads_outside_the_clone():

@@ -208,9 +208,18 @@ def test_recall_counts_the_documents_of_the_first_chunks():
     assert runs.document_run["n"] == {}
     assert recall_of_first_chunks(runs.chunk_run, runs.chunk_documents, runs.document_qrels, 1) == {"q": 0.5}
     assert evaluate(runs.document_run, runs.document_qrels, ["recall@1"])["q"]["recall@1"] == 0.0
-    metrics = standard_metrics(runs, [1, 2])
-    assert metrics == {"q": pytest.approx({"mrr@1": 1.0, "ndcg@1": 1.0, "recall@1": 0.5,
-                                           "mrr@2": 1.0, "ndcg@2": 1.0, "recall@2": 1.0})}
+    metrics = standard_metrics(runs, [1, 2, 4])
+    # records (MaxP, cut at k records, graded): D1 D2 D3 tie on c1 and break by id, D4 follows; pure
+    # recall counts D3 1/3 (its chunk holds three records); chunk-level figures as the chunks rank
+    dcg4 = 1 / math.log2(4) + 2 / math.log2(5)
+    ideal = 2 / math.log2(2) + 1 / math.log2(3)
+    assert metrics == {"q": pytest.approx({
+        "recall@1": 0.0, "mrr@1": 0.0, "ndcg@1": 0.0, "pure_recall@1": 0.0,
+        "chunk_recall@1": 0.5, "chunk_mrr@1": 1.0, "chunk_ndcg@1": 1.0,
+        "recall@2": 0.0, "mrr@2": 0.0, "ndcg@2": 0.0, "pure_recall@2": 0.0,
+        "chunk_recall@2": 1.0, "chunk_mrr@2": 1.0, "chunk_ndcg@2": 1.0,
+        "recall@4": 1.0, "mrr@4": 1 / 3, "ndcg@4": dcg4 / ideal, "pure_recall@4": (1 / 3 + 1) / 2,
+        "chunk_recall@4": 1.0, "chunk_mrr@4": 1.0, "chunk_ndcg@4": 1.0})}
     assert max_passage_run(runs.chunk_run, docs_of) == runs.document_run
     assert JudgedRuns.from_dict(json.loads(json.dumps(runs.to_dict()))) == runs
     with pytest.raises(DataError, match="results.json: field 'runs': missing"):
@@ -242,26 +251,29 @@ def _check_export_reproduces(tmp_path, results_path, *, one_record_per_file):
         assert vals == pytest.approx({k: doc["queries"][qid][k] for k in vals}, abs=1e-9), qid
     chunk = _exported_figures(tmp_path, results_path, suite_only=True, level="chunk", measures=["mrr@6", "ndcg@6"])
     assert chunk["queries"] == suite["queries"]
-    assert chunk["mean"]["mrr@6"] == pytest.approx(suite["mrr@6"], abs=1e-12)
-    assert chunk["mean"]["ndcg@6"] == pytest.approx(suite["ndcg@6"], abs=1e-12)
-    # Recall@6 counts the documents of the 6 returned chunks: the whole document run ...
+    assert chunk["mean"]["mrr@6"] == pytest.approx(suite["chunk_mrr@6"], abs=1e-12)
+    assert chunk["mean"]["ndcg@6"] == pytest.approx(suite["chunk_ndcg@6"], abs=1e-12)
+    # the headline Recall/MRR/nDCG@6 are the document run's at 6 records; chunk_recall@6 counts the
+    # documents of the 6 returned chunks: the whole document run
     document = _exported_figures(tmp_path, results_path, suite_only=True, level="document",
-                                 measures=["recall", "recall@6"])
-    assert document["mean"]["recall"] == pytest.approx(suite["recall@6"], abs=1e-12)
-    if one_record_per_file:  # ... which has at most 6 documents when no chunk mixes records
-        assert document["mean"]["recall@6"] == pytest.approx(suite["recall@6"], abs=1e-12)
+                                 measures=["recall", "recall@6", "mrr@6", "ndcg@6"])
+    assert document["mean"]["recall"] == pytest.approx(suite["chunk_recall@6"], abs=1e-12)
+    for name in ("recall@6", "mrr@6", "ndcg@6"):
+        assert document["mean"][name] == pytest.approx(suite[name], abs=1e-12)
+    if one_record_per_file:  # the document run has at most 6 documents when no chunk mixes records
+        assert suite["recall@6"] == pytest.approx(suite["chunk_recall@6"], abs=1e-12)
     # every judged query, against its row (rows hold 10 decimals)
     chunk = _exported_figures(tmp_path, results_path, suite_only=False, level="chunk",
                               measures=["mrr@6", "ndcg@6", "mrr", "hit_rate@1", "hit_rate@3"])
     for qid, vals in chunk["per_query"].items():
         row = doc["queries"][qid]
-        assert vals["mrr@6"] == pytest.approx(row["mrr@6"], abs=1e-9)
-        assert vals["ndcg@6"] == pytest.approx(row["ndcg@6"], abs=1e-9)
+        assert vals["mrr@6"] == pytest.approx(row["chunk_mrr@6"], abs=1e-9)
+        assert vals["ndcg@6"] == pytest.approx(row["chunk_ndcg@6"], abs=1e-9)
         assert vals["mrr"] == pytest.approx(row["reciprocal_rank"], abs=1e-9)
         assert (bool(vals["hit_rate@1"]), bool(vals["hit_rate@3"])) == (row["hit@1"], row["hit@3"])
     document = _exported_figures(tmp_path, results_path, suite_only=False, level="document", measures=["recall"])
     for qid, vals in document["per_query"].items():  # the documents of all returned chunks
-        assert vals["recall"] == pytest.approx(doc["queries"][qid]["recall@6"], abs=1e-9)
+        assert vals["recall"] == pytest.approx(doc["queries"][qid]["chunk_recall@6"], abs=1e-9)
     return doc
 
 
@@ -283,3 +295,19 @@ def test_our_round3_exported_and_scored_by_harness_eval_gives_its_figures(tmp_pa
     committed = json.loads((ROOT / "reports/round3/results.json").read_text(encoding="utf-8"))["summary"]["suite"]
     for name in ("mrr@6", "ndcg@6", "recall@6", "passed"):
         assert doc["summary"]["suite"][name] == committed[name], name
+
+
+def test_graded_judgments_reach_chunks_and_the_headline_ndcg():
+    """A BEIR-style grade (2) stays a grade: on the record and on every chunk overlapping it."""
+    from harness.evaluation.judgments import chunk_qrels, document_qrels
+    from harness.inputs.layout import Query
+
+    docs_of = {"c1": frozenset({"A"}), "c2": frozenset({"A", "B"}), "c3": frozenset({"C"})}
+    queries = [Query("q", "text", {"A": 1, "B": 2})]
+    assert chunk_qrels(docs_of, queries) == {"q": {"c1": 1, "c2": 2}}
+    assert document_qrels(queries) == {"q": {"A": 1, "B": 2}}
+    runs = judged_runs({"q": [Hit("c3", 0.9), Hit("c2", 0.8)]}, docs_of, chunk_qrels(docs_of, queries),
+                       document_qrels(queries))
+    # records: C, then A and B tied on c2 (id order): gains 0, 1, 2 against the ideal 2, 1
+    expected = (1 / math.log2(3) + 2 / math.log2(4)) / (2 + 1 / math.log2(3))
+    assert standard_metrics(runs, [3])["q"]["ndcg@3"] == pytest.approx(expected)

@@ -1,21 +1,31 @@
-"""Sweeps: fusing cached legs gives exactly what the full pipeline gives; the grid is complete."""
+"""Sweeps: fusing cached legs gives exactly what the full pipeline gives; the fast scorer and the
+pipeline's stages agree; the grid is complete; the choice is cross-validated and only a held-out gain
+whose interval excludes zero is recommended; --holdout scores it on another query set."""
+import json
 
+import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from harness.cli import app
 from harness.config import load_experiment
 from harness.stages.lexical import FTS5Index
+from harness.studies import sweep_scoring
 from harness.studies.experiment import run_experiment
 from harness.studies.sweep import (
+    grid_settings,
     load_grid,
-    paired_randomization_test,
     run_sweep,
+    tokenizer_tables,
     weight_values,
-    write_sweep,
 )
+from harness.studies.sweep_report import write_sweep
+from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 
 GRID = {"vector_weight": [0.3, 0.7, 1.0], "fusion": ["weighted", "rrf"],
         "tokenizer": [{"name": "unicode61"}, {"name": "jieba"}], "min_score": [0.0, 0.35]}
+HASH = {"embedder": {"name": "hash"}}
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +38,15 @@ def sweep(round3):
     return run_sweep(round3, GRID, progress=False)
 
 
-def test_grid_is_complete_and_legs_are_searched_once(round3, monkeypatch):
+@pytest.fixture()
+def private_leg_cache(tmp_path, monkeypatch):
+    """The lexical leg cache in a folder of this test's own (the embedding cache stays where it is)."""
+    monkeypatch.setattr(sweep_scoring, "_leg_path", lambda key: tmp_path / "legs" / f"{key}.json")
+    return tmp_path / "legs"
+
+
+def test_grid_is_complete_and_legs_are_searched_once_then_read_from_the_leg_cache(monkeypatch, private_leg_cache):
+    config = load_experiment(ROOT / "experiments/round3.toml", **HASH)
     calls = {"n": 0}
     original = FTS5Index.search
 
@@ -37,11 +55,15 @@ def test_grid_is_complete_and_legs_are_searched_once(round3, monkeypatch):
         return original(self, query, k)
 
     monkeypatch.setattr(FTS5Index, "search", counting)
-    result = run_sweep(round3, GRID, progress=False)
+    result = run_sweep(config, GRID, progress=False)
     # weighted: 3 weights x 2 minScores; rrf also takes weights: 3 x 2; per tokenizer
     assert len(result.settings) == 2 * (3 * 2 + 3 * 2)
     n_queries = 34
     assert calls["n"] == 2 * n_queries  # once per query and tokenizer, not once per setting
+    again = run_sweep(config, GRID, progress=False)
+    assert calls["n"] == 2 * n_queries and again.timings["lexical_legs_cached"] == ["unicode61", "jieba"]
+    assert len(list(private_leg_cache.glob("*.json"))) == 2
+    assert again.settings.equals(result.settings)
 
 
 def test_a_setting_scores_exactly_like_the_full_pipeline(sweep, round3):
@@ -50,27 +72,96 @@ def test_a_setting_scores_exactly_like_the_full_pipeline(sweep, round3):
         ("weighted", 0.7, 0.35, "unicode61")
     full = run_experiment(round3, progress=False).summary["suite"]
     assert row["passed"] == full["passed"]
-    assert row["mrr@6"] == pytest.approx(full["mrr@6"])
-    assert row["ndcg@6"] == pytest.approx(full["ndcg@6"])
+    assert row["chunk_mrr@6"] == pytest.approx(full["chunk_mrr@6"])
+    assert row["chunk_ndcg@6"] == pytest.approx(full["chunk_ndcg@6"])
     assert row["suite_queries"] == 10  # round 3's suite: T1-T10
+    headline = sweep.headline["configured"]["suite"]  # record-level, with intervals
+    for name in ("recall@6", "mrr@6", "ndcg@6", "pure_recall@6", "pass_rate"):
+        assert headline[name] == pytest.approx(full[name]) and headline[f"{name}_ci95"] == full[f"{name}_ci95"]
 
 
-def test_jieba_at_other_weights_differs_from_default(sweep):
-    s = sweep.settings
-    assert s["passed"].nunique() > 1 or s["mrr@6"].nunique() > 1
+def test_fast_scorer_and_pipeline_stages_give_the_same_arrays(monkeypatch, private_leg_cache):
+    config = load_experiment(ROOT / "experiments/round3.toml", **HASH)
+    grid = {**GRID, "fusion": ["weighted", "rrf", "wsum"]}
+    tables = tokenizer_tables(config, grid)
+    legs = search_sweep_legs(config, tables, progress=False)
+    settings = grid_settings(config, grid, list(tables))
+    fast = score_grid(settings, legs, [1, 6])
+    monkeypatch.setattr(sweep_scoring, "fast_supported", lambda setting: False)
+    slow = score_grid(settings, legs, [1, 6])
+    for name in ("reciprocal_rank", "passed", "returned"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert np.array_equal(fast.top1_score, slow.top1_score, equal_nan=True)
+    np.testing.assert_allclose(fast.spread, slow.spread, rtol=0, atol=1e-12)
+    for k in (1, 6):
+        assert np.array_equal(fast.hits[k], slow.hits[k]) and np.array_equal(fast.ndcg[k], slow.ndcg[k]), k
 
 
-def test_report_has_snippet_and_p_value(sweep, round3, tmp_path):
+def test_the_choice_is_cross_validated_leave_one_out_and_tested_with_selection(sweep):
+    """King78 round 3: the suite has 10 queries, so leave-one-out over every counted query; the
+    recommendation needs the held-out interval above zero and the sign-flip test."""
+    n = len(sweep.objective.query_ids)
+    assert n == 32 and sorted(set(sweep.objective.kinds)) == ["negative", "paraphrase", "suite"]
+    assert len(sweep.cv.folds) == n  # leave-one-out
+    assert sweep.cv.in_sample_mean >= sweep.cv.held_out_mean  # the in-sample best is optimistic
+    assert 0 < sweep.selection.p_value <= 1 and "max-standardized" in sweep.selection.method
+    assert sweep.settings["p_adjusted"].between(0, 1).all()
+    if sweep.cv.recommended is None:
+        assert "keep the configuration" in sweep.cv.reason
+    else:
+        assert sweep.cv.gain.low > 0 and sweep.cv.p_value < 0.05
+
+
+def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
     doc = write_sweep(sweep, tmp_path, round3)
-    assert "vectorWeight" in doc["openclaw_snippet"] and 0 < doc["p_value_best_vs_default"] <= 1
+    md = (tmp_path / "sweep.md").read_text(encoding="utf-8")
+    assert "## Cross-validation" in md and "leave-one-out" in md and "## Robust or noise" in md
+    assert 0 < doc["p_value_best_vs_default"] <= 1 and doc["cv"]["folds"] == 32
+    if doc["recommended"] is None:
+        assert doc["openclaw_snippet"] is None and "Keep the configuration" in md and "```json5" not in md
+    else:
+        assert "vectorWeight" in doc["openclaw_snippet"] and "```json5" in md
     assert (tmp_path / "sweep.png").stat().st_size > 10_000
-    assert "minScore at the default weights" in (tmp_path / "sweep.md").read_text(encoding="utf-8")
+    assert "minScore at the configured weights" in md
 
 
-def test_randomization_test():
-    assert paired_randomization_test([1, 1, 1], [1, 1, 1]) == 1.0
-    assert paired_randomization_test([1.0] * 12, [0.0] * 12) < 0.001
-    assert paired_randomization_test([1, 0, 1, 0], [0, 1, 0, 1]) > 0.5
+@pytest.mark.slow
+def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_leg_cache):
+    """CMRC 2018 dev (500 questions, 5 folds): bigram BM25 OR-joined with RRF beats the configured
+    unicode61 AND on queries the selection did not see, so it is recommended and its snippet printed."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text('[grid]\nvector_weight = [0.4, 0.7]\nfusion = ["weighted", "rrf"]\n'
+                    'tokenizer = [{ name = "cjk-bigram", join = "or" }]\nmin_score = [0.0]\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["sweep", "experiments/cmrc2018-dev.toml", "--grid", str(grid),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((tmp_path / "out" / "sweep.json").read_text(encoding="utf-8"))
+    assert doc["cv"]["folds"] == 5 and doc["cv"]["scheme"].startswith("5-fold over 500 queries, stratified")
+    assert doc["recommended"] is not None and doc["cv"]["gain"]["ci95"][0] > 0 and doc["cv"]["p_value"] < 0.05
+    assert doc["recommended"]["tokenizer"].startswith("cjk-bigram")
+    assert "openclaw.json snippet:" in result.output and "```json5" in (tmp_path / "out" / "sweep.md").read_text()
+
+
+def _grid_file(tmp_path):
+    path = tmp_path / "grid.toml"
+    path.write_text('[grid]\nvector_weight = [0.0, 0.5, 0.7]\nfusion = ["weighted"]\nmin_score = [0.35]\n',
+                    encoding="utf-8")
+    return path
+
+
+def test_holdout_scores_the_choice_on_another_query_set(tmp_path, private_leg_cache):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["sweep", "experiments/round3.toml", "--grid", str(_grid_file(tmp_path)),
+                                      "--holdout", "experiments/round4.toml", "--out", str(out),
+                                      "--set", "embedder.name=hash"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    h = doc["holdout"]
+    assert h["experiment"] == "round4" and h["queries"] == 34 and h["which"]
+    assert set(h["headline"]) == {"configured", "chosen"} and "ci95" in h["gain"]
+    assert {d["metric"] for d in h["differences"]} == {"recall@6", "mrr@6", "ndcg@6"}
+    assert "## Held-out query set" in (out / "sweep.md").read_text(encoding="utf-8")
+    assert "held out (round4, 34 queries)" in result.output
 
 
 def test_weight_values_and_grid_file():

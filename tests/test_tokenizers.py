@@ -50,37 +50,38 @@ TOKENIZER_CONFIGS = {
     "jieba-search": ("jieba", {"mode": "search"}),
     "cjk-char": ("cjk-char", {}),
     "cjk-bigram": ("cjk-bigram", {}),
+    "qmd": ("qmd", {}),
 }
 COLUMNS = list(TOKENIZER_CONFIGS)
 
 # query -> the documents each tokenizer's FTS5 search returns with join = "and" (column order as COLUMNS)
 AND_TABLE = {
     # the headline failure: a term inside a longer Chinese run
-    "检索配置": ("I", "AI", "AI", "AI", "AI", "AI", "AI"),
+    "检索配置": ("I", "AI", "AI", "AI", "AI", "AI", "AI", "AI"),
     # a 2-character term: trigram cannot index it, the shipped planner sends it to LIKE
-    "开户": ("", "B", "B", "B", "B", "B", "B"),
+    "开户": ("", "B", "B", "B", "B", "B", "B", "B"),
     # a 4-character term that is not contiguous in the text: only word segmentation finds it
-    "海外开户": ("", "", "", "B", "B", "", ""),
+    "海外开户": ("", "", "", "B", "B", "", "", ""),
     # mixed Latin + Chinese; D has 内存不足, one word in jieba's precise mode, split in search mode
-    "VPS内存OOM": ("", "C", "C", "C", "CD", "C", "CD"),
+    "VPS内存OOM": ("", "C", "C", "C", "CD", "C", "CD", "C"),
     # full-width punctuation between terms
-    "检索，配置！": ("", "AI", "AI", "AI", "AI", "AI", "AI"),
+    "检索，配置！": ("", "AI", "AI", "AI", "AI", "AI", "AI", "AI"),
     # full-width forms: the CJK tokenizers NFKC-normalise, SQLite's tokenizers do not
-    "API密钥": ("", "", "", "E", "E", "E", "E"),
-    "ＡＰＩ": ("", "E", "E", "EG", "EG", "EG", "EG"),
+    "API密钥": ("", "", "", "E", "E", "E", "E", ""),
+    "ＡＰＩ": ("", "E", "E", "EG", "EG", "EG", "EG", "E"),
     # emoji are separators for unicode61 and never a query term
-    "🎉": ("", "", "", "", "", "", ""),
-    "发布完成🎉": ("F", "F", "F", "F", "F", "F", "F"),
-    "，。！？": ("", "", "", "", "", "", ""),
+    "🎉": ("", "", "", "", "", "", "", ""),
+    "发布完成🎉": ("F", "F", "F", "F", "F", "F", "F", "F"),
+    "，。！？": ("", "", "", "", "", "", "", ""),
     # AND across a missing term: only the fixed trigram's OR fallback answers
-    "检索配置 不存在词": ("", "", "AI", "", "", "", ""),
+    "检索配置 不存在词": ("", "", "AI", "", "", "", "", ""),
     # _ is a literal in the LIKE path (escaped), a separator for unicode61-based tokenizers
-    "开_户": ("", "", "", "H", "H", "B", "H"),
+    "开_户": ("", "", "", "H", "H", "B", "H", "B"),
 }
 OR_TABLE = {
-    "检索配置 不存在词": ("I", "AI", "AI", "AGI", "AGI", "AI", "AGI"),
-    "海外开户": ("", "", "", "B", "B", "", "B"),
-    "检索，配置！": ("G", "AGI", "AGI", "AGI", "AGI", "AGI", "AGI"),
+    "检索配置 不存在词": ("I", "AI", "AI", "AGI", "AGI", "AI", "AGI", "AI"),
+    "海外开户": ("", "", "", "B", "B", "", "B", ""),
+    "检索，配置！": ("G", "AGI", "AGI", "AGI", "AGI", "AGI", "AGI", "AI"),
 }
 
 

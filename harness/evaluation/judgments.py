@@ -1,8 +1,9 @@
 """Judgments from the provenance map: qrels at chunk and at document granularity.
 
-A query's relevant documents (records) and their grades come with the data set; a chunk is relevant,
-grade 1, when its lines overlap a relevant document's (the layout's provenance map, `docs_of`), so a
-mixed chunk counts at its own rank.
+A query's relevant documents (records) and their grades come with the data set (graded where the data
+has grades: BEIR qrels; binary elsewhere); a chunk is relevant when its lines overlap a relevant
+document's (the layout's provenance map, `docs_of`), with the highest grade among those documents, so
+a mixed chunk counts at its own rank.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def chunk_qrels(docs_of: Mapping[str, AbstractSet[str]], queries: Sequence[Query
     out: Qrels = {}
     for q in queries:
         if q.relevant:
-            rel = {cid: 1 for cid, docs in docs_of.items() if not docs.isdisjoint(q.relevant)}
+            rel = {cid: max(q.relevant.get(d, 0) for d in docs) for cid, docs in docs_of.items()
+                   if not docs.isdisjoint(q.relevant)}
             # its relevant documents are not in this layout: the query must score 0, not vanish
             out[q.id] = rel or {NOT_INDEXED: 1}
     return out

@@ -7,10 +7,20 @@ after each query's list is put in (score desc, id) order, cut at k and given str
 scores, so no library's own tie rule can change a number.  Judged queries (in the qrels) that the run
 does not answer score 0, as `trec_eval -c` scores them; queries the qrels do not judge are ignored.
 
-The reports' figures (standard_metrics), from the runs of one evaluation:
-  MRR@c, nDCG@c  on the chunk run (every chunk overlapping a relevant document is relevant, grade 1), so
-                 a mixed chunk counts at its own rank rather than at an arbitrary place among its documents;
-  Recall@c       on documents: the share of relevant documents that one of the first c chunks overlaps.
+The reports' figures (standard_metrics), from the runs of one evaluation, for each cut-off c:
+  recall@c, mrr@c, ndcg@c   the headline: on documents (records), from the MaxP document run (a
+                            document scores its best returned chunk; the documents of one chunk tie and
+                            break by id), cut at c documents, with the data set's grades as gains;
+  pure_recall@c             recall@c where a relevant document counts 1/m when the chunk that brought
+                            it in overlaps m documents (a chunk holding three records hands the reader
+                            one answer and two others): coarse chunkers no longer get full credit;
+  chunk_recall@c            the share of relevant documents that one of the first c chunks overlaps
+                            (every document a mixed chunk touches counts: the pre-document-level Recall);
+  chunk_mrr@c, chunk_ndcg@c on the chunk run (a chunk overlapping a relevant document is relevant with
+                            that document's grade): they depend on how many chunks a record spans, so
+                            compare them only between runs of one chunker.
+A cut-off above the run's max_results is an error (checked_cutoffs): the returned list has only
+max_results chunks, so "@10" of a 6-result run would silently be "@6".
 """
 from __future__ import annotations
 
@@ -136,19 +146,59 @@ def recall_of_first_chunks(chunk_run: Run, chunk_documents: Mapping[str, Iterabl
     return {q: vals[name] for q, vals in documents(docs, [name]).items()}
 
 
+def pure_recall(chunk_run: Run, chunk_documents: Mapping[str, Iterable[str]], document_qrels: Qrels,
+                c: int) -> dict[str, float]:
+    """Per judged query: recall@c of the MaxP document run where each relevant document among the first
+    c counts 1/m, m the number of documents its best chunk (the one that ranks it) overlaps."""
+    out = {}
+    for qid, grades in document_qrels.items():
+        relevant = {d for d, g in grades.items() if g > 0}
+        if not relevant:
+            continue
+        scores = chunk_run.get(qid, {})
+        best: dict[str, float] = {}  # document -> its best chunk's score (MaxP)
+        purity: dict[str, float] = {}
+        for chunk in ranked_ids(scores):  # best first: a document's first chunk is its best
+            docs = list(chunk_documents.get(chunk, ()))
+            for doc in docs:
+                if doc not in best:
+                    best[doc], purity[doc] = scores[chunk], 1.0 / len(docs)
+        out[qid] = sum(purity[d] for d in ranked_ids(best)[:c] if d in relevant) / len(relevant)
+    return out
+
+
 def standard_metrics(runs: JudgedRuns, cutoffs: Sequence[int],
                      evaluators: tuple[Evaluator, Evaluator] | None = None) -> dict[str, dict[str, float]]:
-    """The reports' figures per judged query, for every cut-off c: MRR@c and nDCG@c on chunks,
-    Recall@c on the documents of the first c chunks (see the module docstring).  `evaluators` (of
-    runs.chunk_qrels and runs.document_qrels) let a sweep reuse them across settings."""
+    """The reports' figures per judged query for every cut-off c (see the module docstring): recall@c,
+    mrr@c, ndcg@c and pure_recall@c on documents; chunk_recall@c, chunk_mrr@c and chunk_ndcg@c on
+    chunks.  `evaluators` (of runs.chunk_qrels and runs.document_qrels) let callers reuse them."""
     chunks, documents = evaluators or (Evaluator(runs.chunk_qrels), Evaluator(runs.document_qrels))
     out: dict[str, dict[str, float]] = {q: {} for q in documents.judged}
+    judged = {q: runs.document_qrels[q] for q in documents.judged}
     for c in cutoffs:
-        for qid, vals in chunks(runs.chunk_run, [f"mrr@{c}", f"ndcg@{c}"]).items():
+        for qid, vals in documents(runs.document_run, [f"recall@{c}", f"mrr@{c}", f"ndcg@{c}"]).items():
             out[qid].update(vals)
+        for qid, value in pure_recall(runs.chunk_run, runs.chunk_documents, judged, c).items():
+            out[qid][f"pure_recall@{c}"] = value
+        for qid, vals in chunks(runs.chunk_run, [f"mrr@{c}", f"ndcg@{c}"]).items():
+            out[qid].update({f"chunk_{name}": value for name, value in vals.items()})
         for qid, value in recall_of_first_chunks(runs.chunk_run, runs.chunk_documents, documents, c).items():
-            out[qid][f"recall@{c}"] = value
+            out[qid][f"chunk_recall@{c}"] = value
     return out
+
+
+def checked_cutoffs(cutoffs: Sequence[int] | None, max_results: int, *, source: str = "<experiment>",
+                    key: str = "cutoffs") -> list[int]:
+    """The cut-offs of a run, sorted (default [max_results]).  A cut-off above max_results is a
+    ConfigError naming both values: the run returns at most max_results chunks, so the figure would
+    silently be the one at max_results."""
+    values = sorted(set(cutoffs or [max_results]))
+    above = [c for c in values if c > max_results]
+    if above:
+        raise ConfigError(f"{source} [evaluation] {key}: cut-off {above[0]} is above [search] max_results = "
+                          f"{max_results}; a query returns at most {max_results} chunks, so '@{above[0]}' would be "
+                          f"the figure at {max_results} (lower the cut-off or raise max_results)")
+    return values
 
 
 @dataclass
@@ -217,3 +267,31 @@ def relevant_margin(hits: list[Hit], relevant: Iterable[str], docs_of: dict[str,
     if best_relevant is None or best_other is None:
         return None
     return best_relevant - best_other
+
+
+def cut_margin(hits: list[Hit], candidates: list[Hit], relevant: Iterable[str],
+               docs_of: dict[str, frozenset[str]]) -> float | None:
+    """How far the best relevant chunk is from the cut of the returned list.  Returned: its score minus
+    the best candidate that was not returned (the first chunk below the cut; positive).  Not returned
+    but a candidate of the fusion: its score minus the last returned hit's (negative: it missed the
+    list by that much).  None when no relevant chunk is a candidate or nothing is on the other side.
+    `candidates` is the fusion's ranked list before post-processing and the cut."""
+    relevant = set(relevant)
+    is_relevant = lambda h: bool(docs_of.get(h.id, frozenset()) & relevant)  # noqa: E731
+    returned = next((h for h in hits if is_relevant(h)), None)
+    if returned is not None:
+        kept = {h.id for h in hits}
+        below = next((h for h in candidates if h.id not in kept), None)
+        return None if below is None else returned.score - below.score
+    missed = next((h for h in candidates if is_relevant(h)), None)
+    return None if missed is None or not hits else missed.score - hits[-1].score
+
+
+def min_score_margin(hits: list[Hit], candidates: list[Hit], pass_threshold: float) -> float | None:
+    """The top-1 score minus the pass threshold (minScore): a pass at 0.3502 against 0.35 is a near tie.
+    When nothing was returned, the best fused candidate's score (how far the query was from returning
+    anything).  None without a threshold or without any candidate."""
+    if pass_threshold <= 0:
+        return None
+    top = hits[0].score if hits else (candidates[0].score if candidates else None)
+    return None if top is None else top - pass_threshold

@@ -7,20 +7,27 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from harness.evaluation.evidence import doc_scores, recall_all, recall_any
+from harness.evaluation.extra_columns import add_columns
 from harness.evaluation.judgments import NOT_INDEXED, chunk_qrels, document_qrels
 from harness.evaluation.metrics import (
+    cut_margin,
     evaluate,
     leg_rank,
+    min_score_margin,
     query_outcome,
     relevant_margin,
     standard_metrics,
 )
 from harness.evaluation.runs import JudgedRuns, judged_runs
+from harness.evaluation.statistics import NEAR_TIE_FRACTION, score_spread
 from harness.inputs.layout import Query
-from harness.pipeline import Index, QueryLegs, Stages, fuse, hit_records
+from harness.pipeline import Index, QueryLegs, Stages, fuse_with_candidates, hit_records
 from harness.stages.fusion import Hit, Legs
 
 HIT_CUTOFFS = (1, 3, 6)  # the hit@k columns: a relevant chunk among the first k returned
+# per cut-off c: documents (the headline) first, then chunks (metrics.standard_metrics)
+METRICS_AT = ("recall@{c}", "mrr@{c}", "ndcg@{c}", "pure_recall@{c}", "chunk_recall@{c}", "chunk_mrr@{c}",
+              "chunk_ndcg@{c}")
 
 
 def evidence_metrics(index: Index, queries: Sequence[Query], hits: dict[str, list[Hit]],
@@ -30,7 +37,7 @@ def evidence_metrics(index: Index, queries: Sequence[Query], hits: dict[str, lis
     qrels = {q.id: q.relevant for q in queries if q.relevant}
     out: dict[str, dict[str, float]] = {qid: {} for qid in qrels}
     for c in cutoffs:
-        run = {qid: doc_scores([(h.id, h.score) for h in hits[qid][:c]], index.docs_of) for qid in qrels}
+        run = {qid: doc_scores([(h.id, h.score) for h in hits[qid][:c]], index.unit_docs) for qid in qrels}
         for name, metric in (("recall_any", recall_any), ("recall_all", recall_all)):
             for qid, value in metric(run, qrels).items():
                 out[qid][f"{name}@{c}"] = value
@@ -53,26 +60,66 @@ def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, froz
     return out
 
 
+def near_tie_columns(hits: list[Hit], candidates: list[Hit], query: Query, docs_of: dict[str, frozenset[str]],
+                     pass_threshold: float, fraction: float = NEAR_TIE_FRACTION,
+                     absolute: float | None = None) -> dict[str, Any]:
+    """The three margins that can decide a query's outcome, and which of them are near ties.
+
+    relevant_margin  the best relevant chunk against the best other returned chunk (rank 1 or not);
+    min_score_margin the top-1 against minScore (passes at 0.3502 vs 0.35; a negative query silenced
+                     by a hair); counted for queries whose top-1 is relevant, negatives, and empty lists;
+    cut_margin       the best relevant chunk against the cut of the returned list (kept by, or missing
+                     it by, a hair at rank 7).
+    A margin is a near tie below `fraction` x the spread of the query's fused scores (max - min over
+    its candidates), so it means the same for RRF scores (~0.01 apart) as for weighted ones (0-1); an
+    `absolute` threshold ([evaluation] near_tie) replaces that rule."""
+    spread = float(score_spread([[h.score for h in candidates]])[0])
+    threshold = absolute if absolute is not None else fraction * spread
+    relevant = query.relevant
+    margins = {
+        "relevant": relevant_margin(hits, relevant, docs_of) if relevant else None,
+        "min_score": min_score_margin(hits, candidates, pass_threshold),
+        "cut": cut_margin(hits, candidates, relevant, docs_of) if relevant else None,
+    }
+    top1_relevant = bool(hits) and bool(docs_of.get(hits[0].id, frozenset()) & set(relevant))
+    if relevant and hits and not top1_relevant:
+        margins_counted = ("relevant", "cut")  # it fails on rank, whatever its score against minScore
+    else:
+        margins_counted = ("relevant", "min_score", "cut")
+    near = [name for name in margins_counted if margins[name] is not None and abs(margins[name]) < threshold]
+    return {"relevant_margin": margins["relevant"], "min_score_margin": margins["min_score"],
+            "cut_margin": margins["cut"], "score_spread": spread, "near_tie_threshold": threshold,
+            "near_tie": bool(near), "near_tie_on": ",".join(near)}
+
+
 def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
                      round_no: int | None, cutoffs: Sequence[int] | None = None,
-                     evidence_cutoffs: Sequence[int] | None = None
+                     evidence_cutoffs: Sequence[int] | None = None, *, near_tie_fraction: float = NEAR_TIE_FRACTION,
+                     near_tie: float | None = None
                      ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]], JudgedRuns]:
     """Fuse and post-process every query's legs, then score: one row per query, the returned hits as
     records, and the runs and qrels every metric of the rows is computed from.  `evidence_cutoffs`
     ([evaluation] evidence_cutoffs) adds recall_any@c / recall_all@c; queries with a `category` extra
-    field (LoCoMo) get a category column, which summaries report by."""
+    field (LoCoMo) get a category column, which summaries report by.  Cut-offs are checked against
+    max_results by the caller (metrics.checked_cutoffs)."""
     cutoffs = sorted(set(cutoffs or [stages.max_results]))
-    fused, post_ms = {}, {}
+    fused, post_ms, candidates = {}, {}, {}
     for q in queries:
-        fused[q.id], post_ms[q.id] = fuse(stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
-    # judgments built once: relevant_indexed below reads them too
-    runs = judged_runs(fused, index.docs_of, chunk_qrels(index.docs_of, queries), document_qrels(queries))
+        fused[q.id], candidates[q.id], post_ms[q.id] = fuse_with_candidates(
+            stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
+    # judgments built once: relevant_indexed below reads them too.  The units judged are what the pipeline
+    # returns: chunks, or whole files for a document-level pipeline (QMD), each relevant when it overlaps a
+    # relevant record, so chunk qrels, MaxP and Recall read a file as a chunk spanning the whole file.
+    units = index.unit_docs
+    runs = judged_runs(fused, units, chunk_qrels(units, queries), document_qrels(queries))
     metrics = standard_metrics(runs, cutoffs)
     ranks = evaluate(runs.chunk_run, runs.chunk_qrels, ["mrr", *(f"hit_rate@{k}" for k in HIT_CUTOFFS)])
     rows, hit_lists = [], {}
+    provenance = index.provenance()
+    gates = [p for p in stages.postprocess if hasattr(p, "skips_query")]  # adaptive retrieval
     for q in queries:
         hits = fused[q.id]
-        outcome = query_outcome(hits, q.relevant, index.docs_of, stages.pass_threshold)
+        outcome = query_outcome(hits, q.relevant, units, stages.pass_threshold)
         timings = {**legs[q.id].timings_ms, **post_ms[q.id]}
         rank_metrics = ranks.get(q.id, {})
         rows.append({
@@ -83,9 +130,11 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "top1_docs": outcome.top1_docs, "top1_score": hits[0].score if hits else None,
             "top1_chunk": hits[0].id if hits else None,
             "returned": outcome.returned, "reciprocal_rank": rank_metrics.get("mrr", 0.0),
-            "relevant_margin": relevant_margin(hits, q.relevant, index.docs_of) if q.relevant else None,
+            "skipped": any(g.skips_query(q.text) for g in gates),
+            **near_tie_columns(hits, candidates[q.id], q, units, stages.pass_threshold,
+                               near_tie_fraction, near_tie),
             **{f"hit@{k}": bool(rank_metrics.get(f"hit_rate@{k}", 0.0)) for k in HIT_CUTOFFS},
-            **leg_diagnostics(legs[q.id].legs, q.relevant, index.docs_of, stages.max_results),
+            **leg_diagnostics(legs[q.id].legs, q.relevant, provenance, stages.max_results),
             "relevant_indexed": NOT_INDEXED not in runs.chunk_qrels.get(q.id, {}) if q.relevant else None,
             "text_score_nonzero": any(h.text_score > 0 for h in hits),
             **{f"ms_{k}": v for k, v in timings.items()},
@@ -94,13 +143,14 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
         hit_lists[q.id] = hit_records(index, hits)
     frame = pd.DataFrame(rows)
     for c in cutoffs:
-        for name in (f"recall@{c}", f"mrr@{c}", f"ndcg@{c}"):
-            frame[name] = [metrics.get(qid, {}).get(name) for qid in frame["query_id"]]
+        for name in METRICS_AT:
+            frame[name.format(c=c)] = [metrics.get(qid, {}).get(name.format(c=c)) for qid in frame["query_id"]]
     if evidence_cutoffs:
         evidence = evidence_metrics(index, queries, fused, sorted(set(evidence_cutoffs)))
         for c in sorted(set(evidence_cutoffs)):
             for name in (f"recall_any@{c}", f"recall_all@{c}"):
                 frame[name] = [evidence.get(qid, {}).get(name) for qid in frame["query_id"]]
+    add_columns(frame, index, stages, queries, fused, legs)  # context tokens and recall@{B}tokens; expansion
     if any("category" in q.extra for q in queries):
         frame["category"] = [q.extra.get("category") for q in queries]
     return frame, hit_lists, runs

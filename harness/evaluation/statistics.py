@@ -26,6 +26,8 @@ import numpy as np
 from scipy import stats
 from threadpoolctl import ThreadpoolController
 
+from harness.config import NEAR_TIE_FRACTION
+
 LEVEL = 0.95
 SEED = 0
 BOOTSTRAP_RESAMPLES = 10_000
@@ -129,6 +131,59 @@ def bootstrap_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | n
         raise ValueError(f"paired values need the same queries: {len(a)} vs {len(b)}")
     interval = bootstrap_mean(a - b, **options)
     return Interval(interval.estimate, interval.low, interval.high, interval.level, "paired " + interval.method)
+
+
+def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, level: float = LEVEL,
+                    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED) -> dict[str, Interval]:
+    """BCa intervals for the means of several per-query columns of the same queries (a summary's
+    Recall, MRR, nDCG and pass columns), all from the same resampled queries, so they are also paired
+    with one another.  The same interval as bootstrap_mean (scipy's BCa) up to the random draws, at a
+    fraction of the cost: the resampled means of every column are one product (draw counts x values),
+    and the BCa acceleration of a mean has a closed form (jackknife means (n mean - x_i) / (n - 1)).
+    Degenerate cases as bootstrap_mean: a constant column is its value, an undefined BCa falls back
+    to the percentile interval."""
+    names = list(columns)
+    x = np.column_stack([per_query(columns[name], name) for name in names]) if names else np.zeros((0, 0))
+    n = x.shape[0]
+    if not names:
+        return {}
+    if n == 0:
+        return {name: Interval(math.nan, math.nan, math.nan, level, "no queries") for name in names}
+    estimates = x.mean(axis=0)
+    rng = np.random.default_rng(seed)
+    boot = np.empty((resamples, len(names)))
+    block = max(1, min(resamples, (1 << 22) // n))  # draw counts for `block` resamples at a time
+    for start in range(0, resamples, block):
+        rows = min(block, resamples - start)
+        draws = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+        with _one_blas_thread():
+            boot[start:start + rows] = counts @ x / n
+    alpha = (1 - level) / 2
+    z = stats.norm.ppf([alpha, 1 - alpha])
+    out = {}
+    for j, name in enumerate(names):
+        estimate = float(estimates[j])
+        if np.all(x[:, j] == x[0, j]):
+            out[name] = Interval(estimate, estimate, estimate, level, "every query has the same value")
+            continue
+        label = f"BCa bootstrap over {n} queries ({resamples:,} resamples, seed {seed})"
+        # the share of resampled means below the estimate, ties counted half (scipy's "mean" rank)
+        z0 = stats.norm.ppf((np.count_nonzero(boot[:, j] < estimate) + np.count_nonzero(boot[:, j] <= estimate))
+                            / (2 * resamples))
+        jackknife = (n * estimate - x[:, j]) / (n - 1) if n > 1 else x[:, j]
+        d = jackknife.mean() - jackknife
+        denominator = 6.0 * float((d * d).sum()) ** 1.5
+        acceleration = float((d ** 3).sum()) / denominator if denominator > 0 else math.nan
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = stats.norm.cdf(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+        if np.all(np.isfinite(shares)):
+            low, high = np.percentile(boot[:, j], shares * 100)
+        else:
+            low, high = np.percentile(boot[:, j], [alpha * 100, (1 - alpha) * 100])
+            label = f"percentile bootstrap over {n} queries (BCa undefined; {resamples:,} resamples, seed {seed})"
+        out[name] = Interval(estimate, float(low), float(high), level, label)
+    return out
 
 
 def bootstrap_pass_rate(passed: Sequence[bool] | np.ndarray, **options) -> Interval:
@@ -408,10 +463,10 @@ def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: 
 
 # --- near ties relative to the scale of the scores ----------------------------------------------------
 
-NEAR_TIE_FRACTION = 0.0025
-"""A margin below this share of the query's fused-score spread is a near tie.  Chosen so that a typical
-weighted (0-1) list, whose candidates spread over ~0.4, keeps the old absolute threshold of 0.001, while
-an RRF list (spread ~0.02) gets ~0.00005 instead of a threshold larger than most of its gaps."""
+# NEAR_TIE_FRACTION (harness.config, 0.0025):
+# A margin below this share of the query's fused-score spread is a near tie.  Chosen so that a typical
+# weighted (0-1) list, whose candidates spread over ~0.4, keeps the old absolute threshold of 0.001, while
+# an RRF list (spread ~0.02) gets ~0.00005 instead of a threshold larger than most of its gaps.
 
 
 def score_spread(scores: np.ndarray | Sequence[Sequence[float]], found: np.ndarray | None = None) -> np.ndarray:

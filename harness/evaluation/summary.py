@@ -1,4 +1,8 @@
-"""Summaries of a run's per-query rows: the suite, paraphrase and negative blocks, latency percentiles."""
+"""Summaries of a run's per-query rows: the suite, paraphrase and negative blocks, latency percentiles.
+
+Every mean in a block has its 95% interval beside it (`<metric>_ci95`: [low, high], a BCa bootstrap over
+the block's queries, harness.evaluation.statistics.bootstrap_mean; the block's `ci_method` says how it
+was computed), and so has the pass rate (`pass_rate`, `pass_rate_ci95`)."""
 from __future__ import annotations
 
 import re
@@ -7,9 +11,15 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from harness.evaluation.metrics import (
-    NEAR_TIE,
+from harness.evaluation.context_budget import add_context_summary
+from harness.evaluation.statistics import (
+    BOOTSTRAP_RESAMPLES,
+    NEAR_TIE_FRACTION,
+    SEED,
+    bootstrap_means,
 )
+
+NEAR_TIE_MARGINS = ("relevant", "min_score", "cut")
 
 
 def percentiles(values: Sequence[float]) -> dict[str, float]:
@@ -19,10 +29,39 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
     return {f"p{p}": float(np.percentile(arr, p)) for p in (50, 95, 99)}
 
 
-METRIC_COLUMN = re.compile(r"^(recall|recall_any|recall_all|mrr|ndcg)@\d+$")
+METRIC_COLUMN = re.compile(r"^(recall|pure_recall|chunk_recall|chunk_mrr|chunk_ndcg|recall_any|recall_all|mrr|ndcg)"
+                           r"@\d+$")
 
 
-def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[str, Any]:
+def with_intervals(out: dict[str, Any], df: pd.DataFrame, columns: Sequence[str], resamples: int) -> None:
+    """out[c] = the mean of column c over the block's queries and out[c_ci95] = its 95% interval, for
+    every column with values; columns judged on the same queries share their resampled queries."""
+    groups: dict[tuple[bool, ...], dict[str, np.ndarray]] = {}
+    for c in columns:
+        values = pd.to_numeric(df[c], errors="coerce").astype(float).to_numpy()
+        mask = ~np.isnan(values)
+        if mask.any():
+            groups.setdefault(tuple(mask), {})[c] = values[mask]
+    for group in groups.values():
+        for name, interval in bootstrap_means(group, resamples=resamples).items():
+            out[name] = interval.estimate
+            out[f"{name}_ci95"] = [interval.low, interval.high]
+
+
+def ci_method(resamples: int = BOOTSTRAP_RESAMPLES) -> str:
+    return (f"95% BCa bootstrap over the block's queries ({resamples:,} resamples, seed {SEED}; percentile where "
+            "BCa is undefined; the value itself when every query has the same value)")
+
+
+def near_tie_rule(fraction: float = NEAR_TIE_FRACTION, absolute: float | None = None) -> str:
+    if absolute is not None:
+        return f"margin below {absolute:g} (absolute, [evaluation] near_tie)"
+    return f"margin below {fraction:g} x the query's fused-score spread (max - min over its candidates)"
+
+
+def summarise(frame: pd.DataFrame, k: int, *, near_tie: str | None = None,
+              resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+    """The summary of a run's rows.  `near_tie` describes the rule the rows' near_tie column followed."""
     suite = frame[frame["in_suite"]]
     negative = frame[frame["kind"] == "negative"]
     paraphrase = frame[frame["kind"] == "paraphrase"]
@@ -31,21 +70,33 @@ def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[s
     def block(df: pd.DataFrame) -> dict[str, Any]:
         if df.empty:
             return {"queries": 0}
-        return {
-            "queries": int(len(df)), "passed": int(df["passed"].sum()),
-            **{c: float(df[c].mean()) for c in metric_cols},
+        out: dict[str, Any] = {"queries": int(len(df)), "passed": int(df["passed"].sum())}
+        with_intervals(out, df.assign(pass_rate=df["passed"].astype(float)), ["pass_rate", *metric_cols], resamples)
+        ties = df["near_tie"].astype(bool) if "near_tie" in df else pd.Series(False, index=df.index)
+        on = df["near_tie_on"].fillna("") if "near_tie_on" in df else pd.Series("", index=df.index)
+        out.update({
+            "ci_method": ci_method(resamples),
             "top1_pure": int((df["top1_relevant"] & df["top1_pure"]).sum()),
             "text_score_nonzero": int(df["text_score_nonzero"].sum()),
-            # queries whose outcome hangs on a near tie (see metrics.relevant_margin)
-            "near_ties": int((pd.to_numeric(df["relevant_margin"], errors="coerce").abs() < near_tie).sum()),
-            "near_tie": near_tie,
-        }
+            # queries whose outcome hangs on a near tie (per_query.near_tie_columns)
+            "near_ties": int(ties.sum()),
+            "near_ties_by_margin": {m: int(on.map(lambda s, m=m: m in s.split(",")).sum()) for m in NEAR_TIE_MARGINS},
+            "near_tie": near_tie or near_tie_rule(),
+            **({"skipped": int(df["skipped"].sum())} if "skipped" in df.columns else {}),
+        })
+        return out
 
+    negative_block: dict[str, Any] = {
+        "queries": int(len(negative)), "returned_anything": int((negative["returned"] > 0).sum()),
+        "max_top1_score": float(negative["top1_score"].max()) if len(negative) else None}
+    with_intervals(negative_block, negative.assign(returned_rate=(negative["returned"] > 0).astype(float)),
+                   ["returned_rate"], resamples)
+    if "skipped" in negative.columns:  # not searched at all (adaptive retrieval), a subset of those returning nothing
+        negative_block["skipped"] = int(negative["skipped"].sum())
     out = {
         "suite": block(suite),
         "paraphrase": block(paraphrase),
-        "negative": {"queries": int(len(negative)), "returned_anything": int((negative["returned"] > 0).sum()),
-                     "max_top1_score": float(negative["top1_score"].max()) if len(negative) else None},
+        "negative": negative_block,
         "latency_ms": {
             "retrieval": percentiles(frame["ms_retrieval"].tolist()),
             **{stage: percentiles(frame[f"ms_{stage}"].tolist())
@@ -55,4 +106,5 @@ def summarise(frame: pd.DataFrame, k: int, near_tie: float = NEAR_TIE) -> dict[s
     if "category" in frame.columns:  # the suite per query category (LoCoMo)
         out["by_category"] = {str(cat): block(suite[suite["category"] == cat])
                               for cat in sorted(suite["category"].dropna().unique())}
+    add_context_summary(out, frame)  # context tokens and recall@{B}tokens, with bootstrap intervals
     return out

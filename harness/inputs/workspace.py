@@ -421,5 +421,6 @@ class WorkspaceDataset:
 
 @DATASETS.register("workspace")
 def _workspace(path: str, queries: str, config: str | None = None, agent: str | None = None) -> WorkspaceDataset:
+    """Your own OpenClaw workspace (path), a queries file (YAML/JSONL) and optionally openclaw.json."""
     return WorkspaceDataset(project_path(Path(path).expanduser()), project_path(Path(queries).expanduser()),
                             project_path(Path(config).expanduser()) if config else None, agent)

@@ -6,8 +6,8 @@ The report is a list of sections, each a function (spec, doc) -> Markdown text (
 
 so that later work adds a section (abstention AUROC and plots, the four presets side by side) by
 appending one function, without touching the others.  Every metric cell goes through `metric_cell`,
-which shows an interval when the summary block holds one ("<metric>_ci": [low, high]), so bootstrap
-intervals appear in every table as soon as the summaries carry them.
+which shows the 95% interval the summary block holds beside each mean ("<metric>_ci95": [low, high],
+harness.evaluation.summary).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def metric_cell(block: dict[str, Any], metric: str) -> str:
     if value is None or value != value:
         return ""
     text = f"{value:.3f}"
-    interval = block.get(f"{metric}_ci")
+    interval = block.get(f"{metric}_ci95")
     return f"{text} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else text
 
 

@@ -27,10 +27,15 @@ from harness import __version__
 from harness.errors import HarnessError
 from harness.evaluation.metrics import NEAR_TIE
 from harness.reporting.markdown import (
+    HEADLINE,
     ablation_frame,
+    cutoffs_of,
+    figure,
     legs_note,
     load_seed_scores,
+    near_tie_margins,
     seed_cell,
+    seed_passed,
 )
 from harness.reporting.plots import ablation_chart, missing, query_scores_chart
 
@@ -99,22 +104,27 @@ def min_score_of(config: dict[str, Any]) -> float | None:
     return max(values) if values else None
 
 
-def _metric_key(block: dict[str, Any], metric: str) -> str | None:
-    return next((k for k in block if k.startswith(metric + "@")), None)
-
-
 def summary_cards(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, value) of each card at the top of the page."""
+    """(label, value) of each card at the top of the page; every mean with its 95% interval."""
     suite = summary.get("suite", {}) or {}
     neg = summary.get("negative", {}) or {}
     para = summary.get("paraphrase", {}) or {}
     cards = [("suite passed", f"{suite.get('passed', 0)}/{suite.get('queries', 0)}")]
-    for metric, label in (("recall", "Recall"), ("mrr", "MRR"), ("ndcg", "nDCG")):
-        key = _metric_key(suite, metric)
-        if key:
-            cards.append((f"{label}@{key.split('@')[1]} (suite)", fmt(suite[key])))
+    if "pass_rate_ci95" in suite:
+        cards.append(("suite pass rate [95% CI]", figure(suite, "pass_rate")))
+    for k in cutoffs_of(suite):
+        for metric, label in HEADLINE:
+            cards.append((f"{label}@{k} (records, suite) [95% CI]", figure(suite, f"{metric}@{k}")))
+        if f"pure_recall@{k}" in suite:
+            cards.append((f"pure Recall@{k} (a record in a chunk of m counts 1/m)", figure(suite, f"pure_recall@{k}")))
+        if f"chunk_mrr@{k}" in suite:
+            cards.append((f"chunk-level MRR@{k} / nDCG@{k} (one chunker only)",
+                          f"{figure(suite, f'chunk_mrr@{k}')} / {figure(suite, f'chunk_ndcg@{k}')}"))
     if "near_ties" in suite:
-        cards.append((f"suite outcomes decided by < {suite.get('near_tie', NEAR_TIE):g}", str(suite["near_ties"])))
+        rule = suite.get("near_tie")
+        label = "suite outcomes decided by a near tie" if isinstance(rule, str) else \
+            f"suite outcomes decided by < {rule if rule is not None else NEAR_TIE:g}"
+        cards.append((label, str(suite["near_ties"])))
     if para.get("queries"):
         cards.append(("paraphrases passed", f"{para.get('passed', 0)}/{para['queries']}"))
     if neg.get("queries"):
@@ -196,15 +206,17 @@ def query_table(results: dict[str, Any], seed: dict[tuple[str, int], dict[str, s
         # the best relevant chunk's lead (+) or deficit (-) against the best other returned chunk; a
         # near tie is flagged, since another embedding model can flip it
         margin = q.get("relevant_margin")
+        near = bool(q.get("near_tie")) if "near_tie" in q else (not missing(margin) and abs(margin) < NEAR_TIE)
         rows.append({
             "qid": qid, "text": q.get("text"), "kind": kind_text(q, round_no), "cls": cls, "outcome": outcome,
             "rank": None if missing(q.get("rank")) else int(q["rank"]), "score": q.get("score"),
             "margin": None if missing(margin) else f"{margin:+.4f}",
-            "margin_near_tie": not missing(margin) and abs(margin) < NEAR_TIE,
+            "margin_near_tie": near,
+            "near_tie_note": near_tie_margins(q) if "near_tie_on" in q else f"below {NEAR_TIE:g}",
             "top": (results["hits"].get(qid) or [None])[0],
             "seed": seed_cell(seed.get((qid, round_no))) if has_seed else None,
         })
-    return {"query_headers": headers, "has_seed": has_seed, "queries": rows, "near_tie": f"{NEAR_TIE:g}"}
+    return {"query_headers": headers, "has_seed": has_seed, "queries": rows}
 
 
 def failed_queries(results: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -288,7 +300,7 @@ def render_html(results: dict[str, Any], ablation: dict[str, Any] | None = None)
 def _ablation_runs(ablation: dict[str, Any]) -> dict[int, Any]:
     """{round: object with .per_query and .environment}: what ablation_frame and plot_ablation read."""
     runs = {int(key): SimpleNamespace(per_query=pd.DataFrame(list(rnd["queries"].values())),
-                                      environment=ablation.get("environment") or {})
+                                      environment=ablation.get("environment") or {}, summary=rnd["summary"])
             for key, rnd in ablation["rounds"].items()}
     return dict(sorted(runs.items()))
 
@@ -304,21 +316,25 @@ def ablation_view(ablation: dict[str, Any]) -> dict[str, Any]:
         s = rnd["summary"]
         suite, neg = s.get("suite", {}), s.get("negative", {})
         para = [q for q in rnd["queries"].values() if q.get("kind") == "paraphrase"]
-        hit_key = f"hit@{(rnd.get('config', {}).get('search') or {}).get('max_results', 6)}"
         lat = (s.get("latency_ms", {}) or {}).get("retrieval", {})
+        k = (cutoffs_of(suite) or [(rnd.get("config", {}).get("search") or {}).get("max_results", 6)])[0]
         rounds.append({
             "round": int(key), "layout": rnd.get("config", {}).get("description", ""),
-            "passed": f"{suite.get('passed', 0)}/{suite.get('queries', 0)}",
-            "recall": suite.get(_metric_key(suite, "recall") or ""), "mrr": suite.get(_metric_key(suite, "mrr") or ""),
-            "ndcg": suite.get(_metric_key(suite, "ndcg") or ""),
-            "paraphrases": f"{sum(bool(q.get(hit_key)) for q in para)}/{len(para)}" if para else "—",
+            "passed": f"{suite.get('passed', 0)}/{suite.get('queries', 0)}", "seed_passed": seed_passed(seed, int(key)),
+            "pass_rate": figure(suite, "pass_rate"),
+            "recall": figure(suite, f"recall@{k}"), "mrr": figure(suite, f"mrr@{k}"), "ndcg": figure(suite, f"ndcg@{k}"),
+            "pure_recall": figure(suite, f"pure_recall@{k}"),
+            "paraphrases": f"{sum(not missing(q.get('rank')) for q in para)}/{len(para)}" if para else "—",
             "negatives": f"{neg.get('returned_anything', 0)}/{neg.get('queries', 0)}",
             "chunks": (s.get("index") or {}).get("chunks"), "mixed_chunks": (s.get("index") or {}).get("mixed_chunks"),
             "p50": lat.get("p50"), "p95": lat.get("p95"),
         })
     frame = ablation_frame(runs, seed)
+    comparisons = ablation.get("round_comparisons") or []
     return {
         "preset": ablation.get("preset", ""), "k": (first_config.get("search") or {}).get("max_results", 6),
+        "comparison_columns": [], "comparison_rows": [],
+        **(_comparison_view(comparisons) if comparisons else {}),
         "rounds": rounds,
         # the emoji mark of the Markdown report becomes text: a headless or minimal system may have no emoji font
         "matrix_columns": list(frame.columns),
@@ -326,6 +342,13 @@ def ablation_view(ablation: dict[str, Any]) -> dict[str, Any]:
         "differences": ablation.get("differences_from_seed") or [],
         "chart_uri": ablation_chart(runs, seed),
     }
+
+
+def _comparison_view(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from harness.reporting.markdown import comparison_table
+
+    frame = comparison_table(rows)
+    return {"comparison_columns": list(frame.columns), "comparison_rows": [list(r) for r in frame.itertuples(index=False)]}
 
 
 def render_ablation_html(ablation: dict[str, Any]) -> str:

@@ -9,11 +9,44 @@ from typing import Any
 
 import pandas as pd
 
-from harness.evaluation.metrics import NEAR_TIE
 from harness.reporting.plots import plot_ablation
 from harness.studies.experiment import RunResult
 
 SEED_FILE = "seed_scores.csv"
+HEADLINE = (("recall", "Recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))  # on documents (records), MaxP
+
+
+def cutoffs_of(block: dict[str, Any]) -> list[int]:
+    """The cut-offs a summary block holds figures for ([evaluation] cutoffs, default max_results)."""
+    return sorted({int(k.split("@")[1]) for k in block if k.startswith("mrr@") and not k.endswith("_ci95")})
+
+
+def figure(block: dict[str, Any], name: str, digits: int = 3) -> str:
+    """`0.950 [0.850, 1.000]`: a block's mean with its 95% interval (just the mean when it has none)."""
+    value = block.get(name)
+    if value is None or value != value:
+        return "—"
+    interval = block.get(f"{name}_ci95")
+    if not interval:
+        return f"{value:.{digits}f}"
+    return f"{value:.{digits}f} [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+
+
+def headline_text(block: dict[str, Any], separator: str = " · ") -> str:
+    """Recall/MRR/nDCG (documents) at every cut-off with intervals, then pure recall and the chunk-level
+    MRR/nDCG (labelled: they depend on the chunker)."""
+    parts = []
+    for k in cutoffs_of(block):
+        parts += [f"{label}@{k} {figure(block, f'{m}@{k}')}" for m, label in HEADLINE]
+        parts.append(f"pure Recall@{k} {figure(block, f'pure_recall@{k}')}")
+        parts.append(f"chunk-level MRR@{k} {figure(block, f'chunk_mrr@{k}')}, nDCG@{k} {figure(block, f'chunk_ndcg@{k}')}")
+    return separator.join(parts)
+
+
+def near_tie_text(block: dict[str, Any]) -> str:
+    by = block.get("near_ties_by_margin") or {}
+    detail = ", ".join(f"{n} on the {m.replace('_', ' ')} margin" for m, n in by.items() if n)
+    return f"{block.get('near_ties', 0)} near ties" + (f" ({detail})" if detail else "")
 
 
 def load_seed_scores(dataset_dir: Path | str) -> dict[tuple[str, int], dict[str, str]]:
@@ -48,10 +81,21 @@ def our_cell(row: pd.Series, purity: bool = True) -> str:
         cell += " (mixed top-1)"
     if row["top1_relevant"] and not row["passed"]:
         cell += " (below minScore)"
-    margin = row.get("relevant_margin")
-    if margin is not None and margin == margin and abs(margin) < NEAR_TIE:
-        cell += f" (near tie, {margin:+.4f})"
+    if row.get("near_tie"):
+        cell += f" (near tie: {near_tie_margins(row)})"
     return cell
+
+
+def near_tie_margins(row: Any) -> str:
+    """`relevant −0.0009, minScore +0.0002`: the margins of a row that are near ties."""
+    names = {"relevant": ("relevant_margin", "vs best other"), "min_score": ("min_score_margin", "vs minScore"),
+             "cut": ("cut_margin", "vs the cut")}
+    out = []
+    for name in str(row.get("near_tie_on") or "").split(","):
+        if name in names:
+            value = row.get(names[name][0])
+            out.append(f"{names[name][1]} {value:+.4f}" if value is not None and value == value else names[name][1])
+    return ", ".join(out)
 
 
 def round_table(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
@@ -104,12 +148,11 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
     suite = s["suite"]
     where = f"round {round_no}" if round_no is not None else result.name
     console.print(
-        f"{where}: passed {suite['passed']}/{suite['queries']}  "
-        f"Recall@6 {suite.get('recall@6', 0):.3f}  MRR@6 {suite.get('mrr@6', 0):.3f}  "
-        f"nDCG@6 {suite.get('ndcg@6', 0):.3f}  | negative queries returning results: "
-        f"{s['negative']['returned_anything']}/{s['negative']['queries']}  | "
-        f"retrieval p50 {s['latency_ms']['retrieval']['p50']:.2f} ms  | {s['index']['chunks']} chunks"
-    )
+        f"{where}: passed {suite['passed']}/{suite['queries']} {figure(suite, 'pass_rate')}  "
+        f"{headline_text(suite, '  ')}  | negative queries returning results: "
+        f"{s['negative']['returned_anything']}/{s['negative']['queries']}  | {near_tie_text(suite)}  | "
+        f"retrieval p50 {s['latency_ms']['retrieval']['p50']:.2f} ms  | {s['index']['chunks']} chunks",
+        highlight=False, soft_wrap=True)
 
 
 def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> str:
@@ -118,10 +161,12 @@ def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]
     parts = [
         f"# {result.name} ({result.config.get('preset', '')})\n",
         f"{result.config.get('description', '')}\n",
-        f"Passed {s['suite']['passed']}/{s['suite']['queries']} · Recall@6 {s['suite'].get('recall@6', 0):.3f} · "
-        f"MRR@6 {s['suite'].get('mrr@6', 0):.3f} · nDCG@6 {s['suite'].get('ndcg@6', 0):.3f} · "
-        f"{s['index']['chunks']} chunks ({s['index']['mixed_chunks']} overlap two or more records) · "
-        f"{s['suite'].get('near_ties', 0)} decided by less than {s['suite'].get('near_tie', NEAR_TIE):g}\n",
+        f"Passed {s['suite']['passed']}/{s['suite']['queries']} (pass rate {figure(s['suite'], 'pass_rate')}) · "
+        f"{headline_text(s['suite'])} · {s['index']['chunks']} chunks ({s['index']['mixed_chunks']} overlap two "
+        f"or more records) · {near_tie_text(s['suite'])}\n",
+        f"Recall, MRR and nDCG are on records (a record scores its best returned chunk); pure Recall counts a "
+        f"record 1/m when its chunk holds m records; chunk-level figures compare runs of one chunker only. "
+        f"[low, high]: {s['suite'].get('ci_method', '95% interval')}. Near tie: {s['suite'].get('near_tie', '')}.\n",
         "## T-suite (ours beside the seed)\n",
         markdown_table(round_table(result, seed)),
         "\n## Negative queries (never recorded; a good system returns nothing)\n",
@@ -170,7 +215,13 @@ def _margin_note(q: Any) -> str:
     if margin is None or margin != margin:
         return "no other chunk to compare with"
     side = "ahead of" if margin >= 0 else "behind"
-    tie = f" (a near tie, under {NEAR_TIE:g}: another embedding can flip it)" if abs(margin) < NEAR_TIE else ""
+    threshold = q.get("near_tie_threshold")
+    if "relevant" in str(q.get("near_tie_on") or "").split(","):
+        tie = f" (a near tie, under {threshold:.2g}: another embedding can flip it)"
+    elif threshold is not None and threshold == threshold and threshold > 0:
+        tie = f" ({abs(margin) / threshold:.0f}x the near-tie threshold {threshold:.2g})"
+    else:
+        tie = ""
     return f"{side} the best other chunk by {abs(margin):.4f}{tie}"
 
 
@@ -222,14 +273,20 @@ def legs_note(q: Any) -> str:
     return "; ".join(_leg_note(q, leg) for leg in ("vector", "lexical"))
 
 
-def paraphrase_misses(results: dict[int, RunResult], k: int = 6) -> list[str]:
-    """Paraphrase queries whose record is not in the top k, with where each leg put it: tells a
-    model's judgement (record found by the vector leg just below the cut) from a record that no leg
-    can reach."""
+def max_results_of(result: Any) -> int:
+    return int((getattr(result, "config", None) or {}).get("search", {}).get("max_results", 6))
+
+
+def paraphrase_misses(results: dict[int, RunResult]) -> list[str]:
+    """Paraphrase queries whose record is not among the returned chunks (the top max_results), with
+    where each leg put it: tells a model's judgement (record found by the vector leg just below the
+    cut) from a record that no leg can reach."""
     notes = []
     for r, res in results.items():
         frame = res.per_query
-        for _, q in frame[(frame["kind"] == "paraphrase") & ~frame[f"hit@{k}"].astype(bool)].iterrows():
+        k = max_results_of(res)
+        found = pd.to_numeric(frame["rank"], errors="coerce").notna()
+        for _, q in frame[(frame["kind"] == "paraphrase") & ~found].iterrows():
             note = legs_note(q)
             leg_ranks = [q.get(f"{leg}_rank") for leg in ("vector", "lexical")]
             if any(rank is not None and rank == rank and rank <= k for rank in leg_ranks):
@@ -240,7 +297,82 @@ def paraphrase_misses(results: dict[int, RunResult], k: int = 6) -> list[str]:
 
 def _paraphrase_hits(res: RunResult) -> str:
     para = res.per_query[res.per_query["kind"] == "paraphrase"]
-    return f"{int(para['hit@6'].sum())}/{len(para)}"
+    return f"{int(pd.to_numeric(para['rank'], errors='coerce').notna().sum())}/{len(para)}"
+
+
+def seed_passed(seed: dict[tuple[str, int], dict[str, str]], round_no: int) -> str:
+    """The seed's pass count for a round ("6/7"), from its per-query statuses."""
+    rows = [row for (_, r), row in seed.items() if r == round_no and row["seed_status"] != "not_in_suite"]
+    if not rows:
+        return ""
+    return f"{sum(row['seed_status'] in ('pass', 'pass_no_figure') for row in rows)}/{len(rows)}"
+
+
+def per_query_values(res: RunResult, column: str, kind_filter: str = "suite") -> dict[str, float]:
+    """{query id: value} of one per-query column over the run's suite queries (passes as 0/1)."""
+    frame = res.per_query[res.per_query["in_suite"]] if kind_filter == "suite" else res.per_query
+    values = pd.to_numeric(frame[column].astype(float) if frame[column].dtype == bool else frame[column],
+                           errors="coerce")
+    return {qid: float(v) for qid, v in zip(frame["query_id"], values) if v == v}
+
+
+def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
+    """Each round against the one before, on the suite queries both have: per-query pass and the
+    headline MRR (documents), a paired sign-flip test and bootstrap interval for each, Holm-corrected
+    over the whole table (harness.evaluation.statistics.paired_comparisons)."""
+    from harness.evaluation.statistics import paired_comparisons
+
+    rounds = list(results)
+    k = max_results_of(results[rounds[0]])
+    out = []
+    for metric in ("passed", f"mrr@{k}"):
+        columns = {f"round {r}": per_query_values(results[r], metric) for r in rounds}
+        pairs = [(f"round {b}", f"round {a}") for a, b in zip(rounds, rounds[1:])]
+        out += [{"metric": metric, **c.as_dict()} for c in paired_comparisons(columns, pairs=pairs)]
+    # Holm over every comparison of the table (both metrics): one family
+    from harness.evaluation.statistics import holm
+
+    corrected = holm([row["p_value"] for row in out])
+    for row, p in zip(out, corrected):
+        row["p_holm"] = p
+        row["method"] = row["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(out)}"
+    return out
+
+
+def comparison_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    def interval(d: dict[str, Any]) -> str:
+        low, high = d["ci95"]
+        return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]"
+    return pd.DataFrame([{"metric": r["metric"] if r["metric"] != "passed" else "pass", "comparison": f"{r['a']} vs {r['b']}",
+                          "queries": r["queries"], "mean a": f"{r['mean_a']:.3f}", "mean b": f"{r['mean_b']:.3f}",
+                          "difference [95% CI]": interval(r["difference"]), "p": f"{r['p_value']:.3g}",
+                          "p (Holm)": f"{r['p_holm']:.3g}"} for r in rows])
+
+
+def ablation_rows(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
+    """One row per round: passes beside the seed's, the headline figures with their intervals."""
+    rows = []
+    for r, res in results.items():
+        suite, k = res.summary["suite"], max_results_of(res)
+        rows.append({
+            "round": r, "passed": f"{suite['passed']}/{suite['queries']}", "seed passed": seed_passed(seed, r),
+            "pass rate [95% CI]": figure(suite, "pass_rate"),
+            **{f"{label}@{c}": figure(suite, f"{m}@{c}") for c in cutoffs_of(suite) for m, label in HEADLINE},
+            **{f"pure Recall@{c}": figure(suite, f"pure_recall@{c}") for c in cutoffs_of(suite)},
+            **{f"chunk MRR@{c}": figure(suite, f"chunk_mrr@{c}") for c in cutoffs_of(suite)},
+            **({"recall@1000tokens": figure(suite, "recall@1000tokens")} if "recall@1000tokens" in suite else {}),
+            "near ties": suite.get("near_ties", ""),
+            f"paraphrases found (top {k})": _paraphrase_hits(res),
+            "negatives returning results": f"{res.summary['negative']['returned_anything']}/{res.summary['negative']['queries']}",
+            # adaptive retrieval: queries not searched at all (suite / paraphrases / negatives)
+            **({"not searched (suite/para/neg)": f"{suite.get('skipped', 0)}/{res.summary['paraphrase'].get('skipped', 0)}/"
+                                                  f"{res.summary['negative']['skipped']}"}
+               if "skipped" in res.summary["negative"]
+               and any(p.get("name") == "adaptive_retrieval" for p in res.config.get("postprocess", [])) else {}),
+            "chunks": res.summary["index"]["chunks"], "mixed chunks": res.summary["index"]["mixed_chunks"],
+            "retrieval p50 ms": f"{res.summary['latency_ms']['retrieval']['p50']:.2f}",
+        })
+    return pd.DataFrame(rows)
 
 
 def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
@@ -248,6 +380,7 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     first = next(iter(results.values()))
+    k = max_results_of(first)
     doc = {
         "preset": first.config.get("preset"),
         "environment": first.environment,
@@ -255,41 +388,41 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
                             "queries": res.to_dict()["queries"]} for r, res in results.items()},
         "differences_from_seed": differences(results, seed),
         "paraphrase_misses": paraphrase_misses(results),
+        "round_comparisons": round_comparisons(results) if len(results) > 1 else [],
     }
     tmp = out_dir / "ablation.json.tmp"
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     os.replace(tmp, out_dir / "ablation.json")
     plot_ablation(results, seed, out_dir / "ablation.png")
-    summary_rows = pd.DataFrame([{
-        "round": r, "passed": f"{res.summary['suite']['passed']}/{res.summary['suite']['queries']}",
-        "Recall@6": f"{res.summary['suite']['recall@6']:.3f}", "MRR@6": f"{res.summary['suite']['mrr@6']:.3f}",
-        "nDCG@6": f"{res.summary['suite']['ndcg@6']:.3f}",
-        "near ties": res.summary["suite"].get("near_ties", ""),
-        "paraphrases hit@6": _paraphrase_hits(res),
-        "negatives returning results": f"{res.summary['negative']['returned_anything']}/{res.summary['negative']['queries']}",
-        "chunks": res.summary["index"]["chunks"], "mixed chunks": res.summary["index"]["mixed_chunks"],
-        "retrieval p50 ms": f"{res.summary['latency_ms']['retrieval']['p50']:.2f}",
-    } for r, res in results.items()])
     env = first.environment
     diff_lines = "\n".join(f"- {d}" for d in doc["differences_from_seed"]) or "- none"
     miss_lines = "\n".join(f"- {d}" for d in doc["paraphrase_misses"]) or "- none"
+    suite = first.summary["suite"]
     md = (
         f"# King78 four-round ablation — preset `{doc['preset']}`\n\n"
         f"{first.config.get('preset_description', '')}\n\n"
         "## Per-query score of the best relevant hit, ours beside the seed\n\n"
         "✗ = no relevant chunk among the returned results; ❌ = not passed (top-1 not relevant or below "
         "minScore); 'mixed top-1' = the top-1 chunk is relevant but overlaps other records too; "
-        f"'near tie, ±m' = decided by less than {NEAR_TIE:g}: m is the best relevant chunk's lead (+) or "
-        "deficit (-) against the best other returned chunk.\n\n"
+        "'near tie: ...' = a margin that decided the outcome is below the near-tie threshold (the relevant chunk "
+        "against the best other returned chunk, the top-1 against minScore, or the relevant chunk against the "
+        "cut of the list).\n\n"
         + markdown_table(ablation_frame(results, seed))
-        + "\n## Per round\n\n" + markdown_table(summary_rows)
-        + f"\nNear ties: suite queries whose best relevant chunk leads or trails the best other returned chunk "
-          f"by less than {first.summary['suite'].get('near_tie', 0.001):g}; such an outcome says little "
-          "about the pipeline: another embedding model, or a small edit to any competing record, can flip it.\n"
+        + "\n## Per round\n\n"
+          "Recall, MRR and nDCG are on records (a record scores its best returned chunk; records of one chunk tie "
+          "and break by id); pure Recall counts a record 1/m when the chunk that brought it holds m records; "
+          "chunk MRR is on chunks (comparable only between runs of one chunker). [low, high] = "
+          f"{suite.get('ci_method', '95% interval')}.\n\n" + markdown_table(ablation_rows(results, seed))
+        + f"\nNear ties: {suite.get('near_tie', '')}; such an outcome says little about the pipeline: another "
+          "embedding model, or a small edit to any competing record, can flip it.\n"
+        + ("\n## Each round against the one before (paired, suite queries both have)\n\n"
+           "Sign-flip test (exact for these sizes) and paired bootstrap interval of the difference; p (Holm) is "
+           "corrected over every comparison of this table.\n\n" + markdown_table(comparison_table(doc["round_comparisons"]))
+           if doc["round_comparisons"] else "")
         + "\n## Where ours differs from the seed (pass/fail), with the deciding margin\n\n" + diff_lines + "\n"
-        + "\n## Paraphrases whose record is not in the top 6, and where each leg put it\n\n"
+        + f"\n## Paraphrases whose record is not in the top {k}, and where each leg put it\n\n"
           "Raw scores: cosine similarity on the vector leg, positive BM25 on the lexical leg; the cut-off "
-          "candidate is the leg's 6th.\n\n" + miss_lines + "\n"
+          f"candidate is the leg's {k}th.\n\n" + miss_lines + "\n"
         + f"\n![per-query score by round](ablation.png)\n\nEnvironment: SQLite {env['sqlite']}, sqlite-vec "
           f"{env['sqlite_vec']}, jieba {env['jieba']}, model {env.get('embedding_model')}, {env['cpu_count']} cores.\n"
     )

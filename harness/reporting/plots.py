@@ -149,8 +149,9 @@ def _top1_colour(q: dict[str, Any]) -> str:
 
 def plot_ablation(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]],
                   path: Path | IO[bytes]) -> None:
-    """Per-query score of the best relevant hit by round, ours beside the seed (`results` need only
-    .per_query and .environment)."""
+    """Per-query score of the best relevant hit by round, ours beside the seed, and per round the suite's
+    pass rate and MRR (records) with their 95% intervals as error bars, the seed's pass rate beside them
+    (`results` need .per_query, .environment and .summary)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -159,7 +160,8 @@ def plot_ablation(results: dict[int, RunResult], seed: dict[tuple[str, int], dic
     rounds = list(results)
     first = next(iter(results.values())).per_query
     suite_ids = first[first["kind"] == "suite"]["query_id"].tolist()
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5), gridspec_kw={"width_ratios": [1, 1, 0.8]})
+    axes[1].sharey(axes[0])
     cmap = plt.get_cmap("tab20")
     for i, qid in enumerate(suite_ids):
         ours, theirs = [], []
@@ -173,7 +175,7 @@ def plot_ablation(results: dict[int, RunResult], seed: dict[tuple[str, int], dic
     env = next(iter(results.values())).environment or {}
     model = str(env.get("embedding_model") or "embedding")
     model = model.split("/")[-1].split("@")[0]  # short: the model name without its version or endpoint
-    for ax, title in zip(axes, (f"ours ({model}, passed queries)", "seed (ZAI embedding-3)")):
+    for ax, title in zip(axes[:2], (f"ours ({model}, passed queries)", "seed (ZAI embedding-3)")):
         ax.set_xticks(rounds)
         ax.set_xlabel("round")
         ax.set_title(title)
@@ -181,10 +183,44 @@ def plot_ablation(results: dict[int, RunResult], seed: dict[tuple[str, int], dic
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("hybrid score of the best relevant hit")
     axes[1].legend(ncol=1, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no point hidden
-    fig.suptitle("King78 four-round ablation: per-query score by round (gaps = failed or not in suite)")
+    _per_round_panel(axes[2], results, seed, rounds)
+    fig.suptitle("King78 four-round ablation: per-query score by round (gaps = failed or not in suite); "
+                 "suite figures with 95% intervals")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _per_round_panel(ax: Any, results: dict[int, Any], seed: dict[tuple[str, int], dict[str, str]],
+                     rounds: list[int]) -> None:
+    """Pass rate and MRR (records) per round with their bootstrap intervals, the seed's pass rate beside."""
+    summaries = [getattr(results[r], "summary", None) or {} for r in rounds]
+    suites = [s.get("suite", {}) for s in summaries]
+    k = next((key for key in suites[0] if key.startswith("mrr@") and not key.endswith("_ci95")), None)
+    for offset, (name, label, colour) in zip((-0.12, 0.12), (("pass_rate", "pass rate", "#2e9e4f"),
+                                                            (k, f"MRR{k[3:]} (records)" if k else "", "#1f5fbf"))):
+        if name is None:
+            continue
+        values = [s.get(name, float("nan")) for s in suites]
+        intervals = [s.get(f"{name}_ci95") or [v, v] for s, v in zip(suites, values)]
+        below = [max(0.0, v - lo) for v, (lo, _) in zip(values, intervals)]
+        above = [max(0.0, hi - v) for v, (_, hi) in zip(values, intervals)]
+        ax.errorbar([r + offset for r in rounds], values, yerr=[below, above], fmt="o", capsize=4, color=colour,
+                    label=f"ours: {label} [95% CI]")
+    seed_rates = []
+    for r in rounds:
+        rows = [row for (_, rr), row in seed.items() if rr == r and row["seed_status"] != "not_in_suite"]
+        seed_rates.append(sum(row["seed_status"] in ("pass", "pass_no_figure") for row in rows) / len(rows)
+                          if rows else float("nan"))
+    if any(not math.isnan(v) for v in seed_rates):
+        ax.scatter(rounds, seed_rates, marker="s", facecolors="none", edgecolors="#555", s=60,
+                   label="seed: pass rate", zorder=3)
+    ax.set_xticks(rounds)
+    ax.set_xlabel("round")
+    ax.set_ylim(-0.05, 1.08)
+    ax.set_title("suite per round")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
 
 
 def ablation_chart(runs: dict[int, Any], seed: dict[tuple[str, int], dict[str, str]]) -> str:

@@ -59,3 +59,46 @@ def is_cjk_char(ch: str) -> bool:
     if not any(lo <= cp <= hi for lo, hi in CJK_LETTER_RANGES):
         return False
     return unicodedata.category(ch)[0] in "LN"
+
+
+# lossless-claw's token estimator (src/estimate-tokens.ts): each of these code points costs 1.5 tokens
+# (CJK ideographs incl. extensions A-F, CJK symbols and punctuation, kana, Hangul syllables, full-width
+# forms); any other astral code point 2; everything else 0.25.
+LOSSLESS_CLAW_ESTIMATE_RANGES = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF), (0x2CEB0, 0x2EBEF), (0x3000, 0x303F), (0x3040, 0x30FF), (0xAC00, 0xD7AF),
+    (0xFF00, 0xFFEF),
+)
+LOSSLESS_CLAW_ESTIMATE = re.compile(ranges_regex(LOSSLESS_CLAW_ESTIMATE_RANGES))
+
+# lossless-claw's CJK query segments (summary-store.ts CJK_QUERY_SEGMENT_RE): CJK radicals to Unified
+# Ideographs, Ext-A, compatibility ideographs, Hangul syllables, kana.  A query with any such character
+# takes the CJK paths of lcm_grep full_text (LIKE on messages, trigram / LIKE OR on summaries).
+LOSSLESS_CLAW_CJK_RANGES = ((0x2E80, 0x9FFF), (0x3400, 0x4DBF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF),
+                            (0x3040, 0x309F), (0x30A0, 0x30FF))
+LOSSLESS_CLAW_CJK_SEGMENT = re.compile(ranges_regex(LOSSLESS_CLAW_CJK_RANGES) + "+")
+
+# QMD's CJK class (src/store.ts CJK_CHAR_PATTERN): \p{Script=Han}, Hiragana, Katakana, Hangul (the Script
+# property, not Script_Extensions: the prolonged sound mark ー U+30FC and 々-like Common characters such as
+# 〆 U+3006 are not in it).  Ranges from Unicode 15.1 Scripts.txt; Python's re has no \p{Script=...}.
+QMD_CJK_SCRIPT_RANGES = (
+    # Han
+    (0x2E80, 0x2E99), (0x2E9B, 0x2EF3), (0x2F00, 0x2FD5), (0x3005, 0x3005), (0x3007, 0x3007),
+    (0x3021, 0x3029), (0x3038, 0x303B), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFA6D),
+    (0xFA70, 0xFAD9), (0x16FE2, 0x16FE3), (0x16FF0, 0x16FF1), (0x20000, 0x2A6DF), (0x2A700, 0x2B739),
+    (0x2B740, 0x2B81D), (0x2B820, 0x2CEA1), (0x2CEB0, 0x2EBE0), (0x2EBF0, 0x2EE5D), (0x2F800, 0x2FA1D),
+    (0x30000, 0x3134A), (0x31350, 0x323AF),
+    # Hiragana
+    (0x3041, 0x3096), (0x309D, 0x309F), (0x1B001, 0x1B11F), (0x1B132, 0x1B132), (0x1B150, 0x1B152),
+    (0x1F200, 0x1F200),
+    # Katakana
+    (0x30A1, 0x30FA), (0x30FD, 0x30FF), (0x31F0, 0x31FF), (0x32D0, 0x32FE), (0x3300, 0x3357),
+    (0xFF66, 0xFF6F), (0xFF71, 0xFF9D), (0x1AFF0, 0x1AFF3), (0x1AFF5, 0x1AFFB), (0x1AFFD, 0x1AFFE),
+    (0x1B000, 0x1B000), (0x1B120, 0x1B122), (0x1B155, 0x1B155), (0x1B164, 0x1B167),
+    # Hangul
+    (0x1100, 0x11FF), (0x302E, 0x302F), (0x3131, 0x318E), (0x3200, 0x321E), (0x3260, 0x327E),
+    (0xA960, 0xA97C), (0xAC00, 0xD7A3), (0xD7B0, 0xD7C6), (0xD7CB, 0xD7FB), (0xFFA0, 0xFFBE),
+    (0xFFC2, 0xFFC7), (0xFFCA, 0xFFCF), (0xFFD2, 0xFFD7), (0xFFDA, 0xFFDC),
+)
+QMD_CJK_CHAR = re.compile(ranges_regex(QMD_CJK_SCRIPT_RANGES))
+QMD_CJK_RUN = re.compile(ranges_regex(QMD_CJK_SCRIPT_RANGES) + "+")

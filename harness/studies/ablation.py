@@ -3,10 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.config import load_experiment
+from harness.inputs.layout import project_path
 from harness.pipeline import build_stages
 from harness.studies.experiment import RunResult, run_experiment
 
 ROUND_EXPERIMENTS = {r: f"experiments/round{r}.toml" for r in (1, 2, 3, 4)}
+
+
+def ablation_configs(preset: str | None = None, overrides: dict[str, Any] | None = None) -> dict[int, dict[str, Any]]:
+    """{round: configuration} of the four rounds with one preset and the same overrides."""
+    return {r: load_experiment(project_path(path), preset=preset, **(overrides or {}))
+            for r, path in ROUND_EXPERIMENTS.items()}
 
 
 def run_ablation(preset: str | None = None, *, overrides: dict[str, Any] | None = None, on_round: Any = None,
@@ -18,12 +26,8 @@ def run_ablation(preset: str | None = None, *, overrides: dict[str, Any] | None 
     `embedder` is an already built embedder object (tests share one across calls);
     `on_round(round_no, result)` is called as each round finishes, so finished rounds survive a later failure.
     """
-    from harness.config import load_experiment
-    from harness.inputs.layout import project_path
-
     results: dict[int, RunResult] = {}
-    for r, path in ROUND_EXPERIMENTS.items():
-        config = load_experiment(project_path(path), preset=preset, **(overrides or {}))
+    for r, config in ablation_configs(preset, overrides).items():
         stages = build_stages(config, embedder=embedder, progress=progress)
         embedder = stages.embedder  # the model is loaded once for all rounds
         results[r] = run_experiment(config, stages=stages)

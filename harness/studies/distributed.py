@@ -16,10 +16,10 @@ is not safe to share anyway.  A vector a cell still had to compute (none, normal
 its result and the driver stores it.
 
 Sweep settings ("search once per index, fuse on the workers"): the driver computes the legs once (an
-index per tokenizer), packs them with the chunks and judgments into one `SweepState`, which travels
-once (`ray.put`), and each worker fuses and scores a contiguous slice of the settings
-(`map_partitioned`).  Rows come back in the settings' order, so the best and default settings, the
-p-value and the tables are computed from them exactly as before.
+index per tokenizer) and turns them into query x candidate arrays (one `ScoringState`), which travel
+once (`ray.put`); each worker scores a contiguous slice of the settings with the fast scorer
+(harness.evaluation.fast_scoring) and the slices come back in the settings' order, so the selection,
+its test and the cross-validation read exactly the arrays a local sweep computes.
 """
 from __future__ import annotations
 
@@ -28,9 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from harness.config import load_experiment, merge
-from harness.inputs.layout import Query, project_path
-from harness.pipeline import Index, Stages, build_stages, fuse
+from harness.pipeline import build_stages
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.studies.embed import (
     DEFAULT_BATCH_SIZE,
@@ -39,8 +37,9 @@ from harness.studies.embed import (
     embedding_work,
     fill_cache,
 )
-from harness.studies.executor import Executor, map_partitioned
+from harness.studies.executor import Executor
 from harness.studies.experiment import RunResult, run_experiment
+from harness.studies.matrix import matrix_configs
 
 # --- runs: matrix cells and ablation rounds ---------------------------------------------------------
 
@@ -110,22 +109,6 @@ def run_configs(configs: Sequence[dict[str, Any]], executor: Executor, *, cache:
     return [results[i] for i in range(len(configs))]
 
 
-def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
-                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
-    """[(run label, value label, configuration)] of a matrix, in run_matrix's order."""
-    out = []
-    for run in spec["runs"]:
-        if only_runs and run["label"] not in only_runs:
-            continue
-        values = spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
-        for value in values:
-            overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
-            config = load_experiment(project_path(run["experiment"]), preset=preset, **overrides)
-            config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
-            out.append((run["label"], value["label"], config))
-    return out
-
-
 def run_matrix_on(executor: Executor, spec: dict[str, Any], *, preset: str | None = None,
                   only_runs: list[str] | None = None, cache: EmbeddingCache | None = None,
                   batch_size: int = DEFAULT_BATCH_SIZE) -> list[tuple[str, str, RunResult]]:
@@ -139,11 +122,10 @@ def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides:
                     on_round: Callable[[int, RunResult], None] | None = None, cache: EmbeddingCache | None = None,
                     batch_size: int = DEFAULT_BATCH_SIZE) -> dict[int, RunResult]:
     """run_ablation on an executor: {round: result}; on_round(round, result) as each round finishes."""
-    from harness.studies.ablation import ROUND_EXPERIMENTS
+    from harness.studies.ablation import ablation_configs
 
-    rounds = list(ROUND_EXPERIMENTS)
-    configs = [load_experiment(project_path(ROUND_EXPERIMENTS[r]), preset=preset, **(overrides or {}))
-               for r in rounds]
+    by_round = ablation_configs(preset, overrides)
+    rounds, configs = list(by_round), list(by_round.values())
     done = None if on_round is None else (lambda i, result: on_round(rounds[i], result))
     results = run_configs(configs, executor, cache=cache, batch_size=batch_size, on_result=done)
     return dict(zip(rounds, results))
@@ -152,57 +134,21 @@ def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides:
 # --- sweeps: legs searched once on the driver, settings fused and scored on the workers -------------
 
 
-@dataclass
-class SweepState:
-    """Everything a worker needs to fuse and score any setting; shipped once per sweep.  The index
-    carries chunks, provenance and vectors but no search backends (those stay on the driver)."""
+def score_settings(executor: Executor, settings: Sequence[Any], state: Any, *, parts: int | None = None) -> Any:
+    """Every sweep setting's per-query figures (harness.studies.sweep_scoring.score_slice), one contiguous
+    slice of the settings per worker (default: as many slices as workers); the state (the legs as query x
+    candidate arrays) is shared, so it travels once.  The slices come back in order: the same
+    SettingScores as scoring every setting in this process."""
+    from harness.studies.executor import partition
+    from harness.studies.sweep_scoring import concatenated, score_slice
 
-    config: dict[str, Any]
-    index: Index
-    queries: list[Query]
-    legs: dict[str, dict[str, Any]]  # tokenizer label -> query id -> Legs
-    query_vectors: dict[str, np.ndarray]
-    judgments: dict[str, dict[str, int]]
-    max_results: int
-    candidates: int
+    return concatenated(executor.map(score_slice, partition(list(settings), parts or executor.workers), state))
 
 
-def sweep_state(config: dict[str, Any], index: Index, queries: Sequence[Query],
-                legs: dict[str, dict[str, Any]], query_vectors: dict[str, np.ndarray],
-                max_results: int, candidates: int) -> SweepState:
-    from harness.evaluation.judgments import chunk_judgments
+def sweep_state(legs: Any, settings: Sequence[Any], cutoffs: Sequence[int]) -> Any:
+    """What every worker of a sweep needs (harness.studies.sweep_scoring.ScoringState): the legs of each
+    tokenizer as arrays, and the searched legs themselves only when some setting needs the pipeline's
+    stages (post-processing besides min_score, a fusion the fast scorer does not know)."""
+    from harness.studies.sweep_scoring import scoring_state
 
-    shipped = Index(index.layout, index.chunks, index.by_id, index.docs_of, None, None, {}, index.vectors)
-    return SweepState(config, shipped, list(queries), legs, query_vectors, chunk_judgments(shipped, queries),
-                      max_results, candidates)
-
-
-def score_setting(setting: dict[str, Any], state: SweepState) -> tuple[dict[str, Any], dict[str, float]]:
-    """On a worker: (row, reciprocal rank per suite query) of one setting.
-
-    A setting is {"tokenizer": label of its legs, "fusion": {name, params...}, "postprocess": [tables],
-    "labels": {column: value}} (labels are copied into the row: fusion, vector_weight, min_score...)."""
-    from harness.stages.fusion import FUSIONS
-    from harness.stages.postprocess import POSTPROCESSORS
-
-    # private today: the lead makes it public when re-wiring sweep.py
-    from harness.studies.sweep import _score_setting
-
-    table = setting["fusion"]
-    fusion = FUSIONS.create(table["name"], **{k: v for k, v in table.items() if k != "name"})
-    post = [POSTPROCESSORS.create(p["name"], **{k: v for k, v in p.items() if k != "name"})
-            for p in setting["postprocess"]]
-    stages = Stages(state.config, None, None, None, fusion, post, state.max_results, state.candidates)
-    legs = state.legs[setting["tokenizer"]]
-    hits = {q.id: fuse(stages, q, legs[q.id], state.index, state.query_vectors[q.id])[0] for q in state.queries}
-    suite = [q for q in state.queries if q.in_suite(state.config.get("evaluation", {}).get("round"))]
-    row, rr = _score_setting(state.index, state.queries, suite, hits, stages, state.max_results, state.judgments)
-    row.update(setting["labels"])
-    return row, rr
-
-
-def score_settings(executor: Executor, settings: Sequence[dict[str, Any]], state: SweepState, *,
-                   score: Callable[[dict[str, Any], SweepState], Any] = score_setting,
-                   parts: int | None = None) -> list[Any]:
-    """score(setting, state) for every setting, a slice per worker; results in the settings' order."""
-    return map_partitioned(executor, score, list(settings), state, parts=parts)
+    return scoring_state(settings, legs, cutoffs)

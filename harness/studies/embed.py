@@ -163,3 +163,22 @@ def fill_cache(configs: Iterable[dict[str, Any]], *, executor: Executor | None =
     finally:
         report.seconds = time.perf_counter() - t0
     return report
+
+
+def cache_key(configs: Iterable[dict[str, Any]], *, prefix: str = "harness-embeddings") -> tuple[str, str]:
+    """(key, restore prefix) for a CI cache of the embedding cache: `<prefix>-<model>-<corpus hash>`.
+
+    The corpus hash is the sha256 over every (model id, role, sha256 of the text) the configurations
+    embed, sorted: it changes when a memory file, a query, the chunker's settings or the model change,
+    and not when a file is only renamed or the run's other settings (weights, tokenizer) change.  The
+    restore prefix `<prefix>-<model>-` lets a CI restore the newest cache of the same model when the
+    corpus changed, so only the new texts are embedded."""
+    import hashlib
+    import re
+
+    works = [embedding_work(c) for c in configs]
+    items = sorted({(w.model_id, role, text_sha256(t)) for w in works for role, texts in w.texts.items() for t in texts})
+    digest = hashlib.sha256("\n".join("\t".join(item) for item in items).encode("utf-8")).hexdigest()[:16]
+    models = "+".join(sorted({w.model_id for w in works}))
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", models).strip("_")
+    return f"{prefix}-{slug}-{digest}", f"{prefix}-{slug}-"

@@ -23,14 +23,13 @@ import numpy as np
 import pandas as pd
 
 from harness import __version__
+from harness.config import NEAR_TIE_FRACTION
 from harness.db import sqlite_vec_version, sqlite_version
 from harness.errors import ProfileLimitExceeded
-from harness.evaluation.metrics import (
-    NEAR_TIE,
-)
+from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.runs import JudgedRuns, scoped_runs
-from harness.evaluation.summary import summarise
+from harness.evaluation.summary import near_tie_rule, summarise
 from harness.inputs.layout import Layout
 from harness.pipeline import (
     Index,
@@ -141,6 +140,12 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     parts: list[_Part] = []
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
+        source = config.get("experiment_file", "<experiment>")
+        cutoffs = checked_cutoffs(evaluation.get("cutoffs"), stages.max_results, source=source)
+        evidence_cutoffs = (checked_cutoffs(evaluation["evidence_cutoffs"], stages.max_results, source=source,
+                                            key="evidence_cutoffs") if evaluation.get("evidence_cutoffs") else None)
+        near_tie = {"near_tie_fraction": evaluation.get("near_tie_fraction", NEAR_TIE_FRACTION),
+                    "near_tie": evaluation.get("near_tie")}
         dataset = load_dataset(config)
         for scope, part in dataset_parts(dataset):
             at = f" ({scope})" if scope is not None else ""
@@ -154,7 +159,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             legs = search_legs(index, stages, queries)
             stage = "evaluation" + at
             frame, hits, runs = evaluate_queries(index, stages, queries, legs, evaluation.get("round"),
-                                           evaluation.get("cutoffs"), evaluation.get("evidence_cutoffs"))
+                                                 cutoffs, evidence_cutoffs, **near_tie)
             stage = "chunk statistics" + at
             parts.append(_Part(scope, _index_figures(index), frame, hits, runs, layout.description,
                                chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
@@ -174,7 +179,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             for layout in layouts:
                 layout.cleanup()
     frame, hits = _joined(parts)
-    summary = summarise(frame, stages.max_results, evaluation.get("near_tie", NEAR_TIE))
+    summary = summarise(frame, stages.max_results,
+                        near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]))
     summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
                         "timings_ms": _summed([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:

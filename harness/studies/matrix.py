@@ -13,13 +13,16 @@ A matrix is a TOML file (experiments/tokenizers.toml, experiments/chunkers.toml)
     overrides = { tokenizer = { join = "or" } }   # applied after the value
     vary = true                      # false: run once with the experiment's own stages
 
-Every cell is a full `run_experiment`; one embedder (and its cache) serves all cells, so only the first
-cell of a data set pays for embedding.
+Every cell is a full `run_experiment`; cells with the same [embedder] table share one embedder (and its
+cache), so only the first cell of a data set pays for embedding, and a cell whose [embedder] table
+differs gets its own model.  The report compares every value with the first (the reference) on the
+same queries: paired sign-flip tests and bootstrap intervals, Holm-corrected over each table.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +49,10 @@ def load_matrix(path: Path | str) -> dict[str, Any]:
     return spec
 
 
-def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
-               only_runs: list[str] | None = None) -> list[tuple[str, str, RunResult]]:
-    """Every (run, value) cell: [(run label, value label, result)]."""
-    cells: list[tuple[str, str, RunResult]] = []
-    embedder = None
+def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
+                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    """[(run label, value label, configuration)] of every cell of a matrix, in order."""
+    out = []
     for run in spec["runs"]:
         if only_runs and run["label"] not in only_runs:
             continue
@@ -59,9 +61,21 @@ def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: boo
             overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
             config = load_experiment(project_path(run["experiment"]), preset=preset, **overrides)
             config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
-            stages = build_stages(config, embedder=embedder, progress=progress)
-            embedder = stages.embedder
-            cells.append((run["label"], value["label"], run_experiment(config, stages=stages)))
+            out.append((run["label"], value["label"], config))
+    return out
+
+
+def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
+               only_runs: list[str] | None = None) -> list[tuple[str, str, RunResult]]:
+    """Every (run, value) cell: [(run label, value label, result)].  A cell reuses an embedder only when
+    its [embedder] table is identical to an earlier cell's."""
+    cells: list[tuple[str, str, RunResult]] = []
+    embedders: dict[str, Any] = {}  # the [embedder] table (canonical JSON) -> its embedder, loaded once
+    for run_label, value_label, config in matrix_configs(spec, preset=preset, only_runs=only_runs):
+        key = json.dumps(config["embedder"], sort_keys=True, default=str)
+        stages = build_stages(config, embedder=embedders.get(key), progress=progress)
+        embedders[key] = stages.embedder
+        cells.append((run_label, value_label, run_experiment(config, stages=stages)))
     return cells
 
 
@@ -71,7 +85,9 @@ def cell_row(run_label: str, value_label: str, result: RunResult) -> dict[str, A
     row = {
         "run": run_label, "value": value_label,
         "queries": suite.get("queries", 0), "passed": suite.get("passed", 0),
+        "pass_rate": suite.get("pass_rate"), "pass_rate_ci95": suite.get("pass_rate_ci95"),
         **{k: v for k, v in suite.items() if "@" in k},
+        "context_tokens": suite.get("context_tokens"),  # what the results cost in the agent's context
         "text_score_nonzero_share": suite.get("text_score_nonzero", 0) / max(1, suite.get("queries", 0)),
         "chunks": result.summary["index"]["chunks"],
         "index_ms_without_embedding": index_ms["chunking"] + index_ms["inserts"],
@@ -119,15 +135,59 @@ def rescued(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def compared_metrics(spec: dict[str, Any], metrics: list[str]) -> list[str]:
+    """The per-query figures the report tests between values: the spec's `compare` list, else passes and
+    every Recall/MRR/nDCG of the tables (records and chunks)."""
+    if "compare" in spec:
+        return list(spec["compare"])
+    return [m for m in metrics if m == "passed" or PER_QUERY_METRIC.match(m)]
+
+
+PER_QUERY_METRIC = re.compile(r"^(recall|pure_recall|chunk_recall|chunk_mrr|chunk_ndcg|mrr|ndcg)@\d+$")
+
+
+def suite_values(result: RunResult, metrics: list[str]) -> dict[str, dict[str, float]]:
+    """{metric: {query id: value}} over a cell's suite queries (passes as 0/1), for paired tests."""
+    frame = result.per_query[result.per_query["in_suite"]]
+    out = {}
+    for m in metrics:
+        if m in frame.columns:
+            values = pd.to_numeric(frame[m].astype(float) if frame[m].dtype == bool else frame[m], errors="coerce")
+            out[m] = {qid: float(v) for qid, v in zip(frame["query_id"], values) if v == v}
+    return out
+
+
+def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+    """Every value against the reference value (the first) within each run, on the queries both have,
+    for one metric: paired sign-flip test and bootstrap interval, Holm over the table (every run)."""
+    from harness.evaluation.statistics import holm, paired_comparisons
+
+    reference = spec["values"][0]["label"]
+    rows = []
+    for run in dict.fromkeys(c["run"] for c in cells):
+        columns = {c["value"]: c.get("per_query", {}).get(metric, {}) for c in cells if c["run"] == run}
+        if reference not in columns or len(columns) < 2:
+            continue
+        for comparison in paired_comparisons(columns, baseline=reference):
+            rows.append({"run": run, "metric": metric, **comparison.as_dict()})
+    finite = [i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]]
+    for i, p in zip(finite, holm([rows[i]["p_value"] for i in finite])):
+        rows[i]["p_holm"] = p
+        rows[i]["method"] = rows[i]["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(finite)} (this table)"
+    return rows
+
+
 def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], out_dir: Path | str,
                  metrics: list[str]) -> pd.DataFrame:
     """reports/<name>/: <name>.json (every cell, with config and environment), <name>.md, <name>.png."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     first = cells[0][2]
+    compared = compared_metrics(spec, metrics)
     doc = {"name": spec["name"], "description": spec.get("description", ""), "environment": first.environment,
            "cells": [{"run": r, "value": v, "config": res.config, "summary": res.summary,
-                      "row": cell_row(r, v, res)} for r, v, res in cells]}
+                      "row": cell_row(r, v, res), "per_query": suite_values(res, compared)} for r, v, res in cells]}
+    doc["comparisons"] = {m: value_comparisons(spec, doc["cells"], m) for m in compared}
     tmp = out_dir / f"{spec['name']}.json.tmp"
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     os.replace(tmp, out_dir / f"{spec['name']}.json")
@@ -143,14 +203,21 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
     out_dir = Path(out_dir)
     frame = pd.DataFrame([c["row"] for c in doc["cells"]])
     parts = [f"# {spec['name']}\n", spec.get("description", "").strip() + "\n"]
+    parts.append(METRIC_NOTE)
+    comparisons = doc.get("comparisons") or {}
     for metric in metrics:
         if metric not in frame.columns:
             continue
-        pivot = frame.pivot_table(index="value", columns="run", values=metric, sort=False, aggfunc="first")
+        frame["_shown"] = [_cell_text(row.get(metric), metric in COUNT_METRICS, row.get(f"{metric}_ci95"))
+                           for row in frame.to_dict("records")]
+        pivot = frame.pivot_table(index="value", columns="run", values="_shown", sort=False, aggfunc="first")
         pivot = pivot.reindex(index=[v["label"] for v in spec["values"] if v["label"] in pivot.index])
-        shown = pivot.map(lambda x, c=metric in COUNT_METRICS: _cell_text(x, c))
+        shown = pivot.fillna("")
         shown.insert(0, spec.get("vary_label", "value"), shown.index)
         parts += [f"\n## {metric}\n", markdown_table(shown.reset_index(drop=True))]
+        if comparisons.get(metric):
+            parts += [f"\nAgainst `{spec['values'][0]['label']}` (paired, the run's suite queries; p (Holm) over "
+                      "this table):\n", markdown_table(comparison_frame(comparisons[metric]))]
     reference = spec["values"][0]["label"]
     parts += [f"\n## Suite queries rescued (and lost) relative to `{reference}`\n",
               markdown_table(rescued(frame, reference))]
@@ -167,14 +234,28 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
 
 
 COUNT_METRICS = {"passed", "queries", "chunks", "top1_pure", "negative_returned"}
+METRIC_NOTE = ("\nRecall, MRR and nDCG are on records (documents; a record scores its best returned chunk); "
+               "pure_recall counts a record 1/m when its chunk holds m records; chunk_* figures are on chunks and "
+               "compare runs of one chunker only. [low, high]: 95% bootstrap interval over the run's suite queries.\n")
 
 
-def _cell_text(x: Any, count: bool = False) -> str:
-    if pd.isna(x):
+def _cell_text(x: Any, count: bool = False, interval: Any = None) -> str:
+    if x is None or (isinstance(x, float) and pd.isna(x)):
         return ""
     if count:
-        return str(int(x))  # counts come back as floats from the pivot
+        return str(int(x))
+    if isinstance(x, float) and isinstance(interval, (list, tuple)) and len(interval) == 2:
+        return f"{x:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
     return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def comparison_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    def difference(d: dict[str, Any]) -> str:
+        low, high = d["ci95"]
+        return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]" if d["estimate"] == d["estimate"] else "—"
+    return pd.DataFrame([{"run": r["run"], "value": r["a"], "queries": r["queries"],
+                          "difference [95% CI]": difference(r["difference"]), "p": f"{r['p_value']:.3g}",
+                          "p (Holm)": f"{r['p_holm']:.3g}"} for r in rows if r["a"] != r["b"]])
 
 
 def plot_matrix(frame: pd.DataFrame, spec: dict[str, Any], path: Path, metrics: list[str]) -> None:
@@ -190,14 +271,23 @@ def plot_matrix(frame: pd.DataFrame, spec: dict[str, Any], path: Path, metrics: 
     width = 0.8 / max(1, len(values))
     for ax, metric in zip(axes[:, 0], metrics):
         for i, value in enumerate(values):
-            ys = [frame[(frame["run"] == r) & (frame["value"] == value)][metric].max() for r in runs]
-            ax.bar([x + i * width for x in range(len(runs))], ys, width=width, label=value)
+            ys, errors = [], [[], []]
+            for r in runs:
+                cell = frame[(frame["run"] == r) & (frame["value"] == value)]
+                y = float(cell[metric].max()) if len(cell) else float("nan")
+                interval = cell[f"{metric}_ci95"].iloc[0] if len(cell) and f"{metric}_ci95" in cell else None
+                ys.append(y)
+                ok = isinstance(interval, (list, tuple)) and len(interval) == 2 and y == y
+                errors[0].append(max(0.0, y - interval[0]) if ok else 0.0)
+                errors[1].append(max(0.0, interval[1] - y) if ok else 0.0)
+            ax.bar([x + i * width for x in range(len(runs))], ys, width=width, label=value,
+                   yerr=errors, capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "#333"})
         ax.set_xticks([x + width * (len(values) - 1) / 2 for x in range(len(runs))])
         ax.set_xticklabels(runs, fontsize=8)
         ax.set_ylabel(metric)
         ax.grid(axis="y", alpha=0.3)
     axes[0, 0].legend(ncol=min(4, len(values)), fontsize=8)
-    fig.suptitle(spec["name"])
+    fig.suptitle(f"{spec['name']} (error bars: 95% bootstrap intervals over each run's suite queries)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -1,22 +1,32 @@
-"""Weight sweeps: search once, fuse many.
+"""Weight sweeps: search once, fuse many; choose on some queries, judge the choice on others.
 
 For one experiment (a data set, layout, chunker and embedder), the layout is rendered and chunked once,
 every chunk and query is embedded once, the vector leg runs once per query, and the lexical leg once per
-query and tokenizer.  Every setting of the grid (fusion method x vectorWeight x minScore x tokenizer)
-then only re-fuses and re-scores those candidate lists, so a 1,000-setting sweep on king78 takes seconds.
+query and tokenizer.  Every setting of the grid (tokenizer x fusion method x vectorWeight x minScore)
+then only re-fuses those candidate lists: with post-processing that is at most OpenClaw's min_score, all
+settings are scored at once on query x candidate arrays (harness.evaluation.fast_scoring); otherwise each
+setting goes through the pipeline's own fusion and post-processing stages.
 
-    >>> from harness.sweep import run_sweep, load_grid
+What the sweep selects, and how the choice is judged (harness.evaluation.statistics, cross_validation):
+- the objective is one number per query, stated in the report: a suite query scores 1 when it passes,
+  a paraphrase when its record is among the returned chunks, a negative query when nothing is returned;
+  the best setting maximises its mean (ties keep the configuration);
+- the p-value of "best vs configured" is a max-statistic sign-flip test over the whole grid, so having
+  picked the best of many settings is part of its null distribution;
+- k-fold cross-validation over queries (stratified by kind; leave-one-out when the suite has 20 queries
+  or fewer) scores the selection procedure on queries it did not see; a setting is recommended only when
+  that held-out gain's 95% interval lies above zero and the paired sign-flip test agrees.
+
     >>> result = run_sweep(load_experiment("experiments/round3.toml"), load_grid("experiments/sweep.toml"))
-    >>> result.settings          # DataFrame: one row per setting, metrics as columns
-    >>> result.best, result.p_value
+    >>> result.settings                  # one row per setting
+    >>> result.cv.recommended, result.cv.reason, result.selection.p_value
 """
 from __future__ import annotations
 
-import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -24,23 +34,26 @@ import numpy as np
 import pandas as pd
 
 from harness.config import load_toml
-from harness.db import connect
 from harness.errors import ConfigError
-from harness.evaluation.judgments import chunk_qrels, document_qrels
-from harness.evaluation.metrics import Evaluator, query_outcome, standard_metrics
-from harness.evaluation.runs import Qrels, judged_runs
-from harness.pipeline import (
-    Index,
-    Stages,
-    build_stages,
-    chunk_layout,
-    fuse,
-    load_dataset,
+from harness.evaluation.cross_validation import (
+    FOLDS,
+    LEAVE_ONE_OUT_MAX,
+    CrossValidation,
+    best_on_average,
+    cross_validate,
 )
-from harness.stages.fusion import FUSIONS, Legs
-from harness.stages.lexical import LEXICAL_BACKENDS
-from harness.stages.postprocess import POSTPROCESSORS
+from harness.evaluation.fast_scoring import SettingScores
+from harness.evaluation.metrics import checked_cutoffs
+from harness.evaluation.statistics import SelectionTest, best_index, max_statistic_test
+from harness.inputs.layout import Query
+from harness.stages.fusion import FUSIONS
 from harness.stages.tokenizers import TOKENIZERS
+from harness.studies.sweep_scoring import (
+    Setting,
+    headline_summary,
+    score_grid,
+    search_sweep_legs,
+)
 
 DEFAULT_GRID = {
     "vector_weight": {"start": 0.0, "stop": 1.0, "step": 0.05},
@@ -48,6 +61,9 @@ DEFAULT_GRID = {
     "tokenizer": None,  # None: the experiment's own tokenizer
     "min_score": None,  # None: the experiment's own min_score
 }
+OBJECTIVE = ("per query: 1 when a suite query passes (top-1 relevant and >= minScore), when a paraphrase's "
+             "record is among the returned chunks, when a negative query returns nothing; else 0")
+ALPHA = 0.05
 
 
 def load_grid(path: Path | str | None) -> dict[str, Any]:
@@ -69,96 +85,12 @@ def weight_values(spec: Any) -> list[float]:
     return [float(v) for v in spec]
 
 
+@lru_cache(maxsize=None)
 def _accepts(fusion_name: str, param: str) -> bool:
     return any(p.name == param for p in FUSIONS.parameters(fusion_name))
 
 
-@dataclass
-class SweepResult:
-    experiment: str
-    settings: pd.DataFrame
-    per_query: dict[int, dict[str, float]]  # setting index -> query id -> reciprocal rank (suite)
-    default_index: int
-    best_index: int
-    p_value: float
-    min_score_table: pd.DataFrame
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def best(self) -> dict[str, Any]:
-        return self.settings.loc[self.best_index].to_dict()
-
-    @property
-    def default(self) -> dict[str, Any]:
-        return self.settings.loc[self.default_index].to_dict()
-
-
-def paired_randomization_test(a: Sequence[float], b: Sequence[float], *, rounds: int = 10_000,
-                              seed: int = 0) -> float:
-    """Two-sided p-value of mean(a - b) under random sign flips (Fisher's randomization test)."""
-    diffs = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    observed = abs(diffs.mean()) if len(diffs) else 0.0
-    if not len(diffs) or np.allclose(diffs, 0):
-        return 1.0
-    rng = np.random.default_rng(seed)
-    signs = rng.choice([-1.0, 1.0], size=(rounds, len(diffs)))
-    flipped = np.abs((signs * diffs).mean(axis=1))
-    return float((np.sum(flipped >= observed - 1e-12) + 1) / (rounds + 1))
-
-
-def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = None,
-              progress: bool = True) -> SweepResult:
-    t0 = time.perf_counter()
-    base = build_stages(config, embedder=embedder, progress=progress)
-    dataset = load_dataset(config)
-    if hasattr(dataset, "scopes"):  # legs per scope and a join of the parts' rows are not written yet
-        raise ConfigError(f"{config.get('experiment_file', 'the experiment')}: the sweep indexes one workspace; "
-                          f"data set {config['dataset']['name']!r} holds one per scope (run it with "
-                          f"`harness run` or `harness benchmark`)")
-    layout = dataset.render(**config.get("layout", {}))
-    try:
-        chunks = chunk_layout(layout, base.chunker)
-        vectors = base.embedder.embed([c.text for c in chunks], "passage")
-        queries = dataset.queries()
-        qvecs = base.embedder.embed([q.text for q in queries], "query")
-        docs_of = {c.id: frozenset(layout.docs_overlapping(c.path, c.start_line, c.end_line)) for c in chunks}
-        conn = connect()
-        vector_index = base.new_vector(conn)
-        vector_index.add([c.id for c in chunks], vectors)
-        vector_legs = {q.id: vector_index.search(v, base.candidates) for q, v in zip(queries, qvecs)}
-        tokenizer_tables = list(grid.get("tokenizer") or [])
-        if _tokenizer_label(config["tokenizer"]) not in {_tokenizer_label(t) for t in tokenizer_tables}:
-            tokenizer_tables.insert(0, config["tokenizer"])
-        lexical_legs: dict[str, dict[str, list]] = {}
-        for table in tokenizer_tables:
-            label = _tokenizer_label(table)
-            tok = TOKENIZERS.create(table["name"], **{k: v for k, v in table.items() if k != "name"})
-            ltable = config["lexical"]
-            lexical = LEXICAL_BACKENDS.create(ltable["name"], tokenizer=tok, conn=connect(load_vec=False),
-                                              **{k: v for k, v in ltable.items() if k != "name"})
-            lexical.add(chunks)
-            lexical_legs[label] = {q.id: lexical.search(q.text, base.candidates) for q in queries}
-        t_search = time.perf_counter()
-        index = Index(layout, chunks, {c.id: c for c in chunks}, docs_of, None, None, {},
-                      {c.id: v for c, v in zip(chunks, vectors)})
-        query_vectors = {q.id: v for q, v in zip(queries, qvecs)}
-        rows, per_query = _evaluate_grid(config, grid, base, index, queries, vector_legs, lexical_legs,
-                                         query_vectors)
-    finally:
-        layout.cleanup()
-    settings = pd.DataFrame(rows)
-    default_index = _default_setting(settings, config)
-    best_index = _best_setting(settings, default_index)
-    suite_ids = [q.id for q in queries if q.in_suite(config.get("evaluation", {}).get("round"))]
-    p = paired_randomization_test([per_query[best_index].get(q, 0.0) for q in suite_ids],
-                                  [per_query[default_index].get(q, 0.0) for q in suite_ids])
-    timings = {"search_s": t_search - t0, "fuse_and_score_s": time.perf_counter() - t_search,
-               "settings": len(settings)}
-    return SweepResult(config.get("name", "sweep"), settings, per_query, default_index, best_index, p,
-                       _min_score_table(settings, config), timings)
-
-
-def _tokenizer_label(table: dict[str, Any]) -> str:
+def tokenizer_label(table: dict[str, Any]) -> str:
     """name(param=value, ...) listing only parameters that differ from the tokenizer's defaults."""
     defaults = {p.name: p.default for p in TOKENIZERS.parameters(table["name"])}
     extras = ",".join(f"{k}={v}" for k, v in sorted(table.items())
@@ -174,122 +106,250 @@ def _with(values: list, own: Any) -> list:
     return list(values) + ([own] if own not in values else [])
 
 
-def _evaluate_grid(config, grid, base: Stages, index: Index, queries, vector_legs, lexical_legs, query_vectors):
-    # the configured setting is always part of the grid, so "default" is exactly what the user runs
+def tokenizer_tables(config: dict[str, Any], grid: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """label -> tokenizer table of the grid, the experiment's own first when the grid lacks it."""
+    tables = list(grid.get("tokenizer") or [])
+    if tokenizer_label(config["tokenizer"]) not in {tokenizer_label(t) for t in tables}:
+        tables.insert(0, config["tokenizer"])
+    return {tokenizer_label(t): dict(t) for t in tables}
+
+
+def grid_settings(config: dict[str, Any], grid: dict[str, Any], tokenizers: Sequence[str]) -> list[Setting]:
+    """Every setting of the grid, tokenizer-major, then fusion, weight and minScore; the configured
+    weights, minScore and fusion are always part of it, so "configured" is exactly what the user runs."""
     own_vw = float(config["fusion"].get("vector_weight", 0.7))
     fusion_names = _with(grid.get("fusion") or [], config["fusion"]["name"])
     weights = sorted(_with(weight_values(grid.get("vector_weight") or []), own_vw))
     ms_stage = _min_score_stage(config)
     min_scores = sorted(_with([float(m) for m in grid.get("min_score") or []],
                               float(ms_stage["min_score"]) if ms_stage else 0.0))
-    other_post = [p for p in config.get("postprocess", []) if p.get("name") != "min_score"]
+    fallback = (ms_stage or {}).get("keyword_fallback", "relaxed")
+    other_post = [dict(p) for p in config.get("postprocess", []) if p.get("name") != "min_score"]
     fusion_params = grid.get("fusion_params", {})
-    rows, per_query = [], {}
-    round_no = config.get("evaluation", {}).get("round")
-    suite = [q for q in queries if q.in_suite(round_no)]
-    k = base.max_results
-    # once: every setting is scored against them
-    qrels = chunk_qrels(index.docs_of, queries), document_qrels(queries)
-    evaluators = Evaluator(qrels[0]), Evaluator(qrels[1])
-    paraphrases = Evaluator({q.id: qrels[0][q.id] for q in queries if q.kind == "paraphrase" and q.id in qrels[0]})
-    for tok_label, lex in lexical_legs.items():
-        legs = {q.id: Legs(vector_legs[q.id], lex[q.id]) for q in queries}
-        for fusion_name in fusion_names:
-            params = dict(fusion_params.get(fusion_name, {}))
-            if fusion_name == config["fusion"]["name"]:
-                params = {**{kk: vv for kk, vv in config["fusion"].items() if kk not in ("name",)}, **params}
-            weighted = _accepts(fusion_name, "vector_weight")
-            for vw in (weights if weighted else [float("nan")]):
+    out = []
+    for tok in tokenizers:
+        for name in fusion_names:
+            params = dict(fusion_params.get(name, {}))
+            if name == config["fusion"]["name"]:
+                params = {**{k: v for k, v in config["fusion"].items() if k != "name"}, **params}
+            weighted = _accepts(name, "vector_weight")
+            for vw in (weights if weighted else [math.nan]):
                 if weighted:
                     params.update(vector_weight=vw, text_weight=round(1 - vw, 10))
-                fusion = FUSIONS.create(fusion_name, **{kk: vv for kk, vv in params.items()
-                                                        if _accepts(fusion_name, kk)})
+                table = {"name": name, **{k: v for k, v in params.items() if _accepts(name, k)}}
                 for ms in min_scores:
-                    post = [POSTPROCESSORS.create(p["name"], **{kk: vv for kk, vv in p.items() if kk != "name"})
-                            for p in other_post]
-                    if ms_stage is not None or ms:
-                        table = {**(ms_stage or {"name": "min_score"}), "min_score": ms}
-                        post.append(POSTPROCESSORS.create("min_score", **{kk: vv for kk, vv in table.items()
-                                                                          if kk != "name"}))
-                    stages = Stages(config, base.chunker, base.tokenizer, base.embedder, fusion, post,
-                                    base.max_results, base.candidates)
-                    hits = {q.id: fuse(stages, q, legs[q.id], index, query_vectors[q.id])[0] for q in queries}
-                    row, rr = _score_setting(index, queries, suite, hits, stages, k, qrels, evaluators,
-                                             paraphrases)
-                    row.update(tokenizer=tok_label, fusion=fusion_name,
-                               vector_weight=vw, text_weight=(round(1 - vw, 10) if weighted else float("nan")),
-                               min_score=ms)
-                    per_query[len(rows)] = rr
-                    rows.append(row)
-    return rows, per_query
+                    threshold = ms if (ms_stage is not None or ms) else None
+                    out.append(Setting(tok, table, threshold, fallback, other_post, {
+                        "tokenizer": tok, "fusion": name, "vector_weight": vw,
+                        "text_weight": round(1 - vw, 10) if weighted else math.nan, "min_score": ms}))
+    return out
 
 
-def _score_setting(index: Index, queries, suite, hits, stages: Stages, k: int, qrels: tuple[Qrels, Qrels],
-                   evaluators: tuple[Evaluator, Evaluator], paraphrases: Evaluator):
-    """One setting's row: metrics from its runs and qrels; passes and score thresholds from its hits."""
-    runs = judged_runs(hits, index.docs_of, *qrels)
-    metrics = standard_metrics(runs, [k], evaluators)
-    rr = {}
-    passed = 0
-    for q in suite:
-        outcome = query_outcome(hits[q.id], q.relevant, index.docs_of, stages.pass_threshold)
-        passed += outcome.passed
-        rr[q.id] = metrics[q.id][f"mrr@{k}"]
-    negatives = [q for q in queries if q.kind == "negative"]
-    found = paraphrases(runs.chunk_run, ["hit_rate"])  # a relevant chunk anywhere among the returned ones
-    mean = lambda name: float(np.mean([metrics[q.id][name] for q in suite])) if suite else float("nan")  # noqa: E731
-    row = {
-        "suite_queries": len(suite), "passed": passed, "pass_rate": passed / len(suite) if suite else float("nan"),
-        f"mrr@{k}": mean(f"mrr@{k}"), f"ndcg@{k}": mean(f"ndcg@{k}"), f"recall@{k}": mean(f"recall@{k}"),
-        "negative_false_recalls": sum(1 for q in negatives if runs.chunk_run[q.id]),
-        "paraphrase_hits": sum(int(vals["hit_rate"]) for vals in found.values()),
-        "suite_top1_min": min((hits[q.id][0].score for q in suite if hits[q.id]), default=float("nan")),
-        "negative_top1_max": max((hits[q.id][0].score for q in negatives if hits[q.id]), default=float("nan")),
-    }
-    return row, rr
-
-
-def _default_setting(settings: pd.DataFrame, config: dict[str, Any]) -> int:
-    """The configuration as the experiment has it (OpenClaw's 0.7/0.3 for the presets)."""
-    vw = float(config["fusion"].get("vector_weight", 0.7))
+def configured_index(settings: Sequence[Setting], config: dict[str, Any]) -> int:
+    """The setting that is the experiment's own configuration."""
     ms_stage = _min_score_stage(config)
-    ms = ms_stage["min_score"] if ms_stage else 0.0
-    tok = _tokenizer_label(config["tokenizer"])
-    candidates = settings[(settings["fusion"] == config["fusion"]["name"]) & (settings["tokenizer"] == tok)]
-    if candidates.empty:
-        candidates = settings
-    dist = (candidates["vector_weight"].fillna(vw) - vw).abs() + (candidates["min_score"] - ms).abs()
-    return int(dist.idxmin())
+    own = (tokenizer_label(config["tokenizer"]), config["fusion"]["name"],
+           float(ms_stage["min_score"]) if ms_stage else 0.0)
+    vw = float(config["fusion"].get("vector_weight", 0.7))
+    for i, s in enumerate(settings):
+        weight = s.labels["vector_weight"]
+        if (s.tokenizer, s.labels["fusion"], s.labels["min_score"]) == own and (weight != weight or weight == vw):
+            return i
+    raise ValueError("the configured setting is not in the grid")  # grid_settings always adds it
 
 
-def _nearest_to(group: pd.DataFrame, setting: dict[str, Any]) -> int:
-    """The row of `group` closest to `setting` (same fusion first, then weights and minScore)."""
-    vw = setting["vector_weight"] if setting["vector_weight"] == setting["vector_weight"] else -1
-    dist = ((group["fusion"] != setting["fusion"]) * 10 + (group["vector_weight"].fillna(-1) - vw).abs()
-            + (group["min_score"] - setting["min_score"]).abs())
-    return int(dist.idxmin())
+# --- the objective and the per-setting table -----------------------------------------------------------
 
 
-def _best_setting(settings: pd.DataFrame, default_index: int) -> int:
-    """Most suite passes, then most paraphrases found (a threshold that silences the negatives by
-    also dropping reworded questions is no improvement), MRR, nDCG, fewest negative queries answered;
-    among settings still tied, the configured one if it is there, else the one nearest to it (a
-    change is only suggested when it measurably helps)."""
-    k_cols = sorted([c for c in settings.columns if c.startswith("mrr@") or c.startswith("ndcg@")], reverse=True)
-    d = settings.loc[default_index]
-    nearest = ((settings["vector_weight"].fillna(-1) - (d["vector_weight"] if d["vector_weight"] == d["vector_weight"] else -1)).abs()
-               + (settings["min_score"] - d["min_score"]).abs()
-               + (settings["fusion"] != d["fusion"]) + (settings["tokenizer"] != d["tokenizer"]))
-    order = settings.assign(_neg=-settings["negative_false_recalls"], _near=-nearest).sort_values(
-        ["passed", "paraphrase_hits", *k_cols, "_neg", "_near"], ascending=False, kind="stable")
-    return int(order.index[0])
+@dataclass
+class Objective:
+    """The selection's per-query objective over the queries it counts."""
+
+    matrix: np.ndarray  # settings x counted queries, 0/1
+    query_ids: list[str]
+    kinds: list[str]
+    columns: np.ndarray  # positions of the counted queries among all the sweep's queries
+    description: str = OBJECTIVE
 
 
-def _min_score_table(settings: pd.DataFrame, config: dict[str, Any]) -> pd.DataFrame:
-    """At the default fusion/tokenizer/weights: suite passes and negatives answered for each minScore,
+def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int | None, max_results: int) -> Objective:
+    """Suite queries of the round: pass; paraphrases: a relevant chunk among the returned ones;
+    negatives: nothing returned.  Suite queries outside the round do not count."""
+    columns, ids, kinds, rows = [], [], [], []
+    for j, q in enumerate(queries):
+        if q.kind == "suite" and q.in_suite(round_no):
+            rows.append(scores.passed[:, j])
+        elif q.kind == "paraphrase" and q.relevant:
+            rows.append(scores.hits[max_results][:, j])
+        elif q.kind == "negative":
+            rows.append(scores.returned[:, j] == 0)
+        else:
+            continue
+        columns.append(j)
+        ids.append(q.id)
+        kinds.append(q.kind)
+    matrix = np.column_stack(rows).astype(float) if rows else np.zeros((len(scores.settings), 0))
+    return Objective(matrix, ids, kinds, np.array(columns, dtype=int))
+
+
+def settings_frame(settings: Sequence[Setting], scores: SettingScores, queries: Sequence[Query],
+                   objective: Objective, round_no: int | None, max_results: int,
+                   cutoffs: Sequence[int]) -> pd.DataFrame:
+    """One row per setting: its labels, the objective's mean and the counts it is made of, the
+    chunk-level MRR/nDCG of the suite (labelled: the grid is scored on chunks; the headline rows of the
+    report carry the record-level figures) and the score thresholds of the minScore table."""
+    suite = np.array([q.kind == "suite" and q.in_suite(round_no) for q in queries])
+    para = np.array([q.kind == "paraphrase" and bool(q.relevant) for q in queries])
+    neg = np.array([q.kind == "negative" for q in queries])
+    with np.errstate(all="ignore"):
+        top1 = scores.top1_score
+        suite_pass_top1 = np.where(suite & scores.passed, top1, np.inf).min(axis=1)
+        neg_top1 = np.where(neg & (scores.returned > 0), top1, -np.inf).max(axis=1)
+    n_suite = int(suite.sum())
+    frame = pd.DataFrame([s.labels for s in settings])
+    frame["objective"] = objective.matrix.mean(axis=1) if objective.matrix.shape[1] else np.nan
+    frame["suite_queries"] = n_suite
+    frame["passed"] = scores.passed[:, suite].sum(axis=1)
+    frame["pass_rate"] = frame["passed"] / n_suite if n_suite else np.nan
+    frame["paraphrase_hits"] = scores.hits[max_results][:, para].sum(axis=1)
+    frame["negatives_silent"] = (scores.returned[:, neg] == 0).sum(axis=1)
+    frame["negative_false_recalls"] = (scores.returned[:, neg] > 0).sum(axis=1)
+    frame[f"chunk_mrr@{max_results}"] = scores.reciprocal_rank[:, suite].mean(axis=1) if n_suite else np.nan
+    for k in cutoffs:
+        frame[f"chunk_ndcg@{k}"] = scores.ndcg[k][:, suite].mean(axis=1) if n_suite else np.nan
+    frame["suite_top1_min"] = np.where(np.isfinite(suite_pass_top1), suite_pass_top1, np.nan)
+    frame["negative_top1_max"] = np.where(np.isfinite(neg_top1), neg_top1, np.nan)
+    return frame
+
+
+# --- the result ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepResult:
+    experiment: str
+    settings: pd.DataFrame
+    grid: list[Setting]
+    objective: Objective
+    default_index: int
+    best_index: int
+    selection: SelectionTest
+    cv: CrossValidation
+    robustness: dict[str, Any]
+    headline: dict[str, dict[str, Any]]  # configured / best (/ recommended): record-level summaries with CIs
+    min_score_table: pd.DataFrame
+    max_results: int
+    tokenizer_tables: dict[str, dict[str, Any]]
+    scores: SettingScores  # every setting's per-query figures (settings x queries of the data set)
+    timings: dict[str, float] = field(default_factory=dict)
+    holdout: dict[str, Any] | None = None
+
+    @property
+    def best(self) -> dict[str, Any]:
+        return self.settings.loc[self.best_index].to_dict()
+
+    @property
+    def default(self) -> dict[str, Any]:
+        return self.settings.loc[self.default_index].to_dict()
+
+    @property
+    def p_value(self) -> float:
+        return self.selection.p_value
+
+    @property
+    def recommended(self) -> dict[str, Any] | None:
+        return None if self.cv.recommended is None else self.settings.loc[self.cv.recommended].to_dict()
+
+
+def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = None, progress: bool = True,
+              executor: Any = None, folds: int = FOLDS, holdout: dict[str, Any] | None = None) -> SweepResult:
+    """Search the legs once, score every setting of `grid`, select, test, cross-validate; with a
+    `holdout` configuration (another experiment: a held-out query set), score the recommended setting
+    (or, without one, the in-sample best) against the configuration on it."""
+    t0 = time.perf_counter()
+    round_no = config.get("evaluation", {}).get("round")
+    tables = tokenizer_tables(config, grid)
+    legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress)
+    cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results,
+                              source=config.get("experiment_file", "<experiment>"))
+    t_search = time.perf_counter()
+    settings = grid_settings(config, grid, list(tables))
+    scores = score_grid(settings, legs, cutoffs, executor=executor)
+    t_score = time.perf_counter()
+    objective = objective_of(scores, legs.queries, round_no, legs.max_results)
+    frame = settings_frame(settings, scores, legs.queries, objective, round_no, legs.max_results, cutoffs)
+    configured = configured_index(settings, config)
+    selection = max_statistic_test(objective.matrix, configured)
+    frame["p_adjusted"] = selection.adjusted
+    # leave-one-out when the suite is small (king78's 10-12 queries), whatever the paraphrases and negatives add
+    small_suite = sum(k == "suite" for k in objective.kinds) <= LEAVE_ONE_OUT_MAX
+    cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured,
+                        query_ids=objective.query_ids, kinds=objective.kinds, folds=folds,
+                        leave_one_out_max=len(objective.query_ids) if small_suite else LEAVE_ONE_OUT_MAX,
+                        objective=objective.description)
+    best = cv.in_sample_best
+    t_stats = time.perf_counter()
+    shown = {"configured": configured, "best": best}
+    headline = {name: headline_summary(settings[i], legs, cutoffs) for name, i in shown.items()}
+    result = SweepResult(config.get("name", "sweep"), frame, settings, objective, configured, best, selection, cv,
+                         robustness(frame, objective, best, configured), headline,
+                         min_score_table(frame, configured), legs.max_results, tables, scores)
+    if holdout is not None:
+        from harness.studies.sweep_holdout import score_holdout
+
+        result.holdout = score_holdout(result, holdout, embedder=embedder, progress=progress)
+    result.timings = {"search_s": t_search - t0, "fuse_and_score_s": t_score - t_search,
+                      "statistics_s": t_stats - t_score, "total_s": time.perf_counter() - t0,
+                      "settings": len(settings), "scorer": scores_path(settings),
+                      "lexical_legs_cached": legs.cached_tokenizers}
+    return result
+
+
+def scores_path(settings: Sequence[Setting]) -> str:
+    return "fast (query x candidate arrays)" if all(not s.post for s in settings) else "pipeline stages per setting"
+
+
+def robustness(frame: pd.DataFrame, objective: Objective, best: int, configured: int) -> dict[str, Any]:
+    """Which parts of the advice are robust and which are noise, by max-statistic tests on sub-grids:
+    - the families (tokenizer x fusion x minScore, each at its best weight) whose best is statistically
+      indistinguishable from the overall best (two-sided, family-wise alpha 0.05);
+    - within the best setting's family, the weights indistinguishable from its best weight.
+    A family's best is chosen on the same queries, so "indistinguishable" is generous to the families;
+    what stays distinguishable is robustly worse."""
+    family_of = frame["tokenizer"].astype(str) + " | " + frame["fusion"].astype(str) + " | " + \
+        frame["min_score"].map("{:g}".format)
+    means = objective.matrix.mean(axis=1) if objective.matrix.shape[1] else np.zeros(len(frame))
+    family_best = {}
+    for family, rows in frame.groupby(family_of, sort=False).groups.items():
+        rows = list(rows)
+        family_best[family] = rows[best_index(means[rows], prefer=rows.index(configured) if configured in rows
+                                              else rows.index(best) if best in rows else None)]
+    bests = list(family_best.values())
+    out: dict[str, Any] = {"alpha": ALPHA, "families": len(bests)}
+    if objective.matrix.shape[1] == 0:
+        return out
+    reference = bests.index(family_best[family_of[best]])
+    across = max_statistic_test(objective.matrix[bests], reference, alternative="two-sided")
+    out["families_indistinguishable_from_best"] = [
+        {"family": family, "setting": int(i), "objective": float(means[i]), "p_adjusted": float(p)}
+        for (family, i), p in zip(family_best.items(), across.adjusted) if p >= ALPHA]
+    out["families_method"] = across.method
+    rows = list(frame.index[family_of == family_of[best]])
+    within = max_statistic_test(objective.matrix[rows], rows.index(best), alternative="two-sided")
+    equivalent = [rows[j] for j, p in enumerate(within.adjusted) if p >= ALPHA]
+    weights = sorted(float(frame.loc[i, "vector_weight"]) for i in equivalent
+                     if frame.loc[i, "vector_weight"] == frame.loc[i, "vector_weight"])
+    out["best_family"] = family_of[best]
+    out["weights_indistinguishable_from_best"] = weights
+    out["weights_method"] = within.method
+    return out
+
+
+def min_score_table(settings: pd.DataFrame, configured: int) -> pd.DataFrame:
+    """At the configured fusion/tokenizer/weights: suite passes and negatives answered for each minScore,
     plus the thresholds that would separate them (between the weakest passing suite top-1 and the
     strongest negative top-1)."""
-    default = settings.loc[_default_setting(settings, config)]
+    default = settings.loc[configured]
     same = settings[(settings["fusion"] == default["fusion"]) & (settings["tokenizer"] == default["tokenizer"])
                     & ((settings["vector_weight"] == default["vector_weight"])
                        | settings["vector_weight"].isna())]
@@ -297,88 +357,11 @@ def _min_score_table(settings: pd.DataFrame, config: dict[str, Any]) -> pd.DataF
                  "suite_top1_min", "negative_top1_max"]].sort_values("min_score").reset_index(drop=True)
 
 
-def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]) -> dict[str, Any]:
-    from harness.inputs.openclaw_config import openclaw_snippet
-    from harness.reporting.markdown import markdown_table
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    best, default = result.best, result.default
-    best_tables = _setting_tables(best, config)
-    snippet, cannot = openclaw_snippet(best_tables)
-    doc = {"experiment": result.experiment, "config": config, "timings": result.timings,
-           "default": default, "best": best, "p_value_best_vs_default": result.p_value,
-           "openclaw_snippet": snippet, "not_expressible_in_openclaw_json": cannot,
-           "settings": json.loads(result.settings.to_json(orient="records")),
-           "min_score_table": json.loads(result.min_score_table.to_json(orient="records"))}
-    _atomic_write(out_dir / "sweep.json", json.dumps(doc, ensure_ascii=False, indent=1, default=str))
-    plot_sweep(result, out_dir / "sweep.png")
-    k_cols = [c for c in result.settings.columns if "@" in c]
-    per_tok = pd.DataFrame([result.settings.loc[_best_setting(group, _nearest_to(group, default))]
-                            for _, group in result.settings.groupby("tokenizer", sort=False)])
-    show = ["tokenizer", "fusion", "vector_weight", "text_weight", "min_score", "passed", *k_cols,
-            "negative_false_recalls", "paraphrase_hits"]
-    fmt = lambda df: df[show].map(lambda x: f"{x:.3f}" if isinstance(x, float) else x)  # noqa: E731
-    head = fmt(pd.DataFrame([default, best]))
-    head.insert(0, "setting", ["default (as configured)", "best"])
-    md = [
-        f"# Sweep: {result.experiment}\n",
-        f"{len(result.settings)} settings; legs searched once in {result.timings['search_s']:.1f} s, "
-        f"all settings fused and scored in {result.timings['fuse_and_score_s']:.1f} s.\n",
-        "## Default (as configured) and best\n",
-        markdown_table(head),
-        f"\nBest vs default, paired randomization test on per-query reciprocal rank (suite, 10,000 sign "
-        f"flips): p = {result.p_value:.3f}.\n",
-        "\n## Best setting per tokenizer\n", markdown_table(fmt(per_tok)),
-        "\n## minScore at the default weights: suite passes vs negative queries answered\n",
-        markdown_table(result.min_score_table.map(lambda x: f"{x:.3f}" if isinstance(x, float) else x)),
-        "\n## openclaw.json snippet for the best setting\n", "```json5\n" + snippet + "\n```\n",
-    ]
-    if cannot:
-        md.append("Not expressible in openclaw.json: " + "; ".join(cannot) + "\n")
-    md.append("\n![curves](sweep.png)\n")
-    _atomic_write(out_dir / "sweep.md", "\n".join(md))
-    return doc
-
-
-def _setting_tables(setting: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+def setting_tables(setting: dict[str, Any]) -> dict[str, Any]:
+    """A settings row as the experiment tables it stands for (for openclaw_snippet and --holdout)."""
     tables: dict[str, Any] = {"fusion": {"name": setting["fusion"]}}
     if not (isinstance(setting["vector_weight"], float) and math.isnan(setting["vector_weight"])):
         tables["fusion"].update(vector_weight=setting["vector_weight"], text_weight=setting["text_weight"])
     tables["postprocess"] = [{"name": "min_score", "min_score": setting["min_score"]}]
     tables["tokenizer"] = {"name": setting["tokenizer"].split("(")[0]}
     return tables
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def plot_sweep(result: SweepResult, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    s = result.settings
-    default = result.default
-    k_cols = [c for c in s.columns if c.startswith("mrr@") or c.startswith("ndcg@")]
-    panels = ["pass_rate", *k_cols, "negative_false_recalls"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8))
-    sub = s[(s["fusion"] == default["fusion"]) & (s["min_score"] == default["min_score"])]
-    for tok, group in sub.groupby("tokenizer", sort=False):
-        group = group.sort_values("vector_weight")
-        for ax, metric in zip(axes, panels):
-            ax.plot(group["vector_weight"], group[metric], marker=".", label=tok)
-    for ax, metric in zip(axes, panels):
-        ax.set_xlabel("vectorWeight (textWeight = 1 - vectorWeight)")
-        ax.set_title(metric)
-        ax.axvline(0.7, color="grey", linestyle=":", linewidth=0.8)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"{result.experiment}: fusion {default['fusion']}, minScore {default['min_score']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)

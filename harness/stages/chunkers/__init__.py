@@ -47,6 +47,7 @@ from harness.stages.chunkers.base import (
     cjk_weighted_length,
     cost_prefix,
     cut_to_budget,
+    document_of,
     estimate_tokens,
     number_pieces,
     raw_length,
@@ -81,8 +82,8 @@ from harness.stages.chunkers.qmd import (
 
 __all__ = ["CHARS_PER_TOKEN", "CHUNKERS", "SIZINGS", "Chunk", "Chunker", "LineIndex", "MarkdownDecodingWarning",
            "Sizing", "TokenCount", "chunks_from_offsets", "cjk_weighted_2026_08_length", "cjk_weighted_length",
-           "cost_prefix", "cut_to_budget", "estimate_tokens", "number_pieces", "raw_length", "read_markdown",
-           "split_lines", "utf16_length",
+           "cost_prefix", "cut_to_budget", "document_of", "estimate_tokens", "number_pieces", "raw_length",
+           "read_markdown", "split_lines", "utf16_length",
            "FileChunker", "FixedChunker", "OffsetChunker", "RecursiveChunker", "fixed_windows",
            "recursive_boundaries", "CURATED_ENTRY_FILES", "OpenClawChunker", "RecordChunker", "entry_starts",
            "tail_within", "utf16_prefix", "utf16_slices",

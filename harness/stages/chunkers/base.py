@@ -55,6 +55,16 @@ class Chunk:
         return f"{self.path}:{self.start_line:06d}-{self.end_line:06d}{suffix}"
 
 
+_CHUNK_ID = re.compile(r"(.*):\d{6,}-\d{6,}(?:~\d+)?")
+
+
+def document_of(item_id: str) -> str:
+    """The file a result id belongs to: a chunk id (Chunk.id, `path:start-end[~piece]`) -> its path; any
+    other id (a whole-file result of a document-level pipeline is its path) -> itself."""
+    match = _CHUNK_ID.fullmatch(item_id)
+    return match.group(1) if match else item_id
+
+
 @runtime_checkable
 class Chunker(Protocol):
     """A file's text -> its chunks in position order, with 1-based line ranges and unique ids."""

@@ -3,14 +3,13 @@ wrapper that puts any embedder behind it."""
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from harness.db import connect
+from harness.db import cache_dir, open_cache
 from harness.errors import EmbeddingError
 from harness.stages.embedders.base import Embedder, Role, provides_vectors
 
@@ -20,7 +19,7 @@ def text_sha256(text: str) -> str:
 
 
 def default_cache_path() -> Path:
-    return Path(os.environ.get("HARNESS_CACHE_DIR", ".cache")) / "embeddings.sqlite"
+    return cache_dir() / "embeddings.sqlite"
 
 
 class EmbeddingCache:
@@ -28,12 +27,7 @@ class EmbeddingCache:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
-        if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = connect(str(self.path), load_vec=False)
-        # several runs may share one cache: wait for a writer instead of failing with "database is locked"
-        self.conn.setbusytimeout(60_000)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn = open_cache(self.path)  # several runs may share one cache
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT NOT NULL,"
             " dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, role, sha256)) WITHOUT ROWID"

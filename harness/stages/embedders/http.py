@@ -7,102 +7,40 @@ object, in the config, the cache, or any message (every message is redacted befo
 from __future__ import annotations
 
 import base64
-import email.utils
 import hashlib
-import ipaddress
 import json
-import os
-import socket
-import ssl
-import time
-import urllib.parse
-from typing import Annotated, Any, ClassVar, Generator, NoReturn, Sequence
+from typing import Annotated, Any, ClassVar, Sequence
 
-import httpx
 import numpy as np
-import tenacity
 from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import ArgsKwargs
 
 from harness.errors import EmbeddingError
 from harness.registry import stage
 from harness.stages.embedders.base import EMBEDDERS, ROLES, Role, check_role
+from harness.stages.http_json import (
+    JSONPoster,
+    RequestFailure,
+    check_base_url,
+    env_key,
+    host_of,
+    refuse_key_in_config,
+    require_key_variable,
+    retry_after_seconds,
+)
 
-RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+__all__ = ["HTTPEmbeddingError", "MissingAPIKeyError", "OpenAICompatibleEmbedder", "retry_after_seconds"]
+
 _RESERVED_PARAMS = frozenset({"input", "model", "dimensions"})
 USER_AGENT = "harness-embedder/2 (python httpx)"
 
 
-class HTTPEmbeddingError(EmbeddingError):
+class HTTPEmbeddingError(RequestFailure, EmbeddingError):
     """An embedding request failed (after any retries).  The message names the URL, never the API key."""
-
-    def __init__(self, message: str, *, url: str, status: int | None = None, attempts: int = 1):
-        super().__init__(message)
-        self.url, self.status, self.attempts = url, status, attempts
 
 
 class MissingAPIKeyError(EmbeddingError, ValueError):
     """api_key_env names a variable that is not set: a configuration error (also a ValueError)."""
-
-
-class _FailedAttempt(Exception):
-    """One request that got no usable response: what went wrong (already redacted), the HTTP status if
-    there was one, whether another attempt may succeed, and the server's Retry-After in seconds."""
-
-    def __init__(self, problem: str, *, retryable: bool, status: int | None = None,
-                 retry_after: float | None = None):
-        super().__init__(problem)
-        self.problem, self.retryable, self.status, self.retry_after = problem, retryable, status, retry_after
-
-
-class _BearerFromEnvironment(httpx.Auth):
-    """`Authorization: Bearer <key>` on each request, the key read when the request is sent, so it is
-    held by no object that outlives the request (the client, the embedder, a traceback's locals)."""
-
-    def __init__(self, embedder: OpenAICompatibleEmbedder):
-        self._embedder = embedder
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Authorization"] = "Bearer " + self._embedder._api_key()
-        yield request
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP-date (RFC 9110 10.2.3)."""
-    if value is None or not value.strip():
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """The innermost exception httpx (and httpcore) chained under `exc`: the socket's own error."""
-    while (inner := exc.__cause__ or exc.__context__) is not None:
-        exc = inner
-    return exc
-
-
-def _tries(attempts: int, seconds: float) -> str:
-    return f"{attempts} attempt{'s' if attempts > 1 else ''} in {seconds:.1f} s"
 
 
 @EMBEDDERS.register("openai-compatible")
@@ -164,32 +102,16 @@ class OpenAICompatibleEmbedder:
     @classmethod
     def _no_key_in_config(cls, data: Any) -> Any:
         # results record the config; a key there would leak into every results file
-        given = data.kwargs if isinstance(data, ArgsKwargs) else data
-        if isinstance(given, dict) and "api_key" in given:
-            raise ValueError("api_key is never read from a config file; put the key in an environment variable "
-                             "and name it with api_key_env (e.g. api_key_env = \"OPENAI_API_KEY\")")
+        refuse_key_in_config(data.kwargs if isinstance(data, ArgsKwargs) else data)
         return data
 
     @field_validator("api_key_env")
     @classmethod
     def _key_is_set(cls, api_key_env: str | None) -> str | None:
-        # fail when the run is configured, not after its first batch
-        if api_key_env is not None and not os.environ.get(api_key_env, "").strip():
-            raise MissingAPIKeyError(f"environment variable {api_key_env} is not set or empty")
-        return api_key_env
+        return require_key_variable(api_key_env, MissingAPIKeyError)
 
     def __post_init__(self) -> None:
-        parts = urllib.parse.urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be an http(s) URL such as https://api.openai.com/v1, "
-                             f"got {self._redact(self.base_url)!r}")
-        if parts.username is not None or parts.password is not None:
-            # never echo it: the user part may be a credential
-            raise ValueError("base_url must not contain user:password@; put the key in an environment variable "
-                             "and name it with api_key_env")
-        if parts.query or parts.fragment:
-            raise ValueError(f"base_url must not have a query string or fragment "
-                             f"(got {parts.scheme}://{parts.netloc}{parts.path}?...)")
+        check_base_url(self.base_url, self._redact)
         for role, params in (("query", self.query_params), ("passage", self.passage_params)):
             if params is None:
                 continue
@@ -203,7 +125,9 @@ class OpenAICompatibleEmbedder:
                 raise ValueError(f"{role}_params must be JSON-serialisable: {exc}") from None
         self.stats = {"requests": 0, "retries": 0, "texts": 0}
         self._dim: int | None = None
-        self._http: httpx.Client | None = None
+        self._poster = JSONPoster.for_stage(
+            self, self.url, fail=self._failure, user_agent=USER_AGENT, stats=self.stats,
+            missing_key=lambda message: MissingAPIKeyError(f"embedder 'openai-compatible': {message}"))
 
     # -- identity ------------------------------------------------------------------------------------
     @property
@@ -220,9 +144,7 @@ class OpenAICompatibleEmbedder:
     def model_id(self) -> str:
         """Host + model + dimensions, plus a digest of the per-role requests when they differ from the
         plain one (they change the vectors).  Never the key."""
-        parts = urllib.parse.urlsplit(self.base_url)
-        host = parts.hostname.lower() + (f":{parts.port}" if parts.port else "")
-        ident = f"openai-compatible:{host}/{self.model}@{self.dimensions or 'default'}"
+        ident = f"openai-compatible:{host_of(self.base_url)}/{self.model}@{self.dimensions or 'default'}"
         shapes = {role: self._request_shape(role) for role in ROLES}
         if any(shape != (self.model, "", {}) for shape in shapes.values()):
             canonical = json.dumps(shapes, sort_keys=True, ensure_ascii=False)
@@ -237,18 +159,12 @@ class OpenAICompatibleEmbedder:
             self.embed(["dimension probe"], "query")
         return self._dim
 
-    # -- the key -------------------------------------------------------------------------------------
+    # -- the key ------------------------------------------------------------------------------------
     def _api_key(self) -> str | None:
-        if self.api_key_env is None:
-            return None
-        key = os.environ.get(self.api_key_env, "").strip()
-        if not key:
-            raise MissingAPIKeyError(f"embedder 'openai-compatible': environment variable {self.api_key_env} "
-                                     "(api_key_env) is not set or empty")
-        return key
+        return self._poster.api_key()
 
     def _redact(self, text: str) -> str:
-        key = os.environ.get(self.api_key_env, "").strip() if self.api_key_env else ""
+        key = env_key(self.api_key_env)
         return text.replace(key, "***") if key else text
 
     # -- embedding -----------------------------------------------------------------------------------
@@ -268,125 +184,18 @@ class OpenAICompatibleEmbedder:
             self.stats["texts"] += len(batch)
         return np.concatenate(out)
 
-    def _fail(self, message: str, status: int | None = None, attempts: int = 1) -> HTTPEmbeddingError:
-        return HTTPEmbeddingError(self._redact(f"POST {self.url}: {message}"), url=self.url, status=status,
-                                  attempts=attempts)
+    def _failure(self, message: str, status: int | None, attempts: int) -> HTTPEmbeddingError:
+        return HTTPEmbeddingError(message, url=self.url, status=status, attempts=attempts)
 
-    def _client(self) -> httpx.Client:
-        if self._http is None:
-            host = urllib.parse.urlsplit(self.base_url).hostname
-            self._http = httpx.Client(
-                timeout=self.timeout,
-                follow_redirects=False,  # a redirect would carry the key elsewhere: reported instead
-                trust_env=not _is_loopback(host),  # a local server is never behind http_proxy
-                verify=ssl.create_default_context(),  # the system's CA store (and SSL_CERT_FILE)
-                auth=_BearerFromEnvironment(self) if self.api_key_env is not None else None,
-                headers={"Content-Type": "application/json", "Accept": "application/json",
-                         "User-Agent": USER_AGENT})
-        return self._http
+    def _fail(self, message: str, status: int | None = None, attempts: int = 1) -> HTTPEmbeddingError:
+        return self._poster.fail(message, status, attempts)
 
     def close(self) -> None:
         """Close the pooled connections (a later request opens new ones)."""
-        if self._http is not None:
-            self._http.close()
-            self._http = None
+        self._poster.close()
 
     def _post(self, payload: dict[str, Any]) -> Any:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(_FailedAttempt),
-            # a failure that will not fix itself ends at once; otherwise attempts and time are bounded
-            stop=tenacity.stop_any(lambda state: not state.outcome.exception().retryable,
-                                   tenacity.stop_after_attempt(self.max_retries + 1),
-                                   tenacity.stop_before_delay(self.max_retry_time)),
-            wait=self._backoff,
-            before_sleep=self._count_retry,
-            retry_error_callback=self._give_up,
-        )
-        for attempt in retrying:
-            with attempt:
-                raw = self._send(body)
-        return self._parse_json(raw, attempt.retry_state.attempt_number)
-
-    def _send(self, body: bytes) -> bytes:
-        """One request: the response body of a 2xx answer, else a _FailedAttempt."""
-        self.stats["requests"] += 1
-        try:
-            response = self._client().post(self.url, content=body)
-        except httpx.RequestError as exc:
-            problem, retryable = self._describe_transport_error(exc)
-            raise _FailedAttempt(self._redact(problem), retryable=retryable) from None
-        if not response.is_success:
-            raise _FailedAttempt(self._redact(self._describe_status(response)), status=response.status_code,
-                                 retryable=response.status_code in RETRYABLE_STATUS,
-                                 retry_after=retry_after_seconds(response.headers.get("Retry-After")))
-        return response.content
-
-    def _backoff(self, state: tenacity.RetryCallState) -> float:
-        """The server's Retry-After when it sent one, else backoff_base x 2^(n-1), at most backoff_max."""
-        failed = state.outcome.exception()
-        if isinstance(failed, _FailedAttempt) and failed.retry_after is not None:
-            return failed.retry_after
-        return min(self.backoff_max, self.backoff_base * 2 ** (state.attempt_number - 1))
-
-    def _count_retry(self, state: tenacity.RetryCallState) -> None:
-        self.stats["retries"] += 1
-
-    def _give_up(self, state: tenacity.RetryCallState) -> NoReturn:
-        failed: _FailedAttempt = state.outcome.exception()
-        tries = _tries(state.attempt_number, state.seconds_since_start or 0.0)
-        if not failed.retryable:
-            why = f"not retried; {tries}"
-        elif state.attempt_number > self.max_retries:
-            why = f"gave up after {tries}; max_retries = {self.max_retries}"
-        else:
-            asked = (f"server asked to retry after {state.upcoming_sleep:g} s; "
-                     if failed.retry_after is not None else "")
-            why = (f"gave up after {tries}; {asked}the next retry would pass "
-                   f"max_retry_time = {self.max_retry_time:g} s")
-        raise self._fail(f"{failed.problem} ({why})", failed.status, state.attempt_number)
-
-    def _describe_status(self, response: httpx.Response) -> str:
-        code = response.status_code
-        if 300 <= code < 400:
-            location = response.headers.get("Location", "?")
-            return (f"HTTP {code} redirect to {location} refused (the API key is never sent to another "
-                    "address); set base_url to the final address")
-        raw = response.content
-        detail = ""
-        try:
-            doc = json.loads(raw.decode("utf-8"))
-            err = doc.get("error", doc) if isinstance(doc, dict) else doc
-            detail = err.get("message", "") if isinstance(err, dict) else str(err)
-        except (ValueError, UnicodeDecodeError, AttributeError):
-            detail = raw.decode("utf-8", "replace").strip()
-        detail = " ".join(str(detail).split())[:300]
-        hint = {401: " (check the key in api_key_env)", 403: " (check the key in api_key_env)",
-                404: " (check base_url and model)"}.get(code, "")
-        return f"HTTP {code} {response.reason_phrase}{hint}" + (f": {detail}" if detail else "")
-
-    def _describe_transport_error(self, exc: httpx.RequestError) -> tuple[str, bool]:
-        """(message, retryable).  A wrong host name or a bad certificate will not fix itself."""
-        if isinstance(exc, httpx.TimeoutException):
-            return f"no response within timeout = {self.timeout:g} s", True
-        cause = _root_cause(exc)
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused (is the server running at this address?)", True
-        if isinstance(cause, socket.gaierror):
-            return f"cannot resolve the host name ({cause})", False
-        if isinstance(cause, ssl.SSLCertVerificationError):
-            return f"TLS certificate rejected ({cause})", False
-        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) or isinstance(
-                cause, (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)):
-            return f"connection dropped by the server ({type(cause).__name__})", True
-        return f"{type(exc).__name__}: {exc}", True
-
-    def _parse_json(self, raw: bytes, attempt: int) -> Any:
-        try:
-            return json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            snippet = " ".join(raw[:200].decode("utf-8", "replace").split())
-            raise self._fail(f"response is not JSON: {snippet!r}", 200, attempt) from None
+        return self._poster.post(payload)
 
     def _vectors(self, doc: Any, expected: int) -> np.ndarray:
         data = doc.get("data") if isinstance(doc, dict) else None

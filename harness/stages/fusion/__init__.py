@@ -22,6 +22,9 @@ chunk) and keyword_hit telling whether the lexical leg found it.  Each also stat
                                                                 since 2026-03-12)
     combsum         min-max or z-score                          v + t
     combmnz         min-max or z-score                          (v + t) x number of legs that found it
+    qmd-documents   rank of each FILE in each list (the vector  sum w/(k + r) over any number of lists
+                    list keeps a file's best chunk), 20 files   (+ Legs.extra), QMD's weights and
+                    per list                                    bonuses; top 40 files, ids = paths
 
 A leg is read best first by (raw score desc, id) whatever order it arrives in, so every method is
 invariant to the order of its input lists and rank-based methods break ties the same way everywhere.
@@ -29,13 +32,15 @@ QMD's "1/rank when there is no reranker" is not a fusion: it is the post-process
 `reciprocal_rank` (see harness.stages.postprocess for why).
 
 Modules: base (Legs, Hit, the Fusion protocol, shared helpers), openclaw (weighted, keyword-only,
-lexical-only, vector-only), normalised (wsum, combsum, combmnz), rrf, lancedb (multiplicative, lancedb-pro).
+lexical-only, vector-only), normalised (wsum, combsum, combmnz), rrf, lancedb (multiplicative, lancedb-pro),
+qmd_documents (qmd-documents, reciprocal_rank_fusion, best_chunk_per_document).
 """
 from harness.stages.fusion.base import (
                                        FUSIONS,
                                        Fusion,
                                        Hit,
                                        Legs,
+                                       RankedList,
                                        merged_hits,
                                        normalised_weights,
                                        rank_hits,
@@ -62,9 +67,16 @@ from harness.stages.fusion.openclaw import (
                                        VectorOnly,
                                        WeightedFusion,
 )
+from harness.stages.fusion.qmd_documents import (
+                                       FusedDocument,
+                                       QmdDocumentFusion,
+                                       best_chunk_per_document,
+                                       reciprocal_rank_fusion,
+)
 from harness.stages.fusion.rrf import RRFFusion
 
-__all__ = ["FUSIONS", "Fusion", "Hit", "Legs", "merged_hits", "normalised_weights", "rank_hits", "ranked_leg",
+__all__ = ["FUSIONS", "Fusion", "Hit", "Legs", "RankedList", "merged_hits", "normalised_weights", "rank_hits", "ranked_leg",
            "LanceDBProFusion", "MultiplicativeFusion", "clamp01", "inverse_distance", "sigmoid_bm25",
            "NORMALISATIONS", "CombMNZ", "CombSum", "WeightedSumFusion", "min_max", "z_score",
-           "KeywordOnly", "LexicalOnly", "VectorOnly", "WeightedFusion", "RRFFusion"]
+           "KeywordOnly", "LexicalOnly", "VectorOnly", "WeightedFusion", "RRFFusion",
+           "FusedDocument", "QmdDocumentFusion", "best_chunk_per_document", "reciprocal_rank_fusion"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, runtime_checkable
+from typing import Callable, Literal, Protocol, runtime_checkable
 
 from harness.ranking import by_score_then_id
 from harness.registry import Registry
@@ -12,16 +12,32 @@ from harness.registry import Registry
 FUSIONS = Registry("fusion", builtins="harness.stages.fusion")
 
 
+@dataclass(frozen=True)
+class RankedList:
+    """One more ranked list for a fusion that takes more than the query's two legs (query expansion,
+    stages/expansion: QMD's `lex` line searched lexically, `vec`/`hyde` lines by vector, prf's rm3 and
+    centroid).  hits: (id, raw score) best first, chunk ids or document ids; weight: its RRF weight (QMD:
+    1.0 for expansion lists); leg: the leg it was searched on; name: what produced it."""
+
+    hits: list[tuple[str, float]]
+    weight: float = 1.0
+    leg: Literal["lexical", "vector"] = "lexical"
+    name: str = ""
+
+
 @dataclass
 class Legs:
     """One query's candidates: (chunk id, raw score) best first.  vector raw = cosine similarity,
-    lexical raw = -FTS5 rank (positive BM25).  `lexical_ranking`: the lexical leg's own score of each of
-    its hits when it computes one (OpenClaw 2026.8's boosted keyword score, lexical.RankedHits), which the
-    OpenClaw fusions use as the keyword value instead of the mapped BM25; taken from the lexical list
-    when it carries one."""
+    lexical raw = -FTS5 rank (positive BM25).  With a document-level lexical backend (qmd-documents)
+    the lexical ids are file paths.  `extra`: further ranked lists (query expansion) for the fusions that
+    read them (qmd-documents); the others ignore them.  `lexical_ranking`: the lexical leg's own score of
+    each of its hits when it computes one (OpenClaw 2026.8's boosted keyword score, lexical.RankedHits),
+    which the OpenClaw fusions use as the keyword value instead of the mapped BM25; taken from the
+    lexical list when it carries one."""
 
     vector: list[tuple[str, float]] = field(default_factory=list)
     lexical: list[tuple[str, float]] = field(default_factory=list)
+    extra: list[RankedList] = field(default_factory=list)
     lexical_ranking: dict[str, float] | None = None
     lexical_tie_order: dict[str, int] | None = None  # the leg's order among equal scores (0 first)
 

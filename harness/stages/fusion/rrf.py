@@ -33,7 +33,11 @@ class RRFFusion:
              any list, else +0.02 for a best rank of 2 or 3.
     Weights are used as given (not normalised): with `qmd` their size against the fixed bonuses
     matters, so vector_weight = 0.7, text_weight = 0.3 is not the same setting as 1.4 / 0.6.
-    vector_score / text_score hold each leg's contribution w / (k + rank)."""
+    vector_score / text_score hold each leg's contribution w / (k + rank); the lists of query
+    expansion (Legs.extra, each with its own weight) are summed in as well, their contributions
+    counted with the leg they were searched on."""
+
+    accepts_extra_lists = True  # fuses Legs.extra (query expansion) beside the two legs
 
     k: float = Field(60.0, ge=0, allow_inf_nan=False)
     """the rank constant"""
@@ -52,14 +56,14 @@ class RRFFusion:
 
     def __call__(self, legs: Legs) -> list[Hit]:
         best_rank: dict[str, int] = {}
-        contributions = []
-        for leg, weight in ((ranked_leg(legs.vector, "vector"), self.w_vector),
-                            (ranked_leg(legs.lexical, "lexical"), self.w_text)):
-            scores = {}
-            for rank, (cid, _raw) in enumerate(leg, start=1):
-                scores[cid] = weight / (self.k + rank)
+        contributions: list[dict[str, float]] = [{}, {}]  # summed per leg: vector, lexical
+        lists = [(legs.vector, self.w_vector, 0, "vector"), (legs.lexical, self.w_text, 1, "lexical")]
+        lists += [(extra.hits, extra.weight, 0 if extra.leg == "vector" else 1, extra.name) for extra in legs.extra]
+        for hits, weight, side, name in lists:
+            scores = contributions[side]
+            for rank, (cid, _raw) in enumerate(ranked_leg(hits, name), start=1):
+                scores[cid] = scores.get(cid, 0.0) + weight / (self.k + rank)
                 best_rank[cid] = min(rank, best_rank.get(cid, rank))
-            contributions.append(scores)
 
         def score(cid: str, v: float, t: float) -> float:
             total = v + t

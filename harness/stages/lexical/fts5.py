@@ -100,6 +100,10 @@ class FTS5Index:
         self.routes["match+like" if plan.match and plan.like else "match" if plan.match else "like"] += 1
         return hits
 
+    def match(self, expression: str, k: int) -> Hits:
+        """Top-k rows of a ready FTS5 MATCH expression (query expansion's OR-joined terms)."""
+        return self._match(expression, k) if k > 0 else []
+
     def _primary(self, plan: QueryPlan, k: int) -> Hits:
         if plan.match is None:
             return self._like(plan.like, plan.join, k)

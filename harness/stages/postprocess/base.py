@@ -66,6 +66,8 @@ class SearchContext:
       query_vector     the query's embedding (cosine rerank)
       now              the reference time for ages; a date, datetime or ISO string.  Never the
                        wall clock, so that results are reproducible.
+      reranker         the [reranker] stage (query, texts -> relevance scores), or None
+      document_chunks(path) -> the texts of a file's chunks in order (QMD reranks one of them)
     """
 
     query: str
@@ -77,6 +79,8 @@ class SearchContext:
     chunk_vector: Optional[Callable[[str], Optional[Sequence[float]]]] = None
     query_vector: Optional[Sequence[float]] = None
     now: Any = None
+    reranker: Any = None
+    document_chunks: Optional[Callable[[str], list[str]]] = None
 
     def __post_init__(self) -> None:
         if self.now is not None:

@@ -20,6 +20,7 @@ from harness.stages.postprocess.base import (
     age_days,
     reference_time,
 )
+from harness.stages.rerankers.blend import lancedb_rerank_blend
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -42,11 +43,14 @@ def lancedb_age(path: str, now: datetime) -> float:
 @POSTPROCESSORS.register("cosine_rerank")
 @stage
 class CosineRerank:
-    """memory-lancedb-pro's reranker fallback: the top 2 x limit, scored 0.7 fused + 0.3 cosine.
+    """memory-lancedb-pro's rerank step on the top 2 x limit (the rest are dropped, as the code slices
+    before reranking).
 
-    Used when there is no cross-encoder API key, or the API failed: only the first window_factor x
-    limit fused results go on, each scored clamp01(0.7 fused + 0.3 cosine(query, chunk)).  The rest
-    are dropped, as the code slices before reranking."""
+    With a [reranker] (its cross-encoder): clamp01WithFloor(0.6 ce + 0.4 fused, floor), the floor
+    0.95 / 0.9 / 0.5 x fused for a BM25 score (the hit's text_score) >= 0.75 / >= 0.6 / below
+    (rerankers.blend.lancedb_rerank_blend).  Without one (no API key; every reported figure here):
+    clamp01(0.7 fused + 0.3 cosine(query, chunk)).  memory-lancedb-pro falls back to the cosine when the
+    API fails; here a failed reranker stops the run instead, so that no figure mixes the two."""
 
     weight: float = Field(0.3, ge=0, le=1)
     """weight of the cosine; the fused score gets 1 - weight"""
@@ -54,11 +58,17 @@ class CosineRerank:
     """how many results (x max_results) are reranked; the rest are dropped"""
 
     pass_threshold = 0.0  # rescores and cuts the list, sets no minimum
+    uses_reranker = True
 
     def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
         window = hits[: self.window_factor * ctx.max_results]
         if not window:
             return []
+        if ctx.reranker is not None:
+            chunk_text = ctx.need("chunk_text", "cosine_rerank")
+            scores = ctx.reranker.rerank(ctx.query, [chunk_text(h.id) for h in window])
+            return rank_hits([replace(h, score=lancedb_rerank_blend(h.score, h.text_score, s))
+                              for h, s in zip(window, scores)])
         query_vector = ctx.need("query_vector", "cosine_rerank")
         chunk_vector = ctx.need("chunk_vector", "cosine_rerank")
         out = []

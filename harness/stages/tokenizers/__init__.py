@@ -21,6 +21,8 @@ queries joined with AND return nothing, OpenClaw issue #83384):
   cjk-char       every Han/Kana/Hangul character its own token; CJK query terms become ordered character
                  phrases (QMD, 2026-05).
   cjk-bigram     overlapping character bigrams for CJK runs (a lone CJK character stays a unigram).
+  qmd            QMD 2.8.3: porter unicode61 over CJK-spaced text; QMD's query builder (prefix terms,
+                 phrases, negation, hyphen/dot branches; `qmd_query_bug` keeps its CJK '-'/'.' failure).
 
 jieba, cjk-char and cjk-bigram NFKC-normalise index and query text by default (`normalize = "nfkc"`),
 so full-width ＡＰＩ matches API; unicode61 and the trigram variants reproduce SQLite/OpenClaw as they are
@@ -28,7 +30,7 @@ and do not normalise.
 
 Modules: base (TOKENIZERS, the Tokenizer protocol, QueryPlan, QueryTermsTokenizer, FTS5 helpers),
 unicode61, trigram (trigram, trigram-fixed), cjk (cjk-char, cjk-bigram and the CJK character table),
-jieba.
+jieba, qmd.
 """
 from harness.stages.tokenizers.base import (
     TOKENIZERS,
@@ -51,10 +53,15 @@ from harness.stages.tokenizers.cjk import (
     is_cjk_char,
 )
 from harness.stages.tokenizers.jieba import Jieba
+from harness.stages.tokenizers.qmd import (
+    QmdTokenizer,
+    normalize_cjk_for_fts,
+    qmd_query_parts,
+)
 from harness.stages.tokenizers.trigram import Trigram, TrigramFixed
 from harness.stages.tokenizers.unicode61 import Unicode61
 
 __all__ = ["TOKENIZERS", "Join", "Normalize", "QueryPlan", "QueryTermsTokenizer", "Tokenizer", "fts5_terms",
            "has_token_char", "join_terms", "quote_fts5",
            "CjkBigram", "CjkChar", "CjkTermsTokenizer", "bigrams", "cjk_segments", "is_cjk_char",
-           "Jieba", "Trigram", "TrigramFixed", "Unicode61"]
+           "Jieba", "QmdTokenizer", "normalize_cjk_for_fts", "qmd_query_parts", "Trigram", "TrigramFixed", "Unicode61"]

@@ -1,0 +1,21 @@
+"""Per-query columns added after the core metrics, in one call from per_query.evaluate_queries:
+
+    context_tokens, whole_memory_tokens, context_share, recall@{B}tokens   (context_budget.py)
+    expansion_skipped, expansion_terms, expansion_lists                    (query expansion, when configured)
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+
+from harness.evaluation.context_budget import add_context_columns
+
+
+def add_columns(frame: pd.DataFrame, index: Any, stages: Any, queries: Sequence[Any], hits: dict[str, list[Any]],
+                legs: dict[str, Any]) -> None:
+    add_context_columns(frame, index, stages, queries, hits)
+    if getattr(stages, "expansion", None) is not None:
+        frame["expansion_skipped"] = [legs[qid].expansion.get("expansion_skipped") for qid in frame["query_id"]]
+        frame["expansion_terms"] = [legs[qid].expansion.get("expansion_terms") for qid in frame["query_id"]]
+        frame["expansion_lists"] = [len(legs[qid].legs.extra) for qid in frame["query_id"]]

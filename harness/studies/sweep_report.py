@@ -1,0 +1,265 @@
+"""A sweep's files: sweep.json (every setting, the selection, its test, the cross-validation, the held-out
+check), sweep.md (what to do and why) and sweep.png (the objective against vectorWeight per tokenizer,
+with 95% bands).  The openclaw.json snippet is written only for a recommended setting."""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.evaluation.statistics import bootstrap_means
+from harness.studies.sweep import SweepResult, setting_tables
+
+
+def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any]:
+    """What sweep.json holds."""
+    from harness.inputs.openclaw_config import openclaw_snippet
+
+    recommended = result.recommended
+    snippet, cannot = openclaw_snippet(setting_tables(recommended)) if recommended else (None, [])
+    selection = result.selection
+    kinds = pd.Series(result.objective.kinds).value_counts().to_dict()
+    return _plain({
+        "experiment": result.experiment, "config": config, "timings": result.timings,
+        "objective": {"description": result.objective.description, "queries": len(result.objective.query_ids),
+                      "by_kind": kinds},
+        "configured": result.default, "best": result.best, "recommended": recommended,
+        "selection_test": {"p_value": selection.p_value, "method": selection.method, "gain": selection.statistic,
+                           "informative_queries": selection.informative, "settings": selection.settings,
+                           "distinct_settings": selection.distinct},
+        "p_value_best_vs_default": selection.p_value,
+        "cv": {**result.cv.as_dict(), "scheme": cv_scheme(result)},
+        "robustness": result.robustness,
+        "headline": result.headline,
+        "holdout": result.holdout,
+        "openclaw_snippet": snippet, "not_expressible_in_openclaw_json": cannot,
+        "settings": json.loads(result.settings.to_json(orient="records")),
+        "min_score_table": json.loads(result.min_score_table.to_json(orient="records")),
+    })
+
+
+def _plain(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, ensure_ascii=False, default=lambda o: o.item() if hasattr(o, "item")
+                                 else o.tolist() if hasattr(o, "tolist") else str(o)))
+
+
+def cv_scheme(result: SweepResult) -> str:
+    folds, n = len(result.cv.folds), len(result.objective.query_ids)
+    if folds == n:
+        return f"leave-one-out over {n} queries (the suite has 20 queries or fewer)"
+    return f"{folds}-fold over {n} queries, stratified by query kind"
+
+
+def label(row: dict[str, Any]) -> str:
+    weights = "" if row["vector_weight"] != row["vector_weight"] else \
+        f" {row['vector_weight']:g}/{row['text_weight']:g}"
+    return f"{row['tokenizer']}, {row['fusion']}{weights}, minScore {row['min_score']:g}"
+
+
+def _figure(block: dict[str, Any], name: str) -> str:
+    from harness.reporting.markdown import figure
+
+    return figure(block, name)
+
+
+def headline_table(result: SweepResult) -> pd.DataFrame:
+    k = result.max_results
+    rows = []
+    for name, index in (("configured", result.default_index), ("in-sample best", result.best_index)):
+        row = result.settings.loc[index].to_dict()
+        suite = result.headline["configured" if name == "configured" else "best"].get("suite", {})
+        rows.append({"": name, "setting": label(row), "objective": f"{row['objective']:.3f}",
+                     "suite passed": f"{int(row['passed'])}/{int(row['suite_queries'])}",
+                     "pass rate": _figure(suite, "pass_rate"), f"Recall@{k}": _figure(suite, f"recall@{k}"),
+                     f"MRR@{k}": _figure(suite, f"mrr@{k}"), f"nDCG@{k}": _figure(suite, f"ndcg@{k}"),
+                     "paraphrases found": int(row["paraphrase_hits"]),
+                     "negatives answered": int(row["negative_false_recalls"])})
+    return pd.DataFrame(rows)
+
+
+def per_tokenizer(result: SweepResult) -> pd.DataFrame:
+    s = result.settings
+    rows = []
+    for tok, group in s.groupby("tokenizer", sort=False):
+        best = group["objective"].idxmax()
+        row = s.loc[best]
+        rows.append({"tokenizer": tok, "best setting": label(row.to_dict()), "objective": f"{row['objective']:.3f}",
+                     "passed": int(row["passed"]), f"chunk nDCG@{result.max_results}":
+                     f"{row[f'chunk_ndcg@{result.max_results}']:.3f}",
+                     "adjusted p vs configured": f"{row['p_adjusted']:.3g}"})
+    return pd.DataFrame(rows)
+
+
+def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]) -> dict[str, Any]:
+    from harness.reporting.markdown import markdown_table
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = sweep_document(result, config)
+    _atomic_write(out_dir / "sweep.json", json.dumps(doc, ensure_ascii=False, indent=1))
+    plot_sweep(result, out_dir / "sweep.png")
+    cv, sel, t = result.cv, result.selection, result.timings
+    fmt = lambda df: df.map(lambda x: f"{x:.3f}" if isinstance(x, float) else x)  # noqa: E731
+    md = [
+        f"# Sweep: {result.experiment}\n",
+        f"{len(result.settings)} settings; legs searched once in {t['search_s']:.1f} s"
+        + (f" (lexical legs of {', '.join(t['lexical_legs_cached'])} from the leg cache)" if t["lexical_legs_cached"] else "")
+        + f", every setting fused and scored in {t['fuse_and_score_s']:.2f} s ({t['scorer']}), selection, "
+          f"test and cross-validation in {t['statistics_s']:.1f} s.\n",
+        f"**Objective** (what the selection maximises and what the tests read): {result.objective.description}. "
+        f"{len(result.objective.query_ids)} queries count ("
+        + ", ".join(f"{n} {kind}" for kind, n in doc["objective"]["by_kind"].items()) + ").\n",
+        "## Recommendation\n",
+        recommendation_text(result, doc),
+        "\n## Configured and in-sample best\n",
+        "Record-level Recall/MRR/nDCG of the suite with 95% bootstrap intervals [low, high]; the objective is "
+        "the mean of the per-query objective over every counted query.\n",
+        markdown_table(headline_table(result)),
+        f"\n**Is the in-sample best better than the configuration?** Max-statistic test over the grid "
+        f"(the selection is part of the null): p = {sel.p_value:.3g} ({sel.method}; {sel.informative} queries "
+        f"where some setting differs from the configuration). An ordinary paired test of the best against the "
+        f"configuration would ignore that it was picked among {sel.settings:,} settings.\n",
+        "\n## Cross-validation: the tuning procedure on queries it did not see\n",
+        f"{cv_scheme(result)}: on each fold the best setting is chosen on the other queries and scored on the "
+        f"held-out ones.\n",
+        markdown_table(pd.DataFrame([{
+            "configured (mean objective)": f"{cv.configured_mean:.3f}",
+            "in-sample best (optimistic)": f"{cv.in_sample_mean:.3f}",
+            "cross-validated (held out)": f"{cv.held_out_mean:.3f}",
+            "held-out gain [95% CI]": f"{cv.gain.estimate:+.3f} [{cv.gain.low:+.3f}, {cv.gain.high:+.3f}]",
+            "paired sign-flip p": f"{cv.p_value:.3g}",
+            "folds choosing the in-sample best": f"{cv.agreement:.0%}"}])),
+        f"\n{cv.reason[0].upper() + cv.reason[1:]}.\n",
+        "\n## Robust or noise\n", robustness_text(result),
+        "\n## Best setting per tokenizer (in-sample)\n", markdown_table(per_tokenizer(result)),
+        "\n## minScore at the configured weights: suite passes vs negative queries answered\n",
+        markdown_table(fmt(result.min_score_table)),
+    ]
+    if result.holdout:
+        md += ["\n## Held-out query set\n", holdout_text(result.holdout)]
+    md.append("\n![curves](sweep.png)\n")
+    _atomic_write(out_dir / "sweep.md", "\n".join(md))
+    return doc
+
+
+def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
+    if result.recommended is None:
+        reason = result.cv.reason.removeprefix("keep the configuration: ")
+        return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
+                "suggested.\n")
+    text = [f"**Change to {label(result.recommended)}**: {result.cv.reason}.\n",
+            "openclaw.json snippet:\n", "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
+    if doc["not_expressible_in_openclaw_json"]:
+        text.append("Not expressible in openclaw.json: " + "; ".join(doc["not_expressible_in_openclaw_json"]) + "\n")
+    return "\n".join(text)
+
+
+def robustness_text(result: SweepResult) -> str:
+    """Which dimensions of the best setting are robust (every family tying the best shares them) and
+    which are noise (many values tie)."""
+    r = result.robustness
+    families = r.get("families_indistinguishable_from_best", [])
+    weights = r.get("weights_indistinguishable_from_best", [])
+    s = result.settings
+    lines = [f"Max-statistic tests (two-sided, family-wise alpha {r.get('alpha', 0.05)}) on sub-grids; a family is "
+             f"tokenizer | fusion | minScore at its best weight ({r.get('families', 0)} families). Families are "
+             "chosen at their best weight on the same queries, so \"indistinguishable\" is generous to them.\n"]
+    if families:
+        shown = sorted(families, key=lambda f: -f["objective"])
+        lines.append(f"- {len(families)} of {r['families']} families are statistically indistinguishable from the "
+                     "best: " + "; ".join(f"`{f['family']}` ({f['objective']:.3f})" for f in shown[:8])
+                     + (f"; and {len(shown) - 8} more" if len(shown) > 8 else "") + ".")
+        for position, name, column in ((0, "tokenizer", "tokenizer"), (1, "fusion", "fusion"), (2, "minScore", "min_score")):
+            tying = sorted({f["family"].split(" | ")[position] for f in families})
+            every = sorted({str(v) if column != "min_score" else f"{v:g}" for v in s[column].unique()})
+            if len(every) < 2:
+                continue
+            if set(tying) == set(every):
+                lines.append(f"- {name}: every value ties the best ({', '.join(every)}): not decided by these queries.")
+            else:
+                worse = [v for v in every if v not in tying]
+                lines.append(f"- {name}: {' or '.join(tying)} (robust: {', '.join(worse)} measurably worse).")
+    if weights:
+        best_family = r["best_family"]
+        if len(weights) == 1:
+            lines.append(f"- Within `{best_family}`, only vectorWeight {weights[0]:g} reaches the best; every other "
+                         "weight of the family is measurably worse.")
+        else:
+            lines.append(f"- Within `{best_family}`, vectorWeight {weights[0]:g} to {weights[-1]:g} ({len(weights)} "
+                         "values) is indistinguishable from its best weight: the exact weight is noise.")
+    return "\n".join(lines) + "\n"
+
+
+def holdout_text(h: dict[str, Any]) -> str:
+    from harness.reporting.markdown import figure, markdown_table
+
+    gain = h["gain"]
+    low, high = gain["ci95"]
+    lines = [f"`{h['experiment']}` ({h['queries']} queries, never used for the selection): the {h['which']} "
+             f"({h['setting']}) against the configuration ({h['configured']}).\n",
+             f"Objective {h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}: gain {gain['estimate']:+.3f} "
+             f"[{low:+.3f}, {high:+.3f}], paired sign-flip p = {h['p_value']:.3g} ({h['method']}).\n"]
+    rows = []
+    for name, block in (("configured", h["headline"]["configured"]), (h["which"], h["headline"]["chosen"])):
+        suite = block.get("suite", {})
+        rows.append({"": name, "pass rate": figure(suite, "pass_rate"),
+                     **{f"{m}@{k}": figure(suite, f"{m}@{k}") for k in h["cutoffs"] for m in ("recall", "mrr", "ndcg")}})
+    lines.append(markdown_table(pd.DataFrame(rows)))
+    diffs = pd.DataFrame([{"metric": d["metric"], "difference [95% CI]":
+                           f"{d['difference']['estimate']:+.3f} [{d['difference']['ci95'][0]:+.3f}, "
+                           f"{d['difference']['ci95'][1]:+.3f}]", "p": f"{d['p_value']:.3g}",
+                           "p (Holm)": f"{d['p_holm']:.3g}"} for d in h["differences"]])
+    lines += ["\nPer-query differences (paired, Holm over these metrics):\n", markdown_table(diffs)]
+    return "\n".join(lines)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def plot_sweep(result: SweepResult, path: Path) -> None:
+    """The objective and the suite's chunk nDCG against vectorWeight, one curve per tokenizer at the
+    configured fusion and minScore, each with its 95% bootstrap band over queries."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s, default = result.settings, result.default
+    sub = s[(s["fusion"] == default["fusion"]) & (s["min_score"] == default["min_score"])]
+    suite = [j for j, kind in enumerate(result.objective.kinds) if kind == "suite"]
+    panels = [("objective", "objective (mean over counted queries)", result.objective.matrix),
+              ("pass_rate", "suite pass rate", result.objective.matrix[:, suite] if suite else None)]
+    if result.settings["negative_false_recalls"].max() > 0:
+        panels.append(("negative_false_recalls", "negative queries answered", None))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.9), squeeze=False)
+    for tok, group in sub.groupby("tokenizer", sort=False):
+        group = group.sort_values("vector_weight")
+        xs = group["vector_weight"].to_numpy()
+        for ax, (column, _, matrix) in zip(axes[0], panels):
+            line = ax.plot(xs, group[column], marker=".", label=tok)[0]
+            if matrix is not None and matrix.shape[1] > 1:
+                bands = bootstrap_means({str(i): matrix[i] for i in group.index}, resamples=2000)
+                low = [bands[str(i)].low for i in group.index]
+                high = [bands[str(i)].high for i in group.index]
+                ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.12, linewidth=0)
+    own = default["vector_weight"]
+    for ax, (_, title, _) in zip(axes[0], panels):
+        ax.set_xlabel("vectorWeight (textWeight = 1 - vectorWeight)")
+        ax.set_title(title, fontsize=10)
+        if not (isinstance(own, float) and math.isnan(own)):
+            ax.axvline(own, color="grey", linestyle=":", linewidth=0.8)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{result.experiment}: fusion {default['fusion']}, minScore {default['min_score']:g} "
+                 f"(bands: 95% bootstrap intervals over queries; dotted: configured)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+

@@ -1,0 +1,77 @@
+"""`harness diff`: moved queries from the per-query rows and hits alone, ordered by how much they moved,
+with both runs' snippets side by side."""
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.errors import ConfigError
+from harness.studies.query_diff import diff_files
+from tests.conftest import ROOT
+from tests.gate_docs import ablation, results, row, write
+
+ROUND3 = ROOT / "reports" / "round3" / "results.json"
+LANCEDB3 = ROOT / "reports" / "lancedb-pro" / "round3" / "results.json"
+
+
+def test_round3_against_the_lancedb_pro_preset_lists_the_flipped_queries_with_snippets(tmp_path):
+    d = diff_files(ROUND3, LANCEDB3)
+    assert d.compared == 34 and d.base_label == "openclaw-2026.02 / round3" and d.now_label == "lancedb-pro / round3"
+    moved = {q.key: q for q in d.moved}
+    # the suite queries whose pass flipped (README: lancedb-pro passes 7/10 in round 3, the study's preset 9/10)
+    flipped = {k for k, q in moved.items() if q.pass_flipped and q.kind == "suite"}
+    assert flipped == {"T3", "T10", "T12"}
+    assert moved["T3"].changes[:2] == ["rank 1 -> rank 2", "passed -> failed"]
+    assert moved["T3"].now.near_tie and moved["T3"].now.margin == pytest.approx(-0.0003, abs=5e-5)
+    assert moved["T10"].now.rank is None and moved["T10"].moved == 1.0
+    # ordered by the change of reciprocal rank, largest first
+    assert [q.moved for q in d.moved] == sorted((q.moved for q in d.moved), reverse=True)
+    # the snippets are the returned chunks' text, relevant ones marked
+    assert moved["T10"].base.hits[0].relevant and "多 Agent 工厂" in moved["T10"].base.hits[0].snippet
+    assert not any(h.relevant for h in moved["T10"].now.hits)
+
+    md, html = tmp_path / "diff.md", tmp_path / "diff.html"
+    out = CliRunner(env={"COLUMNS": "160"}).invoke(app, ["diff", str(ROUND3), str(LANCEDB3), "--limit", "5",
+                                                         "--markdown", str(md), "--html", str(html)])
+    assert out.exit_code == 0, out.output
+    assert "20 of 34 queries moved" in out.output and "T10 多Agent工厂" in out.output
+    assert "# 多 Agent 工厂：一个人用 7 个 Agent 跑内容流水线" in out.output  # T10's relevant snippet, side by side
+    assert "... and 15 more (--limit)" in out.output
+    text = md.read_text()
+    assert "| T3 | 美国手机号 | suite | rank 1 -> rank 2; passed -> failed; another record at top-1 | 0.500 |" in text
+    assert "#### T10 多Agent工厂" in text and "✓ 0.6358 `memory/recasvVazdBgM.md:1-27`" in text
+    page = html.read_text()
+    assert page.count('<article class="moved') == 20 and 'id="q-T3"' in page
+    assert "<code>harness diff</code>" in page and "<script" not in page
+
+
+def test_ordering_and_what_counts_as_moved(tmp_path):
+    base = results([row("A", rank=1), row("B", rank=2, margin=-0.1), row("C", rank=1), row("D", rank=3, margin=-0.1),
+                    row("E", rank=1)])
+    now = results([row("A", rank=2, margin=-0.1), row("B", rank=2, margin=-0.2), row("C", rank=None, margin=None),
+                   row("D", rank=4, margin=-0.1), row("E", rank=1)])
+    d = diff_files(write(tmp_path / "b.json", base), write(tmp_path / "n.json", now))
+    assert [q.key for q in d.moved] == ["C", "A", "D"]  # 1.0, 0.5, 0.083; B and E did not move
+    assert d.moved[0].changes == ["rank 1 -> not returned", "passed -> failed", "another record at top-1"]
+
+
+def test_ablations_are_diffed_round_by_round_and_kinds_must_match(tmp_path):
+    r = results([row("T1"), row("T2")])
+    r2 = results([row("T1"), row("T2", rank=2, margin=-0.1)])
+    base = write(tmp_path / "b.json", ablation({"3": r, "4": r}))
+    now = write(tmp_path / "n.json", ablation({"3": r2, "4": r}))
+    assert [q.key for q in diff_files(base, now).moved] == ["round3.T2"]
+    with pytest.raises(ConfigError, match="cannot diff .* give two files of one kind"):
+        diff_files(base, write(tmp_path / "r.json", r))
+    scores = write(tmp_path / "e.json", {"mean": {"mrr@6": 1.0}, "per_query": {}, "measures": ["mrr@6"]})
+    with pytest.raises(ConfigError, match=r"needs the returned hits\); this file is harness eval --json scores"):
+        diff_files(scores, scores)
+
+
+def test_older_results_without_runs_or_rank_columns_still_diff(tmp_path):
+    base = results([row("T1"), row("T2")])
+    now = results([row("T1"), row("T2", rank=3, margin=-0.1)])
+    for doc in (base, now):  # what an old results.json lacks: the runs/qrels keys and the rank column
+        for q in doc["queries"].values():
+            q.pop("rank")
+    d = diff_files(write(tmp_path / "b.json", base), write(tmp_path / "n.json", now))
+    assert [(q.key, q.base.rank, q.now.rank) for q in d.moved] == [("T2", 1, 3)]
