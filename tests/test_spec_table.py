@@ -28,12 +28,11 @@ def _copy_presets(tmp_path):
 def test_a_preset_using_a_stage_marked_missing_fails(tmp_path):
     presets = _copy_presets(tmp_path)
     rows = spec_table.load()
-    assert not any("noise_filter" in p for p in spec_table.problems(rows, presets))
-    path = presets / "lancedb-pro.toml"
-    path.write_text(path.read_text(encoding="utf-8") + '\n[[postprocess]]\nname = "noise_filter"\n', encoding="utf-8")
+    assert not any("qmd.expansion" in p for p in spec_table.problems(rows, presets))
+    path = presets / "qmd.toml"
+    path.write_text(path.read_text(encoding="utf-8") + '\n[expansion]\nname = "llm"\n', encoding="utf-8")
     found = spec_table.problems(rows, presets)
-    assert found == ["lancedb_pro.noise_filter / lancedb-pro: the preset uses postprocess:noise_filter, whose SPEC "
-                     "behaviour is marked missing"]
+    assert found == ["qmd.expansion / qmd: the preset uses expansion, whose SPEC behaviour is marked missing"]
 
 
 def test_a_deviation_the_description_does_not_state_fails(tmp_path):
@@ -45,11 +44,11 @@ def test_a_deviation_the_description_does_not_state_fails(tmp_path):
 
 
 def test_rows_must_be_complete_and_known(tmp_path):
-    bad = [spec_table.Row("openclaw.x", "2 x", "reranker", "openclaw-2026.02", "maybe"),
+    bad = [spec_table.Row("openclaw.x", "2 x", "decoder", "openclaw-2026.02", "maybe"),
            spec_table.Row("openclaw.y", "2 y", "chunker", "nope", "implemented"),
            spec_table.Row("openclaw.z", "2 z", "chunker", "openclaw-2026.08", "deviates")]
     found = "\n".join(spec_table.problems(bad))
-    assert "status 'maybe'" in found and "stage 'reranker'" in found and "no preset 'nope'" in found
+    assert "status 'maybe'" in found and "stage 'decoder'" in found and "no preset 'nope'" in found
     assert "needs `mentions`" in found and "openclaw-2026.08-fts: no row for openclaw.x, openclaw.y, openclaw.z" in found
 
 

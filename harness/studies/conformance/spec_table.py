@@ -24,7 +24,8 @@ from harness.errors import ConfigError
 
 TABLE_PATH = Path(__file__).with_name("spec_table.toml")
 STATUSES = ("implemented", "deviates", "missing", "not-applicable")
-STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
+STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion", "expansion", "reranker")
+NO_STAGE = "none"  # a behaviour no stage of the harness could carry (e.g. lancedb-pro's scopes)
 ROW_KEYS = {"id", "spec", "stage"}
 
 
@@ -59,6 +60,8 @@ def load(path: Path | str = TABLE_PATH) -> list[Row]:
 
 def uses_stage(preset_cfg: dict[str, Any], stage: str) -> bool:
     """Whether a preset's tables use `stage` ("chunker", "postprocess:mmr", ...)."""
+    if stage == NO_STAGE:
+        return False
     if stage.startswith("postprocess:"):
         name = stage.split(":", 1)[1]
         return any(p.get("name") == name for p in preset_cfg.get("postprocess", []))
@@ -78,8 +81,8 @@ def problems(rows: Sequence[Row] | None = None, presets_dir: Path = PRESETS_DIR)
         where = f"{r.behaviour} / {r.preset}"
         if r.status not in STATUSES:
             out.append(f"{where}: status {r.status!r} is not one of {', '.join(STATUSES)}")
-        if r.stage not in STAGE_TABLES and not r.stage.startswith("postprocess:"):
-            out.append(f"{where}: stage {r.stage!r} is neither a stage table nor postprocess:<name>")
+        if r.stage not in (*STAGE_TABLES, NO_STAGE) and not r.stage.startswith("postprocess:"):
+            out.append(f"{where}: stage {r.stage!r} is neither a stage table, postprocess:<name> nor {NO_STAGE!r}")
         if r.preset not in known:
             out.append(f"{where}: no preset {r.preset!r} in {presets_dir}")
             continue
