@@ -94,18 +94,21 @@ class RealRuns:
         self.refresh = refresh
         self.log = log
 
-    def get(self, system: str, version: str, ws: Workspace, *, max_results: int) -> dict[str, Any]:
+    def get(self, system: str, version: str, ws: Workspace, *, max_results: int,
+            queries: list[dict[str, str]] | None = None) -> dict[str, Any]:
+        """The real system's run on `ws`, for its own queries or for `queries` ({id, text} rows)."""
         driver = DRIVERS / ("qmd.ts" if system == "qmd" else "openclaw.mjs")
+        rows = ws.query_rows() if queries is None else queries
         key = hashlib.sha256(json.dumps({
-            "system": system, "version": version, "workspace": ws.digest(), "queries": ws.query_rows(),
+            "system": system, "version": version, "workspace": ws.digest(), "queries": rows,
             "now": ws.now, "max_results": max_results,
             "driver": hashlib.sha256(driver.read_bytes()).hexdigest(),
         }, sort_keys=True).encode("utf-8")).hexdigest()[:32]
         path = self.root / f"{system}-{version}-{ws.name}-{key}.json"
         if path.is_file() and not self.refresh:
             return json.loads(path.read_text(encoding="utf-8"))
-        self.log(f"conformance: running {system} {version} on {ws.name} ({len(ws.queries)} queries)")
-        doc = run_real(system, version, ws.layout.root, ws.query_rows(), now=ws.now, max_results=max_results)
+        self.log(f"conformance: running {system} {version} on {ws.name} ({len(rows)} queries)")
+        doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results)
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")

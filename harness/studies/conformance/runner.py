@@ -7,7 +7,7 @@
    registry cannot be reached it prints one `conformance: SKIPPED (...)` line and exits 0.
 2. Renders the workspaces: king78 rounds 1-4 (experiments/roundN.toml, all 34 queries each) and the CMRC
    2018 sample (experiments/cmrc2018-dev.toml: the 848 dev paragraphs, the first 20 questions).
-3. Each comparison module in MODULES (openclaw.py; QMD's module plugs in the same way, see base.py) runs
+3. Each comparison module in MODULES (qmd.py, openclaw.py; see base.py) runs
    the real systems' model-free search (cached per input in the same folder, base.RealRuns) and compares
    it with the matching presets, returning Checks (agreement per workspace, every difference with its cause).
 4. Writes OUT/conformance.md and conformance.json, and fails (exit 1) when a gated check agrees on fewer
@@ -34,8 +34,7 @@ from harness.studies.conformance.real import SKIP_EXIT_CODE, install
 from harness.studies.conformance.report import write_report
 
 # The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py).
-# QMD's comparison is added here as "harness.studies.conformance.qmd".
-MODULES: tuple[str, ...] = ("harness.studies.conformance.openclaw",)
+MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw")
 
 # (workspace name, experiment file, overrides): what the real systems and the presets both index
 WORKSPACES: tuple[tuple[str, str, dict[str, Any]], ...] = (
