@@ -41,7 +41,7 @@ tokenizers: $(STAMP) ## Tokenizer matrix: king78 rounds x tokenizers, CMRC 2018 
 chunkers: $(STAMP) ## Chunker matrix: king78 rounds 1 and 3, CMRC long-document set -> reports/chunkers/
 	$(HARNESS) matrix experiments/chunkers.toml
 
-presets: $(STAMP) ## The four presets on the four king78 rounds, paired tests with Holm -> reports/presets/
+presets: $(STAMP) ## The presets (FTS-only included) on the four king78 rounds, paired tests with Holm -> reports/presets/
 	$(HARNESS) matrix experiments/presets.toml
 
 sweep: $(STAMP) ## Cross-validated sweeps: king78 rounds 3 and 4, CMRC 2018 dev (checked on trial) -> reports/sweep/
