@@ -326,7 +326,8 @@ def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. e
 
 
 @command()
-def embed(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s), e.g. experiments/cmrc2018-dev.toml"),
+def embed(experiments: list[Path] = typer.Argument(..., help="experiment or matrix TOML(s), e.g. "
+                                                   "experiments/cmrc2018-dev.toml, experiments/chunkers.toml"),
           executor: str = typer.Option("local", help=EXECUTOR_HELP),
           batch_size: int = typer.Option(32, min=1, help="texts per task (and per cache transaction)"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
@@ -344,9 +345,10 @@ def embed(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
 
     from harness.studies.embed import fill_cache
     from harness.studies.executor import make_executor
+    from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)  # nothing is written but the cache, so no --out is needed
-    configs = [load_experiment(project_path(e), preset=preset, **overrides) for e in experiments]
+    configs = [c for e in experiments for c in configs_of(project_path(e), preset=preset, **overrides)]
     with make_executor(executor) as ex, Progress("[progress.description]{task.description}", BarColumn(),
                                                  MofNCompleteColumn(), TimeRemainingColumn()) as bar:
         task = bar.add_task(f"embedding ({ex.name}, {ex.workers} workers)", total=None)
@@ -366,9 +368,10 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
     """Print a CI cache key for the embedding cache: the model id and a hash of every text the experiments
     embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
     from harness.studies.embed import cache_key as compute_key
+    from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)
-    configs = [load_experiment(project_path(e), preset=preset, **overrides) for e in experiments]
+    configs = [c for e in experiments for c in configs_of(project_path(e), preset=preset, **overrides)]
     key, restore = compute_key(configs)
     typer.echo(restore if prefix else key)
 

@@ -158,7 +158,7 @@ def test_more_than_two_lists_with_their_weights():
     assert scores["m/b.md"] == pytest.approx(2 / 61 + 1 / 62 + 0.05)
     assert scores["m/c.md"] == pytest.approx(1 / 61 + 0.05)
     lists = fusion.document_lists(legs)
-    assert [(rl.source, rl.weight) for rl in lists] == [("lexical", 2.0), ("lexical", 1.0), ("vector", 2.0),
+    assert [(rl.leg, rl.weight) for rl in lists] == [("lexical", 2.0), ("lexical", 1.0), ("vector", 2.0),
                                                        ("vector", 1.0)]
 
 

@@ -151,7 +151,7 @@ def add_context_columns(frame: pd.DataFrame, index: Any, stages: Any, queries: S
         query = by_query[qid]
         shown = []
         for hit in ranked:
-            chunk = index.by_id[hit.id]
+            chunk = index.lookup(hit.id)  # a chunk, or a whole file for a document-level pipeline (QMD)
             text, first, last = snippet(settings.snippet, chunk.text, chunk.start_line, query.text,
                                         file_lines.get(chunk.path))
             shown.append((count(text), layout.docs_overlapping(chunk.path, first, last)))

@@ -52,10 +52,18 @@ class Layout:
     def docs_overlapping(self, path: str, start: int, end: int) -> set[str]:
         return {s.doc_id for s in self._by_path.get(path, ()) if s.start <= end and start <= s.end}
 
+    _kept: dict[str, str] = field(default_factory=dict, repr=False)
+
     def read(self, path: str) -> str:
+        if path in self._kept:
+            return self._kept[path]
         return (self.root / path).read_text(encoding="utf-8")
 
     def cleanup(self) -> None:
+        """Remove the rendered folder.  The files' texts stay readable through read(): figures computed
+        after indexing (context cost) read them once the folder is gone (a sweep scores after cleanup)."""
+        if self.root.exists():
+            self._kept = {p: self.read(p) for p in self.files if (self.root / p).is_file()}
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -65,6 +65,14 @@ def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
     return out
 
 
+def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[dict[str, Any]]:
+    """The configurations an experiment file or a matrix file (one with `runs` and `values`) runs, with
+    the --set overrides applied to each: what `harness embed` and `harness cache-key` read."""
+    if {"runs", "values"} <= load_toml(path).keys():
+        return [merge(config, overrides) for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
+    return [load_experiment(path, preset=preset, **overrides)]
+
+
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
                only_runs: list[str] | None = None) -> list[tuple[str, str, RunResult]]:
     """Every (run, value) cell: [(run label, value label, result)].  A cell reuses an embedder only when

@@ -60,7 +60,7 @@ def rm3_terms(ctx: ExpansionContext, source: str, docs: int, terms: int, max_df:
     n, df = document_frequencies(ctx.index, ctx.tokenizer)
     model: Counter = Counter()
     for cid, weight in feedback:
-        analyzed = ctx.tokenizer.analyze(ctx.index.by_id[cid].text)
+        analyzed = ctx.tokenizer.analyze(ctx.index.lookup(cid).text)  # a chunk or a whole file (QMD)
         if not analyzed:
             continue
         for term, tf in Counter(analyzed).items():
@@ -118,8 +118,8 @@ class PseudoRelevanceFeedback:
             if expression is not None:
                 match = getattr(ctx.index.lexical, "match", None)
                 if match is None:
-                    raise ConfigError("expansion prf with lexical = true needs the fts5 lexical backend "
-                                      "(its OR-joined MATCH); set lexical = false for the others")
+                    raise ConfigError("expansion prf with lexical = true needs a lexical backend that runs an OR-joined "
+                                      "MATCH (fts5, qmd-documents); set lexical = false for the others")
                 out.append(RankedList(match(expression, self.list_size), self.weight, "lexical", "rm3"))
         if self.vector:
             centroid = self.centroid(ctx)
@@ -130,7 +130,10 @@ class PseudoRelevanceFeedback:
 
     def centroid(self, ctx: ExpansionContext) -> np.ndarray | None:
         top = [h.id for h in ctx.first_pass()[:self.feedback_docs]]
-        vectors = [ctx.index.vectors[c] for c in top if c in ctx.index.vectors]
+        # a whole-file result (QMD's document-level lists) stands for its chunks' vectors
+        vectors = [v for c in top for v in ([ctx.index.vectors[c]] if c in ctx.index.vectors else
+                                            [ctx.index.vectors[x.id] for x in ctx.index.document_chunks(c)
+                                             if x.id in ctx.index.vectors])]
         if not vectors:
             return None
         centroid = np.mean(np.asarray(vectors, dtype=np.float64), axis=0)

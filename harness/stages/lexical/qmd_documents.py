@@ -104,9 +104,13 @@ class QmdDocumentIndex:
         plan = self.tokenizer.query_plan(query)
         if plan.like or plan.fallback_like:
             raise ValueError(f"qmd-documents runs MATCH only; tokenizer {self.tokenizer.name!r} planned LIKE terms")
-        if plan.match is None or k <= 0:
+        return self.match(plan.match, k) if plan.match is not None else []
+
+    def match(self, expression: str, k: int) -> Hits:
+        """Top-k files of a ready FTS5 MATCH expression (the query plan's, or query expansion's terms)."""
+        if k <= 0:
             return []
         score = f"bm25({self.table}, {self.filepath_weight!r}, {self.title_weight!r}, {self.body_weight!r})"
         rows = self.conn.execute(f"SELECT doc_id, {score} FROM {self.table} WHERE {self.table} MATCH ? "
-                                 f"ORDER BY {score}, doc_id LIMIT ?", (plan.match, k)).fetchall()
+                                 f"ORDER BY {score}, doc_id LIMIT ?", (expression, k)).fetchall()
         return top_k([(ident, -raw) for ident, raw in rows], k)
