@@ -1,7 +1,7 @@
 """Stage matrices: each cell is a full run; the report shows what a value rescues against the first."""
 import json
 
-from harness.studies.matrix import rescued, run_matrix, write_matrix
+from harness.studies.matrix import matrix_configs, rescued, run_matrix, write_matrix
 
 SPEC = {
     "name": "mini",
@@ -64,3 +64,12 @@ def test_a_matrix_over_embedders_uses_each_cells_own_model(tmp_path):
     rows = doc["comparisons"]["mrr@6"]
     assert [(r["a"], r["b"]) for r in rows] == [("hash", "e5-small"), ("e5-small again", "e5-small")]
     assert rows[1]["p_value"] == 1.0 and "Holm over 2" in rows[0]["method"]
+
+
+def test_a_value_can_be_a_whole_preset():
+    """experiments/presets.toml varies whole presets: a value's `preset` replaces the experiment's own."""
+    spec = {"name": "p", "values": [{"label": "a", "preset": "openclaw-2026.08-fts"}, {"label": "b"}],
+            "runs": [{"label": "r3", "experiment": "experiments/round3.toml"}]}
+    configs = {value: config for _, value, config in matrix_configs(spec)}
+    assert configs["a"]["embedder"]["name"] == "none" and configs["a"]["fusion"]["name"] == "keyword-only"
+    assert configs["b"]["embedder"]["name"] == "e5-small-q4"
