@@ -641,3 +641,25 @@ def test_example_workspace_runs_end_to_end(tmp_path, tmp_cache):
     assert {h["path"] for hits in run.hits.values() for h in hits} <= indexed
     assert run.config["postprocess"][-1]["min_score"] == 0.3
     assert "now" in run.config["evaluation"]  # init dates the run, so temporal decay has its reference
+
+
+def test_init_now_fixes_the_day_temporal_decay_ages_from(tmp_path):
+    """The example's logs are dated 2026-03: evaluated as of their week they keep their scores; a year later
+    OpenClaw's decay (half-life 30 days) leaves them a thousandth of it, so the run depends on the day."""
+    from datetime import date
+
+    from harness.pipeline import build_stages
+    from harness.stages.embedders import EmbeddingCache, HashEmbedder
+    from harness.stages.fusion import Hit
+    from harness.stages.postprocess import SearchContext
+
+    fixed = init_workspace(EXAMPLE, tmp_path / "fixed", queries=EXAMPLE / "queries.yaml", now=date(2026, 3, 8))
+    config = load_experiment(fixed.experiment)
+    assert str(config["evaluation"]["now"]) == "2026-03-08"
+    stages = build_stages(config, cache=EmbeddingCache(":memory:"), embedder=HashEmbedder(), progress=False)
+    decay = next(p for p in stages.postprocess if type(p).__name__ == "TemporalDecay")
+    ctx = SearchContext("q", 6, 0.6, 0.4, chunk_path=lambda c: "memory/2026-03-07.md",
+                        now=config["evaluation"]["now"])
+    assert decay([Hit("a", 0.8)], ctx)[0].score == pytest.approx(0.8 * 0.5 ** (1 / 30))
+    today = load_experiment(init_workspace(EXAMPLE, tmp_path / "today", queries=EXAMPLE / "queries.yaml").experiment)
+    assert str(today["evaluation"]["now"]) == date.today().isoformat()
