@@ -1,7 +1,7 @@
 """Stage matrices: each cell is a full run; the report shows what a value rescues against the first."""
 import json
 
-from harness.studies.matrix import matrix_configs, rescued, run_matrix, write_matrix
+from harness.studies.matrix import rescued, run_matrix, write_matrix
 
 SPEC = {
     "name": "mini",
@@ -66,10 +66,13 @@ def test_a_matrix_over_embedders_uses_each_cells_own_model(tmp_path):
     assert rows[1]["p_value"] == 1.0 and "Holm over 2" in rows[0]["method"]
 
 
-def test_a_value_can_be_a_whole_preset():
-    """experiments/presets.toml varies whole presets: a value's `preset` replaces the experiment's own."""
-    spec = {"name": "p", "values": [{"label": "a", "preset": "openclaw-2026.08-fts"}, {"label": "b"}],
-            "runs": [{"label": "r3", "experiment": "experiments/round3.toml"}]}
-    configs = {value: config for _, value, config in matrix_configs(spec)}
-    assert configs["a"]["embedder"]["name"] == "none" and configs["a"]["fusion"]["name"] == "keyword-only"
-    assert configs["b"]["embedder"]["name"] == "e5-small-q4"
+def test_a_matrix_over_presets_gives_each_cell_its_preset():
+    """experiments/presets.toml varies whole presets: each cell loads its own, whatever --preset says."""
+    from harness.studies.matrix import load_matrix, matrix_configs
+    from tests.conftest import ROOT
+
+    spec = load_matrix(ROOT / "experiments/presets.toml")
+    for preset in (None, "qmd"):
+        cells = matrix_configs(spec, preset=preset)
+        assert [c["preset"] for _, value, c in cells] == [value for _, value, _ in cells]
+        assert "qmd-documents" in {c["fusion"]["name"] for _, _, c in cells}  # the qmd cell is QMD's

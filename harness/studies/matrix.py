@@ -59,8 +59,9 @@ def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
         values = spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
         for value in values:
             overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
-            # a value that is a whole preset (experiments/presets.toml) replaces the experiment's own
-            cell_preset = overrides.pop("preset", preset)
+            # a value may be a whole preset (experiments/presets.toml); it wins over --preset, which would
+            # otherwise make every cell the same
+            cell_preset = overrides.pop("preset", None) or preset
             config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
             config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
             out.append((run["label"], value["label"], config))
