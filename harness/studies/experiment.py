@@ -10,6 +10,7 @@ record what any number traces back to (config, versions, core count, profile, ti
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -119,6 +120,17 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
+def at_reference_time(stages: Stages, part: Any) -> Stages:
+    """A data set part that knows when its questions are asked (LoCoMo: after a conversation's last
+    session, `reference_time`) is searched as of then when the experiment sets no evaluation.now: the
+    `now` of temporal decay."""
+    when = getattr(part, "reference_time", None)
+    evaluation = stages.config.get("evaluation", {})
+    if when is None or evaluation.get("now") is not None:
+        return stages
+    return dataclasses.replace(stages, config={**stages.config, "evaluation": {**evaluation, "now": when}})
+
+
 def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = None, embedder: Any = None,
                    stages: Stages | None = None, progress: bool = True, keep_layout: bool = False) -> RunResult:
     """Render the layout, index it, run every query, evaluate.  Returns per-query rows and a summary.
@@ -156,9 +168,10 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             index = index_layout(layout, stages)
             queries = part.queries()
             stage = "querying" + at
-            legs = search_legs(index, stages, queries)
+            part_stages = at_reference_time(stages, part)
+            legs = search_legs(index, part_stages, queries)
             stage = "evaluation" + at
-            frame, hits, runs = evaluate_queries(index, stages, queries, legs, evaluation.get("round"),
+            frame, hits, runs = evaluate_queries(index, part_stages, queries, legs, evaluation.get("round"),
                                                  cutoffs, evidence_cutoffs, **near_tie)
             stage = "chunk statistics" + at
             parts.append(_Part(scope, _index_figures(index), frame, hits, runs, layout.description,
