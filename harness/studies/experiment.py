@@ -17,6 +17,7 @@ import platform
 import resource
 import time
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,8 @@ def _json_default(obj: Any) -> Any:
         return obj.item()
     if isinstance(obj, Path):
         return str(obj)
+    if isinstance(obj, (date, datetime)):  # a TOML date, e.g. [evaluation] now = 2026-03-08
+        return obj.isoformat()
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
