@@ -6,9 +6,14 @@ STAMP  := $(VENV)/.installed
 PRESET ?= openclaw-2026.02
 PROFILE ?= laptop
 HARNESS := $(BIN)/harness
+# Only these targets write the committed reports/, and always with an explicit --out: a harness command
+# run by hand writes under ./harness-results/ instead.  The study's preset writes reports/roundN/ and
+# reports/ablation/, any other preset reports/<preset>/roundN/ and reports/ablation-<preset>/.
+ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRESET))
+ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers presets sweep chunkers locomo context lossless expansion scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo context lossless expansion scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -36,33 +41,39 @@ bench-baseline: $(STAMP) ## Save a new benchmark baseline under reports/bench/
 	$(BENCH) --benchmark-save=baseline
 
 tokenizers: $(STAMP) ## Tokenizer matrix: king78 rounds x tokenizers, CMRC 2018 dev lexical/hybrid -> reports/tokenizers/
-	$(HARNESS) matrix experiments/tokenizers.toml
+	$(HARNESS) matrix experiments/tokenizers.toml --out reports/tokenizers
 
 chunkers: $(STAMP) ## Chunker matrix: king78 rounds 1 and 3, CMRC long-document set -> reports/chunkers/
-	$(HARNESS) matrix experiments/chunkers.toml
+	$(HARNESS) matrix experiments/chunkers.toml --out reports/chunkers
 
 presets: $(STAMP) ## The presets (FTS-only included) on the four king78 rounds, paired tests with Holm -> reports/presets/
-	$(HARNESS) matrix experiments/presets.toml
+	$(HARNESS) matrix experiments/presets.toml --out reports/presets
 
 sweep: $(STAMP) ## Cross-validated sweeps: king78 rounds 3 and 4, CMRC 2018 dev (checked on trial) -> reports/sweep/
-	$(HARNESS) sweep experiments/round3.toml
-	$(HARNESS) sweep experiments/round4.toml
-	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml --holdout experiments/cmrc2018-trial.toml
+	$(HARNESS) sweep experiments/round3.toml --out reports/sweep/round3
+	$(HARNESS) sweep experiments/round4.toml --out reports/sweep/round4
+	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml --holdout experiments/cmrc2018-trial.toml --out reports/sweep/cmrc2018-dev
+
+ABSTENTION_SWEEP := sweep experiments/round4.toml --objective abstention --grid experiments/sweep-abstention.toml
+abstention: $(STAMP) ## Abstention: top-1 score AUROC and minScore per preset (king78 r4, LoCoMo), minScore sweeps -> reports/abstention/
+	$(HARNESS) abstention experiments/abstention.toml --out reports/abstention
+	$(HARNESS) $(ABSTENTION_SWEEP) --out reports/abstention/sweep-round4-openclaw-2026.02
+	$(HARNESS) $(ABSTENTION_SWEEP) --preset openclaw-2026.08 --out reports/abstention/sweep-round4-openclaw-2026.08
 
 locomo: $(STAMP) ## LoCoMo evidence retrieval, preset openclaw-2026.08, turns and sessions -> reports/locomo/
-	$(HARNESS) benchmark experiments/benchmark-locomo.toml
+	$(HARNESS) benchmark experiments/benchmark-locomo.toml --out reports/locomo
 
 context: $(STAMP) ## Context tokens and recall at a token budget, every preset on king78 and CMRC -> reports/context-budget/
-	$(HARNESS) benchmark experiments/context-budget.toml
+	$(HARNESS) benchmark experiments/context-budget.toml --out reports/context-budget
 
 lossless: $(STAMP) ## lossless-claw on LoCoMo (offline, extractive summaries) beside the Markdown presets -> reports/lossless-claw/
-	$(HARNESS) lossless experiments/lossless-locomo.toml
+	$(HARNESS) lossless experiments/lossless-locomo.toml --out reports/lossless-claw
 
 expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroid) on king78 and CMRC -> reports/qmd-expansion/
-	$(HARNESS) expansion experiments/expansion.toml
+	$(HARNESS) expansion experiments/expansion.toml --out reports/qmd-expansion
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
-	$(HARNESS) scale
+	$(HARNESS) scale --out reports/scale
 
 gate: $(STAMP) ## Gate reports/ablation/ablation.json against reports/baseline/ablation.json
 	$(HARNESS) gate reports/ablation/ablation.json --baseline reports/baseline/ablation.json
@@ -71,16 +82,16 @@ validate: $(STAMP) ## Validate datasets/king78 (records, logs, queries)
 	$(HARNESS) validate datasets/king78
 
 round1: $(STAMP) ## Round 1: daily logs + one combined file of 16 records
-	$(HARNESS) run experiments/round1.toml --preset $(PRESET) --profile $(PROFILE)
+	$(HARNESS) run experiments/round1.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round1
 round2: $(STAMP) ## Round 2: as round 1 without daily logs
-	$(HARNESS) run experiments/round2.toml --preset $(PRESET) --profile $(PROFILE)
+	$(HARNESS) run experiments/round2.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round2
 round3: $(STAMP) ## Round 3: one file per record, all 78
-	$(HARNESS) run experiments/round3.toml --preset $(PRESET) --profile $(PROFILE)
+	$(HARNESS) run experiments/round3.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round3
 round4: $(STAMP) ## Round 4: as round 3 plus search keywords and tags (main job)
-	$(HARNESS) run experiments/round4.toml --preset $(PRESET) --profile $(PROFILE)
+	$(HARNESS) run experiments/round4.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round4
 
 ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.08, PROFILE=vps)
-	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE)
+	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE) --out $(ABLATION_DIR) --rounds-out $(ROUNDS_DIR)
 
 # The presets against the real QMD and OpenClaw (installed from the npm registry into the user's cache
 # folder; prints one SKIPPED line and exits 0 when the registry is unreachable).  Fails when a gated

@@ -22,6 +22,7 @@ from harness.errors import ConfigError, HarnessError
 from harness.inputs.king78 import validate_king78
 from harness.inputs.layout import project_path
 from harness.profiles import PROFILES, apply_profile, get_profile
+from harness.run_folders import default_output_dir
 
 # show_locals off: a traceback must never print local variables (an API key could be one of them)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -92,7 +93,8 @@ def _set_overrides(assignments: Optional[list[str]], out: Optional[Path]) -> dic
     reports, so it needs its own output folder."""
     overrides = parse_assignments(assignments)
     if overrides and out is None:
-        _fail("--set changes the configuration: give --out so that reports/ is not overwritten")
+        _fail("--set changes the configuration: give --out so that the unchanged experiment's results are not "
+              "overwritten")
     return overrides
 
 
@@ -102,17 +104,10 @@ EXECUTOR_HELP = ("where the work runs: local (this process, the default), ray (t
 PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
 
 
-def default_out_dir(name: str, preset: str | None) -> Path:
-    """reports/<name>/ for the study's preset, reports/<preset>/<name>/ for any other."""
-    if preset in (None, DEFAULT_PRESET):
-        return project_path("reports") / name
-    return project_path("reports") / preset / name
-
-
 @command()
 def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. experiments/round4.toml"),
         preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
-        out: Optional[Path] = typer.Option(None, help="output folder (default reports/<name>/)"),
+        out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
         profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
         set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
@@ -123,21 +118,24 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
     result = run_experiment(config)
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
-    out_dir = write_round(result, out or default_out_dir(result.name, config.get("preset")), seed)
+    out_dir = write_round(result, out or default_output_dir(result.name, Path(config["experiment_file"]),
+                                                            config.get("preset")), seed)
     print_round(result, seed)
-    for note in result.dataset.get("notes", []):
+    for note in result.dataset.get("notes", []) + result.notes:
         typer.echo(f"note: {note}")
     typer.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
 
 
 @command()
 def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all four rounds"),
-             out: Optional[Path] = typer.Option(None, help="output folder (default reports/ablation/)"),
+             out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/ablation-<preset>/)"),
+             rounds_out: Optional[Path] = typer.Option(None, "--rounds-out",
+                                                       help="folder of each round's results (default: OUT/roundN/)"),
              profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
              set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
              executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
-    """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png (with --out, each round's
-    results go to OUT/roundN/ as well)."""
+    """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png; each round's results go to
+    OUT/roundN/ (or ROUNDS_OUT/roundN/)."""
     overrides = merge(_set_overrides(set_, out), _profile_overrides(profile))
     from harness.reporting.markdown import (
         load_seed_scores,
@@ -148,9 +146,10 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
     from harness.studies.ablation import run_ablation
 
     seed = load_seed_scores(project_path("datasets/king78"))
+    out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
 
     def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
-        write_round(result, Path(out) / result.name if out else default_out_dir(result.name, preset), seed)
+        write_round(result, Path(rounds_out or out_dir) / result.name, seed)
         print_round(result, seed)
 
     if executor == "local":
@@ -161,8 +160,6 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
 
         with make_executor(executor) as ex:
             results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
-    name = "ablation" if preset == DEFAULT_PRESET else f"ablation-{preset}"
-    out_dir = Path(out or project_path("reports") / name)
     doc = write_ablation(results, out_dir, seed)
     for line in doc["differences_from_seed"]:
         typer.echo(f"differs from seed: {line}")
@@ -173,12 +170,18 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
 def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 round, CMRC, your workspace)"),
           grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
-          out: Optional[Path] = typer.Option(None, help="output folder (default reports/sweep/<name>/)"),
+          out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/sweep-<name>-<hash>/)"),
           set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
           holdout: Optional[Path] = typer.Option(None, help="experiment TOML of held-out queries (e.g. "
                                                  "experiments/cmrc2018-trial.toml): score the recommendation there"),
           folds: int = typer.Option(5, min=2, help="cross-validation folds (leave-one-out when the suite has <= 20 "
                                     "queries)"),
+          objective: str = typer.Option("pass", help="what the selection maximises: pass (suite passes, "
+                                        "paraphrase hits, silent negatives) or abstention (the abstention "
+                                        "utility, harness.evaluation.abstention; pair it with "
+                                        "--grid experiments/sweep-abstention.toml)"),
+          abstention_weight: float = typer.Option(0.5, min=0.0, max=1.0, help="--objective abstention: weight "
+                                                  "of silence on unanswerable queries (1 - it: answered correctly)"),
           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
@@ -189,13 +192,17 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
     held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
     if executor == "local":
-        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out)
+        result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out,
+                           objective=objective, abstention_weight=abstention_weight)
     else:
         from harness.studies.executor import make_executor
 
         with make_executor(executor) as ex:
-            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex)
-    out_dir = Path(out or project_path("reports") / "sweep" / config["name"])
+            result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex,
+                               objective=objective, abstention_weight=abstention_weight)
+    suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
+    out_dir = Path(out or default_output_dir(f"sweep-{config['name']}{suffix}", Path(config["experiment_file"]),
+                                             config.get("preset"), project_path(grid).resolve()))
     doc = write_sweep(result, out_dir, config)
     d, b, cv = result.default, result.best, result.cv
     typer.echo(f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
@@ -226,7 +233,7 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
 def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/tokenizers.toml"),
            preset: Optional[str] = typer.Option(None, help="override every run's preset"),
            run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
-           out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+           out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
            redraw: bool = typer.Option(False, help="only redraw .md and .png from the existing .json"),
            executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Vary one stage over several runs (tokenizer x round, chunker x data set) and report the matrix."""
@@ -238,7 +245,7 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
     )
 
     matrix_spec = load_matrix(project_path(spec))
-    out_dir = Path(out or project_path(matrix_spec.get("output", f"reports/{matrix_spec['name']}")))
+    out_dir = Path(out or default_output_dir(matrix_spec["name"], project_path(spec).resolve()))
     metrics = matrix_spec.get("metrics", ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@10",
                                           "mrr@10", "text_score_nonzero_share", "index_ms_without_embedding",
                                           "lexical_p50_ms", "retrieval_p50_ms"])
@@ -260,23 +267,55 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
 
 
 @command()
+def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), help="abstention spec TOML"),
+               out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
+               redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON")
+               ) -> None:
+    """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per preset."""
+    from harness.reporting.abstention import write_abstention_report
+    from harness.studies.abstention import (
+        load_abstention_spec,
+        run_abstention,
+        write_abstention,
+    )
+
+    spec_file = spec
+    spec = load_abstention_spec(project_path(spec_file))
+    out_dir = Path(out or default_output_dir(spec["name"], project_path(spec_file).resolve()))
+    if redraw:
+        doc = json.loads((out_dir / f"{spec['name']}.json").read_text(encoding="utf-8"))
+        doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))  # the spec's text
+        typer.echo(f"redrew {write_abstention_report(doc, out_dir)}")
+        return
+    doc = write_abstention(spec, run_abstention(spec), out_dir)
+    for run in doc["runs"]:
+        auroc = run["auroc"]
+        typer.echo(f"{run['label']} / {run['preset']}: AUROC {auroc['estimate']:.3f} "
+                   f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run['best_threshold']:.4g} "
+                   f"(U {run['best']['utility']:.3f}), recommended "
+                   f"{'none' if run['recommended_threshold'] is None else format(run['recommended_threshold'], '.4g')}")
+    typer.echo(f"wrote {out_dir}/{spec['name']}.json, .md, .png")
+
+
+@command()
 def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experiments/benchmark-locomo.toml"),
               preset: Optional[list[str]] = typer.Option(None, help="these presets instead of the spec's (repeatable)"),
               run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
-              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+              out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
               redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
     """A public data set with one or more presets, per query group, beside the figures peers publish."""
     from harness.reporting.benchmark import write_benchmark_report
     from harness.studies.benchmark import load_benchmark, run_benchmark, write_benchmark
 
     bench = load_benchmark(project_path(spec))
-    out_dir = Path(out or project_path(bench.get("output", f"reports/{bench['name']}")))
+    out_dir = Path(out or default_output_dir(bench["name"], project_path(spec).resolve()))
     if redraw:
         doc = json.loads((out_dir / f"{bench['name']}.json").read_text(encoding="utf-8"))
         typer.echo(f"redrew {write_benchmark_report(bench, doc, out_dir)}")
         return
     if (preset or run) and out is None:
-        _fail("--preset/--run change what is run: give --out so that the committed report is not overwritten")
+        _fail("--preset/--run change what is run: give --out so that the whole benchmark's results are not "
+              "overwritten")
     results = run_benchmark(bench, presets=preset or None, only_runs=run or None)
     doc = write_benchmark(bench, results, out_dir)
     for r in doc["runs"]:
@@ -289,7 +328,7 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
 
 @command()
 def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. experiments/lossless-locomo.toml"),
-             out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+             out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
     """lossless-claw on LoCoMo: lcm_grep recall, the assembled context as the budget shrinks, the DAG's
     shape, beside the Markdown-memory presets; offline with the extractive summaries."""
@@ -297,7 +336,7 @@ def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. exp
     from harness.studies.lossless import load_lossless, run_lossless, write_lossless
 
     loaded = load_lossless(project_path(spec))
-    out_dir = Path(out or project_path(loaded.get("output", f"reports/{loaded['name']}")))
+    out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
     if redraw:
         doc = json.loads((out_dir / "lossless.json").read_text(encoding="utf-8"))
         typer.echo(f"redrew {write_lossless_report(loaded, doc, out_dir)}")
@@ -309,7 +348,7 @@ def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. exp
 
 @command()
 def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. experiments/expansion.toml"),
-              out: Optional[Path] = typer.Option(None, help="output folder (default: the spec's output)"),
+              out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
               redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
     """QMD's query side: expansion variants of a preset with intervals and paired differences."""
     from harness.studies.expansion import (
@@ -319,7 +358,7 @@ def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. e
     )
 
     loaded = load_expansion_spec(project_path(spec))
-    out_dir = Path(out or project_path(loaded.get("output", f"reports/{loaded['name']}")))
+    out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
     doc = (json.loads((out_dir / "expansion.json").read_text(encoding="utf-8")) if redraw
            else run_expansion_study(loaded))
     typer.echo(f"wrote {write_expansion_study(loaded, doc, out_dir)} and expansion.json")
@@ -336,24 +375,16 @@ def embed(experiments: list[Path] = typer.Argument(..., help="experiment or matr
     """Fill the embedding cache with every chunk and query of the experiments not yet in it, in batches
     (on a Ray cluster with --executor ray); a run afterwards only reads the cache.  Interrupted, it
     keeps every finished batch: run it again to embed the rest."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeRemainingColumn,
-    )
-
+    from harness.progress import progress_bar
     from harness.studies.embed import fill_cache
     from harness.studies.executor import make_executor
     from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)  # nothing is written but the cache, so no --out is needed
     configs = [c for e in experiments for c in configs_of(project_path(e), preset=preset, **overrides)]
-    with make_executor(executor) as ex, Progress("[progress.description]{task.description}", BarColumn(),
-                                                 MofNCompleteColumn(), TimeRemainingColumn()) as bar:
-        task = bar.add_task(f"embedding ({ex.name}, {ex.workers} workers)", total=None)
+    with make_executor(executor) as ex, progress_bar(f"embedding batches ({ex.name}, {ex.workers} workers)") as bar:
         report = fill_cache(configs, executor=ex, batch_size=batch_size,
-                            on_batch=lambda r, n: bar.update(task, completed=r.batches, total=n))
+                            on_batch=lambda r, n: bar.update(completed=r.batches, total=n))
     typer.echo(f"{report.texts} texts ({', '.join(report.models)}): {report.cached} were cached, "
                f"{report.computed} embedded in {report.batches} batches, {report.seconds:.1f} s "
                f"({report.executor}, {report.workers} workers)")
@@ -508,7 +539,10 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
     for note in r.notes:
         typer.echo(f"note: {note}")
     typer.echo(f"wrote {r.experiment}" + ("" if queries else f" and {r.queries}"))
-    typer.echo(f"next: edit {r.queries}, then: harness run {r.experiment}")
+    if queries:  # the user's own queries file, checked against the workspace: nothing to edit first
+        typer.echo(f"queries: {r.queries}\nnext: harness run {r.experiment}")
+    else:
+        typer.echo(f"next: edit {r.queries}, then: harness run {r.experiment}")
 
 
 @command()

@@ -20,14 +20,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
+from harness.bundled import bundled_dir
 from harness.errors import ConfigError
 from harness.registry import format_validation_error, stage
 
 NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
 NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-score spread is a near tie
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PRESETS_DIR = PROJECT_ROOT / "experiments" / "presets"
+PRESETS_DIR = bundled_dir("experiments") / "presets"  # experiments/presets/ of the repository, shipped in the wheel
 
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
 # absent from every preset: query expansion; the LLM it (or a summarizer) asks; a reranker (stages that

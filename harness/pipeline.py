@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -24,12 +25,14 @@ import numpy as np
 from harness.db import connect
 from harness.errors import ConfigError
 from harness.inputs.layout import DATASETS, Layout, Query, Span
+from harness.progress import progress_bar
 from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
 from harness.stages.embedders import (
     EMBEDDERS,
     CachedEmbedder,
     EmbeddingCache,
     provides_vectors,
+    text_sha256,
 )
 from harness.stages.expansion import EXPANSIONS
 from harness.stages.fusion import FUSIONS, Hit, Legs
@@ -272,22 +275,40 @@ def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[
     """Run both legs once per query; fusion and post-processing can then be repeated cheaply (sweeps).
     Queries are embedded one at a time so that every query has its own embedding latency."""
     out: dict[str, QueryLegs] = {}
-    for q in queries:
-        t0 = time.perf_counter()
-        qvec = stages.embedder.embed([q.text], "query")[0] if provides_vectors(stages.embedder) else None
-        t1 = time.perf_counter()
-        vector_hits = index.vector.search(qvec, stages.candidates)
-        t2 = time.perf_counter()
-        lexical_hits = index.lexical.search(q.text, stages.candidates)
-        t3 = time.perf_counter()
-        legs = Legs(vector_hits, lexical_hits)
-        timings = {"query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
-        stats: dict[str, Any] = {}
-        if stages.expansion is not None:
-            legs.extra, stats = expand_query(index, stages, q, legs, qvec)
-            timings["expansion"] = (time.perf_counter() - t3) * 1e3
-        out[q.id] = QueryLegs(legs, timings, qvec, stats)
+    with _query_progress(stages, queries) as bar:
+        for q in queries:
+            out[q.id] = _search_one(index, stages, q)
+            if bar is not None:
+                bar.advance()
     return out
+
+
+def _query_progress(stages: Stages, queries: Sequence[Query]) -> Any:
+    """A progress bar when at least 8 queries still need embedding (queries are embedded one by one)."""
+    embedder = stages.embedder
+    if not getattr(embedder, "progress", False) or len(queries) < 8:
+        return nullcontext()
+    shas = [text_sha256(q.text) for q in queries]
+    missing = len(set(shas)) - len(embedder.cache.get_many(embedder.model_id, "query", shas))
+    return progress_bar(f"embedding and searching {len(queries)} queries", len(queries)) if missing >= 8 \
+        else nullcontext()
+
+
+def _search_one(index: Index, stages: Stages, q: Query) -> QueryLegs:
+    t0 = time.perf_counter()
+    qvec = stages.embedder.embed([q.text], "query")[0] if provides_vectors(stages.embedder) else None
+    t1 = time.perf_counter()
+    vector_hits = index.vector.search(qvec, stages.candidates)
+    t2 = time.perf_counter()
+    lexical_hits = index.lexical.search(q.text, stages.candidates)
+    t3 = time.perf_counter()
+    legs = Legs(vector_hits, lexical_hits)
+    timings = {"query_embedding": (t1 - t0) * 1e3, "vector": (t2 - t1) * 1e3, "lexical": (t3 - t2) * 1e3}
+    stats: dict[str, Any] = {}
+    if stages.expansion is not None:
+        legs.extra, stats = expand_query(index, stages, q, legs, qvec)
+        timings["expansion"] = (time.perf_counter() - t3) * 1e3
+    return QueryLegs(legs, timings, qvec, stats)
 
 
 def expand_query(index: Index, stages: Stages, query: Query, legs: Legs, qvec: np.ndarray) -> tuple[list, dict]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, EmbeddingError, ProfileLimitExceeded
 
 GIB = 1024 ** 3
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -89,7 +90,74 @@ def near_memory_cap(probe_bytes: int = 32 * 1024 ** 2) -> bool:
     return False
 
 
+def gib_text(size: int) -> str:
+    """Bytes as GiB with the digits the user wrote: 0.25 GiB stays 0.25, 3.8 GiB stays 3.8."""
+    return f"{round(size / GIB, 3):g} GiB"
+
+
 def limit_message(profile_name: str, stage: str, cap: int | None) -> str:
-    cap_text = f"{cap / GIB:.1f} GiB" if cap else "its memory cap"
+    cap_text = gib_text(cap) if cap else "its memory cap"
     return (f"the run exceeded the {profile_name!r} profile's {cap_text} during {stage}; stopped. "
             "Embeddings computed so far are kept in the cache and finished results were written.")
+
+
+def vm_peak() -> int | None:
+    """This process's peak address space (VmPeak, bytes): what RLIMIT_AS limits; None off Linux."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmPeak:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def trial_peak(action: Callable[[], Any]) -> tuple[int | None, str | None]:
+    """Run `action` in a forked child whose address-space cap is lifted: (its peak address space in
+    bytes, None), or (None, how it failed).  A model that does not fit under a cap does not fail
+    politely: its runtime segfaults or aborts when a thread or a mapping is refused (libgomp: "Thread
+    creation failed"), which no handler in this process could report.  The fork has exactly this
+    process's address space, so the child's peak is what this process would reach."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns, never runs the parent's exit handlers
+        code = 1
+        try:
+            os.close(read_end)
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+            action()
+            os.write(write_end, f"peak {vm_peak() or 0}".encode())
+            code = 0
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, whatever it was
+            os.write(write_end, f"error {type(exc).__name__}: {exc}".encode()[:4000])
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        report = fh.read().decode("utf-8", "replace")
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return None, f"the trial process was killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    if report.startswith("peak "):
+        peak = int(report.split()[1])
+        return (peak or None), None
+    return None, report.removeprefix("error ") or f"the trial process exited with status {os.WEXITSTATUS(status)}"
+
+
+def check_model_fits(profile_name: str, cap: int, what: str, load: Callable[[], Any], batch_bytes: int) -> None:
+    """Before a model is loaded under a memory cap: load it once in a trial child (trial_peak) and refuse
+    the run, naming the cap and the model's need, when that peak plus the working memory of the
+    largest batch it will be given (`batch_bytes`) would not fit."""
+    if not hasattr(os, "fork"):
+        return
+    peak, failure = trial_peak(load)
+    if failure is not None:
+        raise EmbeddingError(f"loading {what} failed in a trial process, even without the memory cap: {failure}")
+    if peak is not None and peak + batch_bytes > cap:
+        raise ProfileLimitExceeded(
+            f"the run would exceed the {profile_name!r} profile's {gib_text(cap)} with {what}: loading it and "
+            f"starting its threads takes this process to {gib_text(peak)} of address space, and its largest "
+            f"batch needs up to {gib_text(batch_bytes)} more; stopped before loading it. Raise [profile] "
+            "memory_cap_gib, or lower [profile] threads (each thread reserves address space).")

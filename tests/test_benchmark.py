@@ -16,7 +16,7 @@ from .test_locomo import TINY
 
 def test_metric_cells_show_intervals_when_a_summary_has_them():
     assert metric_cell({"recall_any@5": 0.81234}, "recall_any@5") == "0.812"
-    assert metric_cell({"recall_any@5": 0.8, "recall_any@5_ci": [0.75, 0.85]}, "recall_any@5") == "0.800 [0.750, 0.850]"
+    assert metric_cell({"recall_any@5": 0.8, "recall_any@5_ci95": [0.75, 0.85]}, "recall_any@5") == "0.800 [0.750, 0.850]"
     assert metric_cell({}, "mrr@10") == "" and metric_cell({"mrr@10": float("nan")}, "mrr@10") == ""
 
 
@@ -89,7 +89,8 @@ def test_a_benchmark_writes_one_results_json_per_run_and_a_report(tiny_spec, mon
     # each run counts its own embeddings, although one embedder serves both
     assert doc["runs"][1]["timings"]["embedding_cache"]["computed"] == 0
     report = (out / "tinybench.md").read_text(encoding="utf-8")
-    assert "| 1 multi-hop | 1 | 1.000 | 1.000 |" in report  # category 1: conv-a/qa001
+    # category 1: conv-a/qa001, found: each figure 1.000 with its (degenerate, one-query) interval
+    assert "| 1 multi-hop | 1 | 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] |" in report
     assert "[a peer](https://example.org/peer)" in report and "Their setup. How it differs." in report
     assert "## Latency per stage" in report and "check: none" in report
     assert benchmark_markdown(spec, json.loads((out / "tinybench.json").read_text(encoding="utf-8"))) == report

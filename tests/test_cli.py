@@ -62,7 +62,7 @@ def test_set_overrides_one_setting_and_needs_its_own_output(tmp_path):
     assert result.exit_code == 2 and "expected TABLE.KEY=VALUE" in result.output
     result = runner.invoke(app, ["run", "experiments/round2.toml", "--out", str(tmp_path),
                                  "--set", "fusion.vector_weight=0.5", "--set", "fusion.text_weight=0.5",
-                                 "--set", "evaluation.cutoffs=[6, 10]"])
+                                 "--set", "evaluation.cutoffs=[6, 10]", "--set", "search.max_results=10"])
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert doc["config"]["fusion"] == {"name": "weighted", "vector_weight": 0.5, "text_weight": 0.5,

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -380,7 +381,7 @@ def chromium_binary() -> str | None:
     return os.environ.get("HARNESS_CHROMIUM") or next(filter(None, map(shutil.which, BROWSERS)), None)
 
 
-def run_chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
+def run_chromium(tmp_path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     binary = chromium_binary()
     if binary is None:
         pytest.skip("no Chromium found (looked for " + ", ".join(BROWSERS) + " on PATH and $HARNESS_CHROMIUM); "
@@ -388,7 +389,7 @@ def run_chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
     profile = tmp_path / "chromium-profile"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
              "--disable-component-update", "--no-first-run", f"--user-data-dir={profile}", "--hide-scrollbars"]
-    env = {**os.environ, "HOME": str(tmp_path)}  # the browser's own dot-files stay in the test's folder
+    env = {**os.environ, "HOME": str(tmp_path), **(env or {})}  # the browser's own dot-files stay in the test's folder
     proc = subprocess.run([binary, *flags, *args], capture_output=True, timeout=180, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-2000:]
     return proc
@@ -430,3 +431,87 @@ def test_chromium_screenshot_shows_the_page_and_its_chart(tmp_path, run_files, d
     in_png = near(png.getcolors(maxcolors=1 << 24), FAILED_RED)
     assert in_png > 100  # legend marker plus the failed queries' markers
     assert 0.9 * in_png <= near(colours, FAILED_RED) <= 1.1 * in_png
+
+
+# --- Chinese glyphs, not boxes ----------------------------------------------------------------------------
+
+# code points no font draws (unassigned in Unicode): the browser shows its missing-glyph box for each
+NO_GLYPH = ("\u0378", "\u0379")
+CELL = 64  # px: one character per cell, drawn at 40 px
+
+
+def glyph_cells(tmp_path, page: str, chars: list[str], name: str, env: dict[str, str] | None = None) -> list:
+    """Screenshot of `chars` (then the NO_GLYPH characters), one per cell, in the report page's own
+    stylesheet (its font stack): the cells as greyscale images."""
+    from PIL import Image
+
+    style = page[page.index("<style>"):page.index("</style>") + len("</style>")]
+    cells = "".join(f'<span style="display:inline-block;width:{CELL}px;height:{CELL}px;font-size:40px;'
+                    f'line-height:{CELL}px;text-align:center;overflow:hidden">{c}</span>' for c in chars + list(NO_GLYPH))
+    probe = tmp_path / f"{name}.html"
+    probe.write_text(f'<!doctype html><html lang="zh"><head><meta charset="utf-8">{style}</head>'
+                     f'<body style="margin:0;padding:0;max-width:none"><div style="white-space:nowrap;line-height:0">'
+                     f"{cells}</div></body></html>", encoding="utf-8")
+    shot = tmp_path / f"{name}.png"
+    width = CELL * (len(chars) + len(NO_GLYPH))
+    run_chromium(tmp_path, f"--screenshot={shot}", f"--window-size={width},{2 * CELL}", probe.as_uri(), env=env)
+    image = Image.open(shot).convert("L")
+    return [image.crop((i * CELL, 0, (i + 1) * CELL, CELL)) for i in range(len(chars) + len(NO_GLYPH))]
+
+
+def ink(cell) -> int:
+    import numpy as np
+
+    return int((np.asarray(cell) < 128).sum())
+
+
+def differ(a, b) -> int:
+    """Pixels that differ clearly between two cells."""
+    import numpy as np
+
+    return int((np.abs(np.asarray(a, dtype=int) - np.asarray(b, dtype=int)) > 64).sum())
+
+
+def chinese_sample(results: dict, n: int = 6) -> list[str]:
+    """The first n distinct Han characters of the run's query texts: what the page shows."""
+    seen: list[str] = []
+    for q in results["queries"].values():
+        for c in q["text"]:
+            if "\u4e00" <= c <= "\u9fff" and c not in seen:
+                seen.append(c)
+    assert len(seen) >= n, "the round's queries hold too few Chinese characters"
+    return seen[:n]
+
+
+def test_chromium_draws_the_pages_chinese_glyphs_not_boxes(tmp_path, page, results):
+    """Without a CJK font Chromium draws each Chinese character as the same box: the page is unreadable,
+    though it loads.  Here every Chinese character of the sample has ink, no two look alike, and none
+    looks like the box of a character no font has; the two boxes look alike (the comparison works)."""
+    chars = chinese_sample(results)
+    cells = glyph_cells(tmp_path, page, chars, "glyphs")
+    han, boxes = cells[:len(chars)], cells[len(chars):]
+    print("ink:", [ink(c) for c in han], "box:", ink(boxes[0]), "vs box:", [differ(c, boxes[0]) for c in han])
+    assert differ(boxes[0], boxes[1]) == 0, "two missing glyphs should be drawn alike"
+    for c, cell in zip(chars, han):
+        assert ink(cell) > 40, f"{c!r} was not drawn"
+        assert differ(cell, boxes[0]) > 40, f"{c!r} is drawn as the missing-glyph box: no CJK font?"
+    for i in range(len(han)):
+        for j in range(i + 1, len(han)):
+            assert differ(han[i], han[j]) > 40, f"{chars[i]!r} and {chars[j]!r} are drawn alike (boxes?)"
+
+
+def test_the_glyph_check_fails_without_a_cjk_font(tmp_path, page, results):
+    """The check above can fail: with fontconfig limited to the DejaVu fonts (no Han glyphs) the same
+    Chinese characters come out as boxes, alike one another and alike the box."""
+    dejavu = Path("/usr/share/fonts/truetype/dejavu")
+    if not dejavu.is_dir():
+        pytest.skip("needs the DejaVu fonts (Debian's fonts-dejavu-core) for a font set without Han glyphs")
+    conf = tmp_path / "fonts.conf"
+    conf.write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig><dir>{dejavu}</dir>'
+                    f"<cachedir>{tmp_path / 'fontcache'}</cachedir></fontconfig>", encoding="utf-8")
+    chars = chinese_sample(results)
+    cells = glyph_cells(tmp_path, page, chars, "boxes", env={"FONTCONFIG_FILE": str(conf)})
+    han, box = cells[:len(chars)], cells[len(chars)]
+    print("without CJK fonts: ink:", [ink(c) for c in han], "box:", ink(box), "vs box:", [differ(c, box) for c in han])
+    assert all(differ(cell, han[0]) == 0 for cell in han), "without a CJK font the characters should look alike"
+    assert all(ink(cell) == 0 or differ(cell, box) <= 40 for cell in han)

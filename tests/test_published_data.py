@@ -101,6 +101,9 @@ def makefile_commands() -> dict[str, list[str]]:
             command = line.strip()
             for _ in range(3):  # nested references ($(BENCH) holds $(BIN))
                 command = re.sub(r"\$\((\w+)\)", lambda m: variables.get(m[1], m[0]), command)
+                # the one make function used: $(if $(filter A,B),X,Y) (ROUNDS_DIR, ABLATION_DIR)
+                command = re.sub(r"\$\(if \$\(filter ([^,()]+),([^,()]+)\),([^,()]*),([^,()]*)\)",
+                                 lambda m: m[3] if m[1] == m[2] else m[4], command)
             current.append(command)
     return targets
 

@@ -182,8 +182,17 @@ def jsonl_objects(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
 
 
 def project_path(path: str | Path) -> Path:
-    """A relative data path is read from the working directory, else from the project root."""
+    """A relative data path is read from the working directory when it is there, else from the files the
+    harness ships (experiments/ and datasets/king78/, see harness.bundled), else from the repository the
+    harness runs from (a checkout holds the public data sets in datasets/).  A path found nowhere is
+    returned as given, so that the error about it names what the user wrote."""
+    from harness.bundled import REPOSITORY, bundled_path
+
     path = Path(path)
     if path.is_absolute() or path.exists():
         return path
-    return Path(__file__).resolve().parents[2] / path
+    bundled = bundled_path(path)
+    if bundled is not None and bundled.exists():
+        return bundled
+    in_repository = REPOSITORY / path
+    return in_repository if in_repository.exists() else path

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
-from harness.errors import DataError
+from harness.errors import ConfigError, DataError
 from harness.inputs.layout import (
     DATASETS,
     Layout,
@@ -156,8 +156,13 @@ def _walk(folder: Path, rel_prefix: str, pattern: re.Pattern[str], files: list[t
         for entry in entries:
             child_rel = f"{rel}/{entry.name}" if rel else entry.name
             if entry.is_symlink():
-                if entry.is_dir() or pattern.fullmatch(child_rel):  # only links that would have counted
-                    skipped.append(Skipped(_join(rel_prefix, child_rel), "symbolic link"))
+                try:
+                    counted = entry.is_dir() or pattern.fullmatch(child_rel)  # only links that would have counted
+                    reason = "symbolic link"
+                except OSError as exc:  # a loop (ELOOP) or an unreadable target: never followed, listed as such
+                    counted, reason = True, f"symbolic link that cannot be followed ({exc.strerror})"
+                if counted:
+                    skipped.append(Skipped(_join(rel_prefix, child_rel), reason))
             elif entry.is_dir(follow_symlinks=False):
                 visit(Path(entry.path), child_rel)
             elif entry.is_file(follow_symlinks=False) and pattern.fullmatch(child_rel):
@@ -346,13 +351,51 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str],
 # ---------------------------------------------------------------------------------------------
 
 
+SKIP_HINT = 'to skip such files with a warning, set errors = "skip" in the experiment\'s [dataset] table'
+
+
 def read_memory_text(path: Path) -> str:
     """A memory file as the layout reads it back (UTF-8, universal newlines)."""
     try:
         raw = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
+        raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason}); {SKIP_HINT}") from None
     return raw.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def readable_texts(discovery: Discovery, errors: str = "strict") -> tuple[Discovery, dict[str, str]]:
+    """Every indexed file's text.  errors = "strict" (the default): a file that is not UTF-8 stops the
+    run (DataError naming it and saying how to skip).  errors = "skip": such a file is left out and
+    listed in the discovery's skipped files, which the run prints as a warning."""
+    texts: dict[str, str] = {}
+    kept: list[MemoryFile] = []
+    skipped = list(discovery.skipped)
+    for memory_file in discovery.files:
+        try:
+            texts[memory_file.display] = read_memory_text(memory_file.source)
+            kept.append(memory_file)
+        except DataError as exc:
+            if errors != "skip":
+                raise
+            reason = str(exc).split(": ", 1)[-1].split(f"; {SKIP_HINT}")[0]
+            skipped.append(Skipped(memory_file.display, f"{reason}; skipped (errors = \"skip\")"))
+    return Discovery(discovery.workspace, kept, skipped), texts
+
+
+def target_warnings(specs: Sequence[QuerySpec], texts: dict[str, str]) -> list[str]:
+    """Queries whose target holds only whitespace: nothing there can answer them (a blank chunk that
+    happens to rank first would pass by accident)."""
+    out = []
+    for spec in specs:
+        if spec.path is None or spec.path not in texts:
+            continue
+        lines = split_lines(texts[spec.path])
+        target = lines[spec.lines[0] - 1:spec.lines[1]] if spec.lines else lines
+        if not "".join(target).strip():
+            where = f"lines {spec.lines[0]}-{spec.lines[1]} of " if spec.lines else ""
+            out.append(f"{spec.source}:{spec.where('path')}: query {spec.id!r} targets {where}{spec.path}, which "
+                       "holds only whitespace: there is nothing there to find, so a pass would be an accident")
+    return out
 
 
 @dataclass
@@ -363,6 +406,7 @@ class WorkspaceDataset:
     queries_file: Path
     config_file: Path | None = None
     agent: str | None = None
+    errors: str = "strict"  # a memory file that is not UTF-8: "strict" stops the run, "skip" leaves it out
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def settings(self) -> OpenClawSettings | None:
@@ -375,19 +419,26 @@ class WorkspaceDataset:
     def discovery(self) -> Discovery:
         if "discovery" not in self._cache:
             settings = self.settings()
-            self._cache["discovery"] = discover_files(self.path, settings.extra_paths if settings else ())
+            found = discover_files(self.path, settings.extra_paths if settings else ())
+            self._cache["discovery"], self._cache["texts"] = readable_texts(found, self.errors)
         return self._cache["discovery"]
 
     def texts(self) -> dict[str, str]:
-        if "texts" not in self._cache:
-            self._cache["texts"] = {f.display: read_memory_text(f.source) for f in self.discovery().files}
+        self.discovery()
         return self._cache["texts"]
 
     def _resolved(self) -> tuple[list[Query], list[Span]]:
         if "resolved" not in self._cache:
             specs = load_query_specs(self.queries_file)
             self._cache["resolved"] = resolve_targets(specs, self.texts(), self.discovery())
+            self._cache["notes"] = target_warnings(specs, self.texts()) + [n for s in specs for n in s.notes]
         return self._cache["resolved"]
+
+    def notes(self) -> list[str]:
+        """Warnings for the user: files skipped, targets that cannot be found, queries cut short."""
+        self._resolved()
+        skipped = [f"skipped {s.path}: {s.reason}" for s in self.discovery().skipped]
+        return skipped + self._cache["notes"]
 
     def queries(self) -> list[Query]:
         return list(self._resolved()[0])
@@ -410,6 +461,7 @@ class WorkspaceDataset:
             "dataset": "workspace", "workspace": str(self.path),
             "config": str(self.config_file) if self.config_file else None,
             "files": len(discovery.files), "skipped": [[s.path, s.reason] for s in discovery.skipped],
+            "notes": self.notes(),
         }
         layout = Layout(root, discovery.displays, spans, description)
         (root / PROVENANCE_FILE).write_text(
@@ -420,7 +472,12 @@ class WorkspaceDataset:
 
 
 @DATASETS.register("workspace")
-def _workspace(path: str, queries: str, config: str | None = None, agent: str | None = None) -> WorkspaceDataset:
-    """Your own OpenClaw workspace (path), a queries file (YAML/JSONL) and optionally openclaw.json."""
+def _workspace(path: str, queries: str, config: str | None = None, agent: str | None = None,
+               errors: str = "strict") -> WorkspaceDataset:
+    """Your own OpenClaw workspace (path), a queries file (YAML/JSONL) and optionally openclaw.json; errors =
+    "skip" leaves out memory files that are not UTF-8, with a warning, instead of stopping the run."""
+    if errors not in ("strict", "skip"):
+        raise ConfigError(f"[dataset] errors: must be \"strict\" (a file that is not UTF-8 stops the run) or "
+                          f"\"skip\" (it is left out with a warning), got {errors!r}")
     return WorkspaceDataset(project_path(Path(path).expanduser()), project_path(Path(queries).expanduser()),
-                            project_path(Path(config).expanduser()) if config else None, agent)
+                            project_path(Path(config).expanduser()) if config else None, agent, errors)

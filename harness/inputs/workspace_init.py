@@ -20,8 +20,9 @@ from harness.inputs.query_files import load_query_specs
 from harness.inputs.workspace import (
     Discovery,
     discover_files,
-    read_memory_text,
+    readable_texts,
     resolve_targets,
+    target_warnings,
 )
 from harness.stages.chunkers import split_lines
 
@@ -175,16 +176,22 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
     out_dir = Path(os.path.abspath(Path(out_dir).expanduser()))
     config_path = Path(os.path.abspath(Path(config).expanduser())) if config else find_openclaw_config(workspace)
     settings = read_openclaw_config(config_path, agent=agent) if config_path else None
-    discovery = discover_files(workspace, settings.extra_paths if settings else ())
-    if not discovery.files:
+    found = discover_files(workspace, settings.extra_paths if settings else ())
+    if not found.files:
         raise DataError(workspace, None, None, "no memory files found: expected MEMORY.md, memory.md or memory/**/*.md")
-    texts = {f.display: read_memory_text(f.source) for f in discovery.files}
+    # a file that is not UTF-8 is left out of the template and named; a run stops on it unless told to skip
+    discovery, texts = readable_texts(found, "skip")
+    undecodable = [s for s in discovery.skipped if s not in found.skipped]
+    discovery.skipped = list(found.skipped)
     tables = settings.experiment_tables(preset) if settings else {}
 
     experiment_path = out_dir / "experiment.toml"
+    warnings: list[str] = []
     if queries is not None:
         queries_path = Path(os.path.abspath(Path(queries).expanduser()))
-        resolve_targets(load_query_specs(queries_path), texts, discovery)  # fail now, not at the first run
+        specs = load_query_specs(queries_path)
+        resolve_targets(specs, texts, discovery)  # fail now, not at the first run
+        warnings = target_warnings(specs, texts) + [n for s in specs for n in s.notes]
     else:
         queries_path = out_dir / "queries.yaml"
     for target in [experiment_path] + ([queries_path] if queries is None else []):
@@ -196,6 +203,8 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
     if agent:
         dataset["agent"] = agent
     notes = list(settings.notes if settings else []) + [f"skipped {s.path}: {s.reason}" for s in discovery.skipped]
+    notes += [f"{s.path} is {s.reason.split(';')[0]}: `harness run` stops on it; fix it, or set errors = \"skip\" "
+              "in [dataset] to leave it out with a warning" for s in undecodable] + warnings
 
     source = f"the memorySearch settings of {config_path}" if config_path else "no openclaw.json (preset defaults)"
     lines = [
@@ -207,6 +216,8 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         "",
         "[dataset]",
         *_toml_lines(dataset),
+        *(['# errors = "skip"   # uncomment to leave out the files that are not UTF-8 (listed at the end)']
+          if undecodable else []),
         "",
         "# targets of different queries may overlap (a file and lines inside it): no 'mixed top-1' marks",
         "[evaluation]",

@@ -4,7 +4,7 @@ categories) beside the figures other projects publish on it.
 A benchmark is a TOML file (experiments/benchmark-locomo.toml):
 
     name = "locomo"
-    output = "reports/locomo"
+    output = "reports/locomo"                  # where `make locomo` writes (passed as --out)
     presets = ["openclaw-2026.08"]             # every run once per preset
     metrics = ["recall_any@5", "recall_all@5", "mrr@10", "ndcg@10"]
     hits = 0                                   # returned hits kept per query in results.json

@@ -47,11 +47,13 @@ from harness.pipeline import (
 )
 from harness.profiles import (
     apply_profile,
+    check_model_fits,
     limit_message,
     near_memory_cap,
     profile_from_config,
 )
 from harness.stages.embedders import EmbeddingCache
+from harness.stages.fusion.base import applied_weights
 
 
 def environment(stages: Stages | None = None) -> dict[str, Any]:
@@ -88,6 +90,8 @@ class RunResult:
     timings: dict[str, Any] = field(default_factory=dict)
     runs: JudgedRuns | None = None  # the runs and qrels every metric is computed from
     dataset: dict[str, Any] = field(default_factory=dict)  # what was read: file hash, counts, what was skipped
+    notes: list[str] = field(default_factory=list)  # what the run did differently from what was written
+    fusion_weights: dict[str, Any] | None = None  # configured and applied (fusion.base.applied_weights)
 
     def to_dict(self) -> dict[str, Any]:
         rows = json.loads(self.per_query.to_json(orient="records", force_ascii=False))
@@ -98,6 +102,8 @@ class RunResult:
             "dataset": self.dataset,
             "summary": self.summary,
             "timings": self.timings,
+            "notes": self.notes,
+            "fusion_weights": self.fusion_weights,
             "queries": {row["query_id"]: row for row in rows},
             "hits": self.hits,
             **(self.runs.to_dict() if self.runs is not None else {}),
@@ -155,6 +161,12 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     parts: list[_Part] = []
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
+        model = stages.embedder.inner
+        if profile.memory_cap_bytes is not None and hasattr(model, "warm_up") and not model.loaded:
+            stage = "loading the embedding model"  # a model that does not fit crashes natively: try it apart first
+            check_model_fits(profile_name, applied_profile["enforced_address_space_limit"],
+                             f"the embedding model ({model.model_id})", model.warm_up, model.batch_bytes)
+            model.warm_up()  # now, while this process is as the trial measured it
         source = config.get("experiment_file", "<experiment>")
         cutoffs = checked_cutoffs(evaluation.get("cutoffs"), stages.max_results, source=source)
         evidence_cutoffs = (checked_cutoffs(evaluation["evidence_cutoffs"], stages.max_results, source=source,
@@ -185,7 +197,9 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         chunk_stats_doc = _chunk_stats(parts, stages)
     except Exception as exc:
         capped = applied_profile["enforced_address_space_limit"] is not None
-        if isinstance(exc, MemoryError) or (capped and near_memory_cap()):
+        if isinstance(exc, ProfileLimitExceeded):
+            raise
+        if isinstance(exc, MemoryError) or (capped and (near_memory_cap() or stage == "loading the embedding model")):
             raise ProfileLimitExceeded(
                 limit_message(profile_name, stage, applied_profile["enforced_address_space_limit"])
                 + f" ({type(exc).__name__}: {exc})") from exc
@@ -210,7 +224,15 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     else:
         description = dataset.describe() if hasattr(dataset, "describe") else {"scopes": {p.scope: p.description for p in parts}}
     runs = parts[0].runs if parts[0].scope is None else scoped_runs([(p.scope, p.runs) for p in parts])
-    return RunResult(config.get("name", "run"), config, frame, summary, hits, env, timings, runs, description)
+    weights = applied_weights(stages.fusion)
+    notes = []
+    if weights and weights["rescaled"]:
+        c, a = weights["configured"], weights["applied"]
+        notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "
+                     f"applied as {a['vector_weight']:.4g}/{a['text_weight']:.4g} (clamped to [0, 1] and scaled to "
+                     "sum 1, as OpenClaw does)")
+    return RunResult(config.get("name", "run"), config, frame, summary, hits, env, timings, runs, description,
+                     notes, weights)
 
 
 @dataclass

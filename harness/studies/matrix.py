@@ -3,7 +3,7 @@
 A matrix is a TOML file (experiments/tokenizers.toml, experiments/chunkers.toml):
 
     name = "tokenizers"
-    output = "reports/tokenizers"
+    output = "reports/tokenizers"    # where `make tokenizers` writes (the Makefile passes it as --out)
     [[values]]                       # the implementations compared; the first is the reference
     label = "unicode61"
     tokenizer = { name = "unicode61" }

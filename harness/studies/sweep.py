@@ -10,7 +10,9 @@ setting goes through the pipeline's own fusion and post-processing stages.
 What the sweep selects, and how the choice is judged (harness.evaluation.statistics, cross_validation):
 - the objective is one number per query, stated in the report: a suite query scores 1 when it passes,
   a paraphrase when its record is among the returned chunks, a negative query when nothing is returned;
-  the best setting maximises its mean (ties keep the configuration);
+  the best setting maximises its mean (ties keep the configuration); with objective="abstention"
+  (`harness sweep --objective abstention`) it is harness.evaluation.abstention's utility instead, which
+  weighs answered-correctly against silent-on-negatives per class;
 - the p-value of "best vs configured" is a max-statistic sign-flip test over the whole grid, so having
   picked the best of many settings is part of its null distribution;
 - k-fold cross-validation over queries (stratified by kind; leave-one-out when the suite has 20 queries
@@ -35,6 +37,11 @@ import pandas as pd
 
 from harness.config import load_toml
 from harness.errors import ConfigError
+from harness.evaluation.abstention import (
+    ABSTENTION_WEIGHT,
+    utility_description,
+    utility_values,
+)
 from harness.evaluation.cross_validation import (
     FOLDS,
     LEAVE_ONE_OUT_MAX,
@@ -63,6 +70,7 @@ DEFAULT_GRID = {
 }
 OBJECTIVE = ("per query: 1 when a suite query passes (top-1 relevant and >= minScore), when a paraphrase's "
              "record is among the returned chunks, when a negative query returns nothing; else 0")
+OBJECTIVES = ("pass", "abstention")  # `harness sweep --objective`: OBJECTIVE, or harness.evaluation.abstention's U
 ALPHA = 0.05
 
 
@@ -121,7 +129,7 @@ def grid_settings(config: dict[str, Any], grid: dict[str, Any], tokenizers: Sequ
     fusion_names = _with(grid.get("fusion") or [], config["fusion"]["name"])
     weights = sorted(_with(weight_values(grid.get("vector_weight") or []), own_vw))
     ms_stage = _min_score_stage(config)
-    min_scores = sorted(_with([float(m) for m in grid.get("min_score") or []],
+    min_scores = sorted(_with(weight_values(grid.get("min_score") or []),
                               float(ms_stage["min_score"]) if ms_stage else 0.0))
     fallback = (ms_stage or {}).get("keyword_fallback", "relaxed")
     other_post = [dict(p) for p in config.get("postprocess", []) if p.get("name") != "min_score"]
@@ -170,15 +178,22 @@ class Objective:
     kinds: list[str]
     columns: np.ndarray  # positions of the counted queries among all the sweep's queries
     description: str = OBJECTIVE
+    kind: str = "pass"  # one of OBJECTIVES
+    weight: float = ABSTENTION_WEIGHT  # the abstention utility's weight of silence (kind "abstention")
 
 
-def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int | None, max_results: int) -> Objective:
-    """Suite queries of the round: pass; paraphrases: a relevant chunk among the returned ones;
-    negatives: nothing returned.  Suite queries outside the round do not count."""
+def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int | None, max_results: int,
+                 kind: str = "pass", weight: float = ABSTENTION_WEIGHT) -> Objective:
+    """kind "pass": suite queries of the round: pass; paraphrases: a relevant chunk among the returned ones;
+    negatives: nothing returned.  kind "abstention": the same queries, the suite's too judged by a
+    relevant chunk among the returned ones (answered correctly), each class weighted as the abstention
+    utility states (harness.evaluation.abstention).  Suite queries outside the round do not count."""
+    if kind not in OBJECTIVES:
+        raise ConfigError(f"unknown sweep objective {kind!r}; one of {list(OBJECTIVES)}")
     columns, ids, kinds, rows = [], [], [], []
     for j, q in enumerate(queries):
         if q.kind == "suite" and q.in_suite(round_no):
-            rows.append(scores.passed[:, j])
+            rows.append(scores.passed[:, j] if kind == "pass" else scores.hits[max_results][:, j])
         elif q.kind == "paraphrase" and q.relevant:
             rows.append(scores.hits[max_results][:, j])
         elif q.kind == "negative":
@@ -189,6 +204,10 @@ def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int 
         ids.append(q.id)
         kinds.append(q.kind)
     matrix = np.column_stack(rows).astype(float) if rows else np.zeros((len(scores.settings), 0))
+    if kind == "abstention" and rows:
+        answerable = np.array([k != "negative" for k in kinds])
+        matrix = utility_values(matrix, matrix, answerable, weight)
+        return Objective(matrix, ids, kinds, np.array(columns, dtype=int), utility_description(weight), kind, weight)
     return Objective(matrix, ids, kinds, np.array(columns, dtype=int))
 
 
@@ -262,10 +281,14 @@ class SweepResult:
 
 
 def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = None, progress: bool = True,
-              executor: Any = None, folds: int = FOLDS, holdout: dict[str, Any] | None = None) -> SweepResult:
-    """Search the legs once, score every setting of `grid`, select, test, cross-validate; with a
+              executor: Any = None, folds: int = FOLDS, holdout: dict[str, Any] | None = None,
+              objective: str = "pass", abstention_weight: float = ABSTENTION_WEIGHT) -> SweepResult:
+    """Search the legs once, score every setting of `grid`, select, test, cross-validate (`objective`:
+    "pass", OBJECTIVE, or "abstention", harness.evaluation.abstention's utility); with a
     `holdout` configuration (another experiment: a held-out query set), score the recommended setting
     (or, without one, the in-sample best) against the configuration on it."""
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"unknown sweep objective {objective!r}; one of {list(OBJECTIVES)}")
     t0 = time.perf_counter()
     round_no = config.get("evaluation", {}).get("round")
     tables = tokenizer_tables(config, grid)
@@ -276,7 +299,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     settings = grid_settings(config, grid, list(tables))
     scores = score_grid(settings, legs, cutoffs, executor=executor)
     t_score = time.perf_counter()
-    objective = objective_of(scores, legs.queries, round_no, legs.max_results)
+    objective = objective_of(scores, legs.queries, round_no, legs.max_results, objective, abstention_weight)
     frame = settings_frame(settings, scores, legs.queries, objective, round_no, legs.max_results, cutoffs)
     configured = configured_index(settings, config)
     selection = max_statistic_test(objective.matrix, configured)

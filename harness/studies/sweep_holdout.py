@@ -33,7 +33,8 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
     cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results, source=source)
     scores = score_grid([configured, chosen], legs, cutoffs)
     round_no = config.get("evaluation", {}).get("round")
-    objective = objective_of(scores, legs.queries, round_no, legs.max_results)
+    objective = objective_of(scores, legs.queries, round_no, legs.max_results, result.objective.kind,
+                             result.objective.weight)
     base, tuned = objective.matrix[0], objective.matrix[1]
     gain = bootstrap_difference(tuned, base)
     test = sign_flip_test(tuned, base)

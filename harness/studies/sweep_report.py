@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from harness.evaluation.statistics import bootstrap_means
@@ -25,8 +26,8 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any
     kinds = pd.Series(result.objective.kinds).value_counts().to_dict()
     return _plain({
         "experiment": result.experiment, "config": config, "timings": result.timings,
-        "objective": {"description": result.objective.description, "queries": len(result.objective.query_ids),
-                      "by_kind": kinds},
+        "objective": {"kind": result.objective.kind, "description": result.objective.description,
+                      "queries": len(result.objective.query_ids), "by_kind": kinds},
         "configured": result.default, "best": result.best, "recommended": recommended,
         "selection_test": {"p_value": selection.p_value, "method": selection.method, "gain": selection.statistic,
                            "informative_queries": selection.informative, "settings": selection.settings,
@@ -232,16 +233,20 @@ def plot_sweep(result: SweepResult, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     s, default = result.settings, result.default
-    sub = s[(s["fusion"] == default["fusion"]) & (s["min_score"] == default["min_score"])]
+    # an abstention sweep tunes minScore: its curves run along minScore at the configured weights
+    along = "min_score" if result.objective.kind == "abstention" else "vector_weight"
+    held = ["fusion", "vector_weight"] if along == "min_score" else ["fusion", "min_score"]
+    sub = s[np.logical_and.reduce([(s[c] == default[c]) | (s[c].isna() & pd.isna(default[c])) for c in held])]
     suite = [j for j, kind in enumerate(result.objective.kinds) if kind == "suite"]
+    passed = result.scores.passed[:, result.objective.columns[suite]] if suite else None
     panels = [("objective", "objective (mean over counted queries)", result.objective.matrix),
-              ("pass_rate", "suite pass rate", result.objective.matrix[:, suite] if suite else None)]
+              ("pass_rate", "suite pass rate", passed)]
     if result.settings["negative_false_recalls"].max() > 0:
         panels.append(("negative_false_recalls", "negative queries answered", None))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.9), squeeze=False)
     for tok, group in sub.groupby("tokenizer", sort=False):
-        group = group.sort_values("vector_weight")
-        xs = group["vector_weight"].to_numpy()
+        group = group.sort_values(along)
+        xs = group[along].to_numpy()
         for ax, (column, _, matrix) in zip(axes[0], panels):
             line = ax.plot(xs, group[column], marker=".", label=tok)[0]
             if matrix is not None and matrix.shape[1] > 1:
@@ -249,15 +254,17 @@ def plot_sweep(result: SweepResult, path: Path) -> None:
                 low = [bands[str(i)].low for i in group.index]
                 high = [bands[str(i)].high for i in group.index]
                 ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.12, linewidth=0)
-    own = default["vector_weight"]
+    own = default[along]
     for ax, (_, title, _) in zip(axes[0], panels):
-        ax.set_xlabel("vectorWeight (textWeight = 1 - vectorWeight)")
+        ax.set_xlabel("minScore" if along == "min_score" else "vectorWeight (textWeight = 1 - vectorWeight)")
         ax.set_title(title, fontsize=10)
         if not (isinstance(own, float) and math.isnan(own)):
             ax.axvline(own, color="grey", linestyle=":", linewidth=0.8)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"{result.experiment}: fusion {default['fusion']}, minScore {default['min_score']:g} "
+    fixed = f"minScore {default['min_score']:g}" if along == "vector_weight" else \
+        f"vectorWeight {default['vector_weight']:g}"
+    fig.suptitle(f"{result.experiment}: fusion {default['fusion']}, {fixed} "
                  f"(bands: 95% bootstrap intervals over queries; dotted: configured)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.db import cache_dir, open_cache
+from harness.db import cache_dir, open_cache, retry_busy
 from harness.errors import HarnessError
 from harness.stages.chat.base import ChatError, ChatModel, Message, check_messages
 
@@ -31,19 +31,24 @@ class CompletionCache:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_completion_cache_path()
-        self.conn = open_cache(self.path)
-        self.conn.execute(
+        self.conn = open_cache(self.path)  # shared by concurrent runs, as the embedding cache (harness.db)
+        retry_busy(lambda: self.conn.execute(
             "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
-            "request TEXT NOT NULL, reply TEXT NOT NULL) WITHOUT ROWID")
+            "request TEXT NOT NULL, reply TEXT NOT NULL) WITHOUT ROWID"), "opening it", self.path)
 
     def get(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT reply FROM completions WHERE key = ?", (key,)).fetchone()
+        row = retry_busy(lambda: self.conn.execute("SELECT reply FROM completions WHERE key = ?", (key,)).fetchone(),
+                         "reading a reply", self.path)
         return row[0] if row else None
 
     def put(self, key: str, model: str, request: dict[str, Any], reply: str) -> None:
-        with self.conn:
-            self.conn.execute("INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?)",
-                              (key, model, json.dumps(request, sort_keys=True, ensure_ascii=False), reply))
+        row = (key, model, json.dumps(request, sort_keys=True, ensure_ascii=False), reply)
+
+        def write() -> None:
+            with self.conn:  # one transaction: a failed try leaves nothing behind, so it can be repeated
+                self.conn.execute("INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?)", row)
+
+        retry_busy(write, "storing a reply", self.path)
 
     def count(self, model: str | None = None) -> int:
         if model is None:

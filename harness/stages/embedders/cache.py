@@ -3,14 +3,16 @@ wrapper that puts any embedder behind it."""
 from __future__ import annotations
 
 import hashlib
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from harness.db import cache_dir, open_cache
+from harness.db import cache_dir, open_cache, retry_busy
 from harness.errors import EmbeddingError
+from harness.progress import progress_bar
 from harness.stages.embedders.base import Embedder, Role, provides_vectors
 
 
@@ -19,15 +21,20 @@ def text_sha256(text: str) -> str:
 
 
 def default_cache_path() -> Path:
+    """embeddings.sqlite in the user's cache folder, or in $HARNESS_CACHE_DIR (harness.db.cache_dir)."""
     return cache_dir() / "embeddings.sqlite"
 
 
 class EmbeddingCache:
-    """Vectors by (model id, role, sha256(text)) in SQLite; each put is one transaction."""
+    """Vectors by (model id, role, sha256(text)) in SQLite; each put is one transaction.  Safe for
+    several processes at once (WAL, a busy timeout, retries on a lock)."""
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
-        self.conn = open_cache(self.path)  # several runs may share one cache
+        self.conn = open_cache(self.path)  # several runs may share one cache (harness.db)
+        retry_busy(self._create, "opening it", self.path)
+
+    def _create(self) -> None:
         self.conn.execute(
             "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT NOT NULL,"
             " dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, role, sha256)) WITHOUT ROWID"
@@ -39,19 +46,22 @@ class EmbeddingCache:
         for start in range(0, len(unique), 500):  # stay under SQLite's variable limit
             part = unique[start:start + 500]
             marks = ",".join("?" * len(part))
-            for sha, dim, blob in self.conn.execute(
-                f"SELECT sha256, dim, vector FROM vectors WHERE model = ? AND role = ? AND sha256 IN ({marks})",
-                (model, role, *part),
-            ):
+            query = f"SELECT sha256, dim, vector FROM vectors WHERE model = ? AND role = ? AND sha256 IN ({marks})"
+            rows = retry_busy(lambda: self.conn.execute(query, (model, role, *part)).fetchall(),
+                               "reading vectors", self.path)
+            for sha, dim, blob in rows:
                 found[sha] = np.frombuffer(blob, dtype=np.float32, count=dim)
         return found
 
     def put_many(self, model: str, role: str, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        with self.conn:
-            for sha, vec in items:
-                vec = np.ascontiguousarray(vec, dtype=np.float32)
-                self.conn.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)",
-                                  (model, role, sha, int(vec.shape[0]), vec.tobytes()))
+        rows = [(model, role, sha, int(v.shape[0]), v.tobytes())
+                for sha, v in ((sha, np.ascontiguousarray(vec, dtype=np.float32)) for sha, vec in items)]
+
+        def write() -> None:
+            with self.conn:  # one transaction: a failed try leaves nothing behind, so it can be repeated
+                self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
+
+        retry_busy(write, f"storing {len(rows)} vectors", self.path)
 
     def count(self, model: str | None = None) -> int:
         if model is None:
@@ -113,20 +123,7 @@ class CachedEmbedder:
         items = list(missing.items())
         batches = [items[i:i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         show = self.progress and len(items) >= 8
-        progress = None
-        if show:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TimeRemainingColumn,
-            )
-
-            progress = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                                TimeRemainingColumn(), transient=False)
-            progress.start()
-            task = progress.add_task(f"embedding {role}s ({self.model_id})", total=len(items))
-        try:
+        with progress_bar(f"embedding {role}s ({self.model_id})", len(items)) if show else nullcontext() as bar:
             for batch in batches:
                 try:
                     vectors = self.inner.embed([t for _, t in batch], role)
@@ -140,8 +137,5 @@ class CachedEmbedder:
                 for (s, _), v in zip(batch, vectors):
                     have[s] = np.asarray(v, dtype=np.float32)
                 self.stats["computed"] += len(batch)
-                if progress is not None:
-                    progress.advance(task, len(batch))
-        finally:
-            if progress is not None:
-                progress.stop()
+                if bar is not None:
+                    bar.advance(len(batch))

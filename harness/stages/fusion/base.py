@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Protocol, runtime_checkable
+from typing import Any, Callable, Literal, Protocol, runtime_checkable
 
 from harness.ranking import by_score_then_id
 from harness.registry import Registry
@@ -75,6 +75,22 @@ class Fusion(Protocol):
         """(vector, text) weights scaled to sum 1: what post-processing reads of the fusion
         (OpenClaw's keyword floor is min(minScore, text weight))."""
         ...
+
+
+def applied_weights(fusion: Any) -> dict[str, Any] | None:
+    """The weights a fusion was configured with and the ones it uses (leg_weights: clamped to [0, 1] and
+    scaled to sum 1); `rescaled` when a fusion that scores with leg_weights (OpenClaw's weighted merge,
+    wsum: `scales_weights`) does not use the weights as written, e.g. 0.9/0.9 -> 0.5/0.5.  None for a
+    fusion without weights."""
+    configured = (getattr(fusion, "vector_weight", None), getattr(fusion, "text_weight", None))
+    if None in configured or not hasattr(fusion, "leg_weights"):
+        return None
+    applied = tuple(float(w) for w in fusion.leg_weights)
+    scales = bool(getattr(fusion, "scales_weights", False))
+    rescaled = scales and any(abs(a - float(c)) > 1e-12 for a, c in zip(applied, configured))
+    return {"configured": {"vector_weight": configured[0], "text_weight": configured[1]},
+            "applied": {"vector_weight": applied[0], "text_weight": applied[1]},
+            "scores_with_applied": scales, "rescaled": rescaled}
 
 
 def normalised_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:

@@ -69,6 +69,8 @@ class WeightedSumFusion:
     norm: Normalisation = "min-max"
     """per-query, per-leg normalisation: "min-max" or "zscore" (ranx's zmuv)"""
 
+    scales_weights = True  # the score uses leg_weights, not the weights as written
+
     def __post_init__(self) -> None:
         self.leg_weights = normalised_weights(self.vector_weight, self.text_weight)
 

@@ -27,6 +27,8 @@ class WeightedFusion:
     bm25_to_score: Bm25ToScore = "current"
     """FTS5 rank -> text score: "current" (bm25RankToScore, since 2026-03-07) or "legacy" (every hit 1.0)"""
 
+    scales_weights = True  # the score uses leg_weights, not the weights as written
+
     def __post_init__(self) -> None:
         self.leg_weights = normalised_weights(self.vector_weight, self.text_weight)
         self._text_score = RANK_TO_SCORE[self.bm25_to_score]

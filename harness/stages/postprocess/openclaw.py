@@ -40,7 +40,7 @@ class MinScore:
     A query passes only if its top hit reaches min_score (a hit kept by the fallback does not).
     """
 
-    min_score: float = Field(0.35, allow_inf_nan=False)
+    min_score: float = Field(0.35, ge=0, le=1, allow_inf_nan=False)  # the range openclaw.json accepts
     """minScore: hits scoring below it are dropped (and a query's top hit must reach it to pass)"""
     keyword_fallback: Literal["relaxed", "fill", "none"] = "relaxed"
     """what happens to keyword hits below min_score: "relaxed", "fill" or "none" (see above)"""

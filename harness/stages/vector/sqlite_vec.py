@@ -2,6 +2,7 @@
 coarse scans (int8, bit) re-scored with the float vectors, all in SQLite."""
 from __future__ import annotations
 
+import math
 from typing import Annotated, ClassVar, Sequence
 
 import apsw
@@ -23,6 +24,10 @@ FLOAT_METRICS = {
 }
 
 
+def _distance(d: float | None) -> float:
+    return math.inf if d is None else d  # NULL: a zero vector's cosine distance, after every real one
+
+
 def knn_rows(conn: apsw.Connection, sql: str, args: tuple, k: int, n: int) -> list[tuple[int, float]]:
     """The (rowid, distance) rows of a vec0 KNN query `sql` (its last parameter is vec0's k) for the k
     nearest, plus every row tied with the k-th: vec0 orders equal distances as it likes, so a cut at
@@ -31,7 +36,7 @@ def knn_rows(conn: apsw.Connection, sql: str, args: tuple, k: int, n: int) -> li
     want = min(k + 1, n)
     while True:
         rows = conn.execute(sql, (*args, want)).fetchall()
-        if want >= n or len(rows) <= k or rows[-1][1] > rows[k - 1][1]:
+        if want >= n or len(rows) <= k or _distance(rows[-1][1]) > _distance(rows[k - 1][1]):
             return rows
         want = min(n, 2 * want)
 
@@ -81,7 +86,9 @@ class SqliteVecIndex:
             return []
         rows = knn_rows(self.conn, f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ? "
                                    "ORDER BY distance", (self._prepared(query).tobytes(),), k, len(self.ids))
-        return top_k([(self.ids[rowid - 1], self._to_score(float(d))) for rowid, d in rows], k)
+        # a zero vector (an embedder's answer for blank text) has no cosine distance: sqlite-vec gives NULL;
+        # it scores 0, as the numpy backends' dot product with it does
+        return top_k([(self.ids[rowid - 1], 0.0 if d is None else self._to_score(float(d))) for rowid, d in rows], k)
 
 
 @VECTOR_BACKENDS.register("sqlite-vec-l2")

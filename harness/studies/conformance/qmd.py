@@ -37,21 +37,18 @@ _IGNORED_DIRS = {"node_modules", ".git", ".cache", "vendor", "dist", "build"}
 
 
 def king78_queries() -> list[dict[str, str]]:
-    return real.read_jsonl(Path(_project_root(), "datasets", "king78", "queries.jsonl"))
+    from harness.inputs.layout import project_path
 
-
-def _project_root() -> Path:
-    from harness.config import PROJECT_ROOT
-
-    return PROJECT_ROOT
+    return real.read_jsonl(project_path("datasets/king78/queries.jsonl"))  # a clone's, or the wheel's copy
 
 
 def render_round(round_no: int, dest: Path) -> Path:
     """king78 round N rendered as `harness render experiments/roundN.toml --out DEST` renders it."""
     from harness.config import load_experiment
+    from harness.inputs.layout import project_path
     from harness.pipeline import load_dataset
 
-    config = load_experiment(_project_root() / "experiments" / f"round{round_no}.toml")
+    config = load_experiment(project_path(f"experiments/round{round_no}.toml"))
     load_dataset(config).render(dest, **config.get("layout", {}))
     return dest
 
@@ -205,7 +202,9 @@ def run_qmd_conformance(workspaces: Mapping[str, Path] | None = None,
                 workspaces[f"round{r}"] = render_round(r, root / f"round{r}")
                 queries_of[f"round{r}"] = king78_queries()
             if cmrc:
-                data = _project_root() / "datasets" / "cmrc2018" / "cmrc2018_dev.json"
+                from harness.inputs.layout import project_path
+
+                data = project_path("datasets/cmrc2018/cmrc2018_dev.json")  # in a clone only
                 real.render_cmrc_sample(data, root / "cmrc", questions=CMRC_QUESTIONS)
                 workspaces["cmrc"] = root / "cmrc"
                 queries_of["cmrc"] = cmrc_queries_with_answers(data, CMRC_QUESTIONS)
@@ -247,7 +246,9 @@ def compare(workspaces: Sequence[Any], runs: Any) -> list[Any]:
     checks = []
     for ws in workspaces:
         if ws.name.startswith("cmrc"):
-            data = _project_root() / "datasets" / "cmrc2018" / "cmrc2018_dev.json"
+            from harness.inputs.layout import project_path
+
+            data = project_path("datasets/cmrc2018/cmrc2018_dev.json")
             queries = cmrc_queries_with_answers(data, len(ws.queries))
         else:
             queries = ws.query_rows()

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from harness.inputs.layout import project_path
+from harness.run_folders import default_output_dir
 from harness.studies.scale.corpus import (
     DEFAULT_MEAN_CHARS,
     DIM,
@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="sizes 1k and 10k only")
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=None,
                         help="comma-separated corpus sizes (default 1000,10000,100000)")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default reports/scale/)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default ./harness-results/scale/)")
     parser.add_argument("--queries", type=int, default=50, help="timed queries per backend and size")
     parser.add_argument("--chars", type=int, default=DEFAULT_MEAN_CHARS, help="mean chunk length in characters")
     parser.add_argument("--seed", type=int, default=0)
@@ -247,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     split = lambda s: None if s is None else [x.strip() for x in s.split(",") if x.strip()]  # noqa: E731
     sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
-    out = args.out or (project_path("reports") / ("scale-quick" if args.quick else "scale"))
+    out = args.out or default_output_dir("scale-quick" if args.quick else "scale")
     result = run_scale(sizes, seed=args.seed, queries=args.queries, mean_chars=args.chars,
                        bag_tokenizer=args.bag_tokenizer, vector=split(args.vector),
                        tokenizers=split(args.tokenizers), lexical=split(args.lexical),

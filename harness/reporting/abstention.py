@@ -1,0 +1,138 @@
+"""The report of an abstention calibration (studies/abstention.py), drawn from its JSON document alone:
+<name>.md (a table per data set and preset, then the spec's notes) and <name>.png (the top-1 score
+distributions of answerable and unanswerable queries, one panel per run, with the configured and the
+chosen thresholds)."""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.reporting.markdown import markdown_table
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _interval(block: dict[str, Any], digits: int = 3) -> str:
+    low, high = block["ci95"]
+    return f"{_num(block['estimate'], digits)} [{_num(low, digits)}, {_num(high, digits)}]"
+
+
+def _threshold(value: float | None) -> str:
+    return "none" if value is None else f"{value:.4g}"
+
+
+def summary_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
+    rows = []
+    for run in doc["runs"]:
+        cv, best = run["cv"], run["best"]
+        folds = run["fold_thresholds"]
+        rows.append({
+            "data set": run["label"], "preset": run["preset"] or "", "fusion": run["fusion"],
+            "answerable / unanswerable": f"{run['answerable']} / {run['unanswerable']}",
+            "AUROC [95% CI]": _interval(run["auroc"]),
+            "configured minScore: answered correctly / silent / U":
+                (f"{_threshold(run['configured_threshold'])}: " if run["configured_threshold"] is not None
+                 else "none (0): ") + " / ".join(
+                    _num(run["configured"][k]) for k in ("answered_correctly", "silent", "utility")),
+            "U answering all / silent on all": f"{_num(run['answer_all_utility'])} / {_num(run['silent_all_utility'])}",
+            "best minScore (in-sample): answered correctly / silent / U":
+                f"{_threshold(run['best_threshold'])}: " + " / ".join(
+                    _num(best[k]) for k in ("answered_correctly", "silent", "utility")),
+            "folds chose": f"{folds['min']:.4g}-{folds['max']:.4g}",
+            "held-out U vs configured (gain [95% CI], p)":
+                f"{cv['held_out_mean']:.3f} vs {cv['configured_mean']:.3f} ({_interval(cv['gain'])}, "
+                f"p = {cv['p_value']:.3g})",
+            "recommended": _threshold(run["recommended_threshold"]),
+        })
+    return rows
+
+
+def write_abstention_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
+    out_dir = Path(out_dir)
+    plot = out_dir / f"{doc['name']}.png"
+    plot_distributions(doc, plot)
+    first = doc["runs"][0] if doc["runs"] else {}
+    parts = [f"# {doc['name']}\n", doc.get("description", "").strip() + "\n",
+             f"**Utility** (what the threshold maximises): {first.get('utility', '')}.\n",
+             "AUROC: the probability that an answerable query's top-1 score exceeds an unanswerable one's (ties "
+             "count one half; nothing returned ranks lowest): 0.5 = no signal. The threshold columns read a strict "
+             "minScore (hits scoring >= t kept, no keyword fallback). \"held-out U\": the threshold chosen on the "
+             "other folds' queries, scored on each held-out query (harness.evaluation.cross_validation), against "
+             "the configured minScore on the same queries; a threshold is recommended only when that gain's "
+             "interval lies above zero and the paired sign-flip test agrees. Two policies need no score at all "
+             "(answer everything: U = (1 - w) x the share answered correctly at minScore 0; stay silent on "
+             "everything: U = w): a threshold is worth setting only where it beats both.\n",
+             markdown_table(pd.DataFrame(summary_rows(doc))) + "\n",
+             f"![top-1 score distributions]({plot.name})\n"]
+    for run in doc["runs"]:
+        parts.append(f"- {run['label']} / {run['preset']}: {run['reason']}.")
+    parts.append("")
+    if doc.get("notes"):
+        parts.append("## What it means\n\n" + doc["notes"].strip() + "\n")
+    path = out_dir / f"{doc['name']}.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text("\n".join(parts), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def plot_distributions(doc: dict[str, Any], path: Path) -> None:
+    """Per run: histograms (densities) of the top-1 scores, answerable against unanswerable; nothing
+    returned is counted in the legend, not drawn; dashed: configured minScore, solid: the in-sample best."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from harness.studies.abstention import score_arrays
+
+    runs = doc["runs"]
+    columns = min(3, max(1, len(runs)))
+    rows = math.ceil(len(runs) / columns) if runs else 1
+    fig, axes = plt.subplots(rows, columns, figsize=(4.8 * columns, 3.4 * rows), squeeze=False)
+    for ax, run in zip(axes.flat, runs):
+        arrays = score_arrays(run)
+        top, mask = arrays["top1"], arrays["answerable"]
+        finite = top[np.isfinite(top)]
+        bins = np.linspace(finite.min(), finite.max(), 31) if len(finite) and np.ptp(finite) > 0 else 10
+        for selected, name, colour in ((mask, "answerable", "tab:blue"), (~mask, "unanswerable", "tab:red")):
+            values = top[selected]
+            shown = values[np.isfinite(values)]
+            silent = int((~np.isfinite(values)).sum())
+            label = f"{name} ({selected.sum()}" + (f", {silent} returned nothing)" if silent else ")")
+            if len(shown):
+                ax.hist(shown, bins=bins, density=True, alpha=0.45, color=colour, label=label)
+        # the axis spans the scores (and the chosen threshold): a configured 0.35 beside RRF's ~0.03
+        # would squeeze every bar into one pixel, so a threshold off the axis is only named
+        span = finite if len(finite) else np.array([run["best_threshold"]])
+        pad = 0.05 * (np.ptp(span) or 1.0)
+        low, high = float(span.min() - pad), float(span.max() + pad)
+        ax.set_xlim(low, high)
+        for value, name, style in ((run["configured_threshold"], "configured", "--"),
+                                   (run["best_threshold"], "best U", "-")):
+            if value is None:
+                continue
+            label = f"{name} {value:.4g}"
+            if low <= value <= high:
+                ax.axvline(value, color="grey" if style == "--" else "black", linestyle=style, linewidth=1,
+                           label=label)
+            else:
+                ax.plot([], [], " ", label=f"{label} ({'above' if value > high else 'below'} every score)")
+        auroc = run["auroc"]
+        ax.set_title(f"{run['label']} / {run['preset']}\nAUROC {auroc['estimate']:.3f} "
+                     f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}]", fontsize=9)
+        ax.set_xlabel("top-1 score (the preset's final score)")
+        ax.legend(fontsize=6)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(runs):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

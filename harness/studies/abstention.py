@@ -1,0 +1,149 @@
+"""`harness abstention SPEC`: abstention calibration of presets on data sets (`make abstention`).
+
+A spec (experiments/abstention.toml) lists runs, each an experiment with the presets to run it under:
+
+    name = "abstention"
+    output = "reports/abstention"
+    weight = 0.5                                   # the utility's weight of silence (abstention.py)
+    [[runs]]
+    label = "king78 r4"
+    experiment = "experiments/round4.toml"
+    presets = ["openclaw-2026.02", "qmd"]
+    without = []                                   # further post-processing stages to leave out (by name)
+
+Every run is searched once with OpenClaw's `min_score` stage taken out (the threshold is what is being
+calibrated, so the scores below it must be seen; every other stage of the preset stays, lancedb-pro's
+own hard minimum included), and harness.evaluation.abstention.calibrate reads, per query, the top-1
+score and the score of the first relevant hit: AUROC with its interval, the utility curve over
+thresholds, and the threshold choice cross-validated against the preset's own minScore (0 for presets
+without one).  Answerable: the round's suite queries and the paraphrases with a record; unanswerable:
+the negative queries (king78's N1-N10, LoCoMo's adversarial category 5).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.config import load_experiment, load_toml
+from harness.errors import ConfigError
+from harness.evaluation.abstention import ABSTENTION_WEIGHT, Calibration, calibrate
+from harness.inputs.layout import project_path
+from harness.pipeline import build_stages
+from harness.studies.benchmark import _rounded
+from harness.studies.experiment import RunResult, _json_default, run_experiment
+
+
+def load_abstention_spec(path: Path | str) -> dict[str, Any]:
+    spec = load_toml(path)
+    for key in ("name", "runs"):
+        if key not in spec:
+            raise ConfigError(f"{path}: an abstention spec needs '{key}'")
+    for i, run in enumerate(spec["runs"]):
+        missing = [k for k in ("label", "experiment") if k not in run]
+        if missing:
+            raise ConfigError(f"{path}: runs[{i}] needs {missing}")
+    weight = spec.get("weight", ABSTENTION_WEIGHT)
+    if not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+        raise ConfigError(f"{path}: weight must be a number in [0, 1], got {weight!r}")
+    spec["source"] = str(path)
+    return spec
+
+
+def without_min_score(config: dict[str, Any], without: list[str] | tuple = ()) -> tuple[dict[str, Any], float | None]:
+    """The configuration without OpenClaw's min_score stage (and the stages named in `without`), and
+    that stage's threshold (None: none)."""
+    post = config.get("postprocess", [])
+    stage = next((p for p in post if p.get("name") == "min_score"), None)
+    dropped = {"min_score", *without}
+    config = {**config, "postprocess": [p for p in post if p.get("name") not in dropped]}
+    return config, None if stage is None else float(stage.get("min_score", 0.35))
+
+
+def query_scores(result: RunResult) -> dict[str, list]:
+    """Per counted query: id, kind, answerable, top-1 score and the first relevant hit's score (NaN: none)."""
+    frame = result.per_query
+    out: dict[str, list] = {"query_id": [], "kind": [], "answerable": [], "top1": [], "relevant_score": []}
+    for row in frame.itertuples(index=False):
+        if row.kind == "negative":
+            answerable = False
+        elif (row.kind == "suite" and row.in_suite) or (row.kind == "paraphrase" and len(row.relevant)):
+            answerable = True
+        else:
+            continue
+        relevant = set(row.relevant)
+        hits = result.hits.get(row.query_id, [])
+        first = next((h["score"] for h in hits if relevant & set(h.get("docs") or [])), None)
+        out["query_id"].append(row.query_id)
+        out["kind"].append(row.kind)
+        out["answerable"].append(answerable)
+        out["top1"].append(float(hits[0]["score"]) if hits else math.nan)
+        out["relevant_score"].append(math.nan if first is None else float(first))
+    return out
+
+
+def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[str, Any]]:
+    """Every run x preset: its per-query scores and calibration (one embedder serves them all)."""
+    weight = float(spec.get("weight", ABSTENTION_WEIGHT))
+    out, embedder = [], None
+    for run in spec["runs"]:
+        for preset in run.get("presets") or [None]:
+            config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
+            config, configured = without_min_score(config, run.get("without", []))
+            config["name"] = f"{spec['name']}: {run['label']} / {config.get('preset')}"
+            stages = build_stages(config, embedder=embedder, progress=progress)
+            embedder = stages.embedder
+            result = run_experiment(config, stages=stages)
+            scores = query_scores(result)
+            calibration = calibrate(scores["top1"], scores["relevant_score"], scores["answerable"],
+                                    scores["query_id"], scores["kind"], configured=configured, weight=weight)
+            out.append({"label": run["label"], "preset": config.get("preset"), "experiment": run["experiment"],
+                        "fusion": config["fusion"]["name"], "without": list(run.get("without", [])), "calibration": calibration, "scores": scores,
+                        "config": result.config, "timings": result.timings, "environment": result.environment})
+    return out
+
+
+def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = []
+    for r in runs:
+        cal: Calibration = r["calibration"]
+        rows.append({"label": r["label"], "preset": r["preset"], "experiment": r["experiment"], "fusion": r["fusion"],
+                     "without": r["without"],
+                     **cal.as_dict(), "curve": cal.curve.round(6).to_dict(orient="list"),
+                     "scores": {k: [None if isinstance(v, float) and math.isnan(v) else v for v in vs]
+                                for k, vs in r["scores"].items()},
+                     "config": r["config"], "timings": r["timings"]})
+    # package and model versions and core count, as every results file carries them (the runs share one)
+    return {"name": spec["name"], "description": spec.get("description", ""), "notes": spec.get("notes", ""),
+            "weight": float(spec.get("weight", ABSTENTION_WEIGHT)),
+            "environment": runs[0]["environment"] if runs else {}, "runs": rows}
+
+
+def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: Path | str) -> dict[str, Any]:
+    """<out>/<name>.json (every run's calibration, curve and per-query scores: --redraw reads it),
+    <name>.md and <name>.png (harness.reporting.abstention)."""
+    from harness.reporting.abstention import write_abstention_report
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = abstention_document(spec, runs)
+    path = out_dir / f"{spec['name']}.json"
+    tmp = path.with_suffix(".json.tmp")
+    # compact, numbers to 6 significant digits: per-query scores and curves make the file large otherwise
+    tmp.write_text(json.dumps(_rounded(doc), ensure_ascii=False, separators=(",", ":"), default=_json_default),
+                   encoding="utf-8")
+    os.replace(tmp, path)
+    write_abstention_report(doc, out_dir)
+    return doc
+
+
+def score_arrays(run: dict[str, Any]) -> dict[str, np.ndarray]:
+    """A document run's per-query scores as arrays (None -> NaN)."""
+    s = run["scores"]
+    as_float = lambda xs: np.array([math.nan if x is None else x for x in xs], dtype=float)  # noqa: E731
+    return {"top1": as_float(s["top1"]), "relevant_score": as_float(s["relevant_score"]),
+            "answerable": np.array(s["answerable"], dtype=bool)}
