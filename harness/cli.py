@@ -18,7 +18,7 @@ from typer.exceptions import TyperException
 
 from harness import __version__
 from harness.config import list_presets, load_experiment, merge, parse_assignments
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.inputs.king78 import validate_king78
 from harness.inputs.layout import project_path
 from harness.profiles import PROFILES, apply_profile, get_profile
@@ -521,12 +521,20 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
          queries: Optional[Path] = typer.Option(None, help="use this queries file instead of writing a template"),
          preset: str = typer.Option("openclaw-2026.08", help="preset that openclaw.json values override"),
          agent: Optional[str] = typer.Option(None, help="apply the agents.list[] overrides of this agent id"),
-         force: bool = typer.Option(False, help="overwrite existing files")) -> None:
+         force: bool = typer.Option(False, help="overwrite existing files"),
+         now: Optional[str] = typer.Option(None, help="YYYY-MM-DD: the day temporal decay ages dated memory "
+                                                      "files from (default: today)")) -> None:
     """Write an experiment TOML and a queries template for your own OpenClaw workspace."""
+    from datetime import date
+
     from harness.inputs.workspace_init import init_workspace, workspace_slug
 
+    try:
+        day = date.fromisoformat(now) if now else None
+    except ValueError:
+        raise ConfigError(f"--now: expected a date YYYY-MM-DD, got {now!r}") from None
     r = init_workspace(workspace, out or Path("evals") / workspace_slug(workspace.resolve().name),
-                       config=config, queries=queries, preset=preset, agent=agent, force=force)
+                       config=config, queries=queries, preset=preset, agent=agent, force=force, now=day)
     typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
     for note in r.notes:
         typer.echo(f"note: {note}")

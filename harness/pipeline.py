@@ -31,6 +31,7 @@ from harness.stages.embedders import (
     EMBEDDERS,
     CachedEmbedder,
     EmbeddingCache,
+    provides_vectors,
     text_sha256,
 )
 from harness.stages.expansion import EXPANSIONS
@@ -45,6 +46,7 @@ from harness.stages.postprocess import (
 )
 from harness.stages.tokenizers import TOKENIZERS
 from harness.stages.vector import VECTOR_BACKENDS
+from harness.stages.vector.base import NoVectorIndex
 
 CANDIDATE_CAP = 200  # OpenClaw caps maxResults x candidateMultiplier at 200
 
@@ -91,9 +93,35 @@ class Stages:
                                        tokenizer=self.tokenizer, conn=conn)
 
     def new_vector(self, conn):
+        if not provides_vectors(self.embedder):
+            return NoVectorIndex()
         table = self.config["vector"]
         return VECTOR_BACKENDS.create(table["name"], _params(table), where=where(self.config, "vector"),
                                       dim=self.embedder.dim, conn=conn)
+
+
+EMBEDDER_TOKEN_COUNT = "embedder"  # [chunker] token_count = "embedder": count with the embedder's own tokenizer
+
+
+def build_chunker(config: dict[str, Any], embedder: Any = None) -> Chunker:
+    """The [chunker] stage.  `token_count = "embedder"` in the table hands the chunker the embedder's own
+    token counter (QMD's token path, the file chunker's real-token truncation); a counter is a function,
+    so that string is the only value a TOML file can give."""
+    table = dict(config["chunker"])
+    name = table.pop("name")
+    place = where(config, "chunker")
+    runtime: dict[str, Any] = {}
+    if "token_count" in table:
+        value = table.pop("token_count")
+        if value != EMBEDDER_TOKEN_COUNT:
+            raise ConfigError(f"{place} token_count: must be \"{EMBEDDER_TOKEN_COUNT}\" (count tokens with the "
+                              f"embedder's own tokenizer), got {value!r}")
+        count = getattr(embedder, "token_count", None)
+        if count is None:
+            raise ConfigError(f"{place} token_count = \"{EMBEDDER_TOKEN_COUNT}\": embedder "
+                              f"{config['embedder']['name']!r} cannot count tokens")
+        runtime["token_count"] = count
+    return CHUNKERS.create(name, table, where=place, **runtime)
 
 
 def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
@@ -130,7 +158,7 @@ def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
                           "should apply, or use a preset whose system reranks (qmd, lancedb-pro)")
     return Stages(
         config=config,
-        chunker=CHUNKERS.create(config["chunker"]["name"], _params(config["chunker"]), where=where(config, "chunker")),
+        chunker=build_chunker(config, cached),
         tokenizer=TOKENIZERS.create(config["tokenizer"]["name"], _params(config["tokenizer"]),
                                     where=where(config, "tokenizer")),
         embedder=cached,
@@ -268,7 +296,7 @@ def _query_progress(stages: Stages, queries: Sequence[Query]) -> Any:
 
 def _search_one(index: Index, stages: Stages, q: Query) -> QueryLegs:
     t0 = time.perf_counter()
-    qvec = stages.embedder.embed([q.text], "query")[0]
+    qvec = stages.embedder.embed([q.text], "query")[0] if provides_vectors(stages.embedder) else None
     t1 = time.perf_counter()
     vector_hits = index.vector.search(qvec, stages.candidates)
     t2 = time.perf_counter()

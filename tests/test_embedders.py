@@ -67,7 +67,8 @@ def test_e5_is_deterministic_normalised_and_prefix_aware(e5):
 
 def test_every_embedder_states_what_the_pipeline_reads(e5):
     http = EMBEDDERS.create("openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", dimensions=8)
-    built = {"hash": EMBEDDERS.create("hash", dim=8), "e5-small-q4": e5, "openai-compatible": http}
+    built = {"hash": EMBEDDERS.create("hash", dim=8), "e5-small-q4": e5, "openai-compatible": http,
+             "none": EMBEDDERS.create("none")}
     assert set(built) == set(EMBEDDERS.names())
     for name, embedder in built.items():
         assert isinstance(embedder.batch_size, int) and embedder.batch_size >= 1, name
@@ -76,6 +77,7 @@ def test_every_embedder_states_what_the_pipeline_reads(e5):
         assert EMBEDDERS.json_schema(name)["title"] == f"embedder {name}"
     assert (e5.batch_size, e5.max_tokens, e5.token_count("美国手机号") > 2) == (16, 512, True)
     assert (http.batch_size, http.max_tokens, http.token_count, http.dim) == (64, None, None, 8)
+    assert EMBEDDERS.create("none").embed(["a", "b"], "query").shape == (2, 0)  # no provider: no vectors
     cached = CachedEmbedder(e5, EmbeddingCache(":memory:"), progress=False)
     assert cached.max_tokens == 512 and cached.token_count("美国手机号") == e5.token_count("美国手机号")
 

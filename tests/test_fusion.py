@@ -43,10 +43,11 @@ CONFIGS = [
     ("combmnz", {}),
     ("lexical-only", {}),
     ("lexical-only", {"bm25_to_score": "legacy"}),
+    ("keyword-only", {}),
     ("vector-only", {}),
     ("qmd-documents", {"ties": "id"}),  # "first-seen" (QMD's stable order) is tested in test_qmd_documents.py
 ]
-SINGLE_LEG = {"lexical-only": "lexical", "vector-only": "vector"}  # ablations: one leg alone
+SINGLE_LEG = {"lexical-only": "lexical", "keyword-only": "lexical", "vector-only": "vector"}  # ablations: one leg alone
 CONFIG_IDS = [f"{name}{'-' + '-'.join(map(str, params.values())) if params else ''}" for name, params in CONFIGS]
 
 

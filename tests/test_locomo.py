@@ -12,7 +12,7 @@ from harness.errors import ConfigError, DataError
 from harness.evaluation.evidence import recall_all, recall_any
 from harness.inputs.layout import DATASETS
 from harness.inputs.locomo import normalise_evidence
-from harness.pipeline import dataset_parts
+from harness.pipeline import dataset_parts, load_dataset
 from harness.studies.experiment import run_experiment
 
 TINY = [
@@ -237,3 +237,24 @@ def test_real_locomo_renders_as_dated_daily_files(tmp_path):
     assert text[6] == ("- [D1:5] Caroline: The transgender stories were so inspiring! I was so happy and thankful "
                        "for all the support. [shares a photo of a dog walking past a wall with a painting of a woman]")
     assert len(layout.spans) == 419
+
+
+def test_temporal_decay_dates_each_conversation_from_its_last_session(tiny, tmp_cache):
+    """openclaw-2026.08 decays dated memory files; a LoCoMo workspace's questions are asked right after its
+    last session, so each conversation is its own reference time unless evaluation.now says otherwise."""
+    plain = run_experiment(tiny_config(tiny), cache=tmp_cache, progress=False).hits
+    config = tiny_config(tiny)
+    config["postprocess"] = [{"name": "temporal_decay", "half_life_days": 30.0}]
+    decayed = run_experiment(config, cache=tmp_cache, progress=False).hits
+    before = {h["chunk"]: h["score"] for h in plain["conv-a/qa001"]}
+    after = {h["chunk"]: h["score"] for h in decayed["conv-a/qa001"]}
+    # conv-a's last session: 2023-06-01 10:00, so its 2023-06-01 file is 10 hours old, 2023-05-08's 24 days
+    for chunk, days in (("memory/2023-06-01.md", 10 / 24), ("memory/2023-05-08.md", 24 + 10 / 24)):
+        cid = next(c for c in after if c.startswith(chunk))
+        assert after[cid] == pytest.approx(before[cid] * 0.5 ** (days / 30))
+    parts = dict(dataset_parts(load_dataset(tiny_config(tiny))))
+    assert parts["conv-b"].reference_time.isoformat() == "2022-02-02T15:00:00"
+    config["evaluation"]["now"] = "2023-06-01"  # an explicit date wins
+    fixed = run_experiment(config, cache=tmp_cache, progress=False).hits
+    cid = next(c for c in after if c.startswith("memory/2023-06-01.md"))
+    assert {h["chunk"]: h["score"] for h in fixed["conv-a/qa001"]}[cid] == pytest.approx(before[cid])

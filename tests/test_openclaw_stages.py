@@ -145,6 +145,7 @@ def test_min_score_relaxed_keyword_fallback():
     hits = [Hit("a", 0.33, 0.0, 1.0, True), Hit("b", 0.34, 0.48, 0.0, False), Hit("c", 0.1, 0, 0.33, True)]
     assert [h.id for h in MinScore(0.35, "relaxed")(hits, ctx)] == ["a"]  # keyword hits >= min(0.35, 0.3)
     assert MinScore(0.35, "none")(hits, ctx) == []
-    assert [h.id for h in MinScore(0.35, "fill")(hits, ctx)] == ["a", "c"]
+    assert [h.id for h in MinScore(0.35, "fill")(hits, ctx)] == ["a"]  # none pass: the relaxed branch
+    assert [h.id for h in MinScore(0.35, "fill", relaxed_floor=0.0)(hits, ctx)] == ["a", "c"]
     many = [Hit(str(i), 0.9 - i / 100) for i in range(10)]
     assert len(MinScore(0.35)(many, ctx)) == 6

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.config import load_experiment
+from harness.config import load_experiment, resolve
 from harness.errors import DataError
 from harness.inputs.layout import DATASETS
 from harness.inputs.openclaw_config import openclaw_snippet, read_openclaw_config
@@ -196,8 +196,8 @@ def test_example_config_parses_json5_with_comments_and_trailing_commas():
     assert tables["fusion"] == {"vector_weight": 0.6, "text_weight": 0.4}
     assert tables["search"] == {"max_results": 6, "candidate_multiplier": 4}
     assert tables["tokenizer"] == {"name": "unicode61"}
-    assert tables["postprocess"] == [{"name": "min_score", "min_score": 0.3, "keyword_fallback": "relaxed"}]
-    assert s.experiment_tables("openclaw-2026.08")["postprocess"][0]["keyword_fallback"] == "fill"
+    assert tables["postprocess"] == [{"name": "min_score", "min_score": 0.3, "keyword_fallback": "none"}]
+    assert s.experiment_tables("openclaw-2026.08")["postprocess"][-1]["keyword_fallback"] == "fill"
 
 
 def config(tmp_path, body: str) -> Path:
@@ -276,13 +276,32 @@ def test_top_level_defaults_and_agent_layers(tmp_path):
 
 def test_settings_not_evaluated_are_listed(tmp_path):
     s = read_openclaw_config(config(tmp_path, """{agents: {defaults: {memorySearch: {
-        provider: "openai", query: {hybrid: {mmr: {enabled: true}, temporalDecay: {enabled: false}}},
+        provider: "openai", query: {hybrid: {enabled: false, mmr: {enabled: true, diversity: 2}}},
         maxResult: 5}}}}"""))
     joined = "\n".join(s.notes)
-    assert "memorySearch.provider" in joined and "query.hybrid.mmr" in joined
-    assert "temporalDecay" not in joined  # off, as the harness runs
+    assert "memorySearch.provider" in joined and "query.hybrid.enabled" in joined
+    assert "query.hybrid.mmr.diversity" in joined and "query.hybrid.mmr.enabled" not in joined
     assert "memorySearch.maxResult" in joined and "unknown" in joined  # a typo is shown, not dropped
-    assert s.values == {}
+    assert set(s.values) == {"mmr_enabled"}
+
+
+def test_mmr_and_temporal_decay_become_postprocess_stages(tmp_path):
+    s = read_openclaw_config(config(tmp_path, """{agents: {defaults: {memorySearch: {query: {minScore: 0.3,
+        hybrid: {mmr: {enabled: true, lambda: 0.5}, temporalDecay: {enabled: true, halfLifeDays: 14.7}}}}}}}"""))
+    assert s.get("decay_half_life") == 14  # OpenClaw: max(1, floor(days))
+    # OpenClaw's order: decay, (importance), MMR, then the minScore selection
+    assert s.experiment_tables("openclaw-2026.02")["postprocess"] == [
+        {"name": "temporal_decay", "half_life_days": 14.0}, {"name": "mmr", "tokens": "ascii", "lambda": 0.5},
+        {"name": "min_score", "min_score": 0.3, "keyword_fallback": "none"}]
+    assert [(st["name"], st.get("lambda", st.get("half_life_days"))) for st in
+            s.experiment_tables("openclaw-2026.08")["postprocess"]] == [
+        ("temporal_decay", 14.0), ("importance", None), ("mmr", 0.5), ("min_score", None)]
+    off = read_openclaw_config(config(tmp_path, """{agents: {defaults: {memorySearch: {query: {
+        hybrid: {mmr: {enabled: false}, temporalDecay: {enabled: false}}}}}}}"""))
+    assert [st["name"] for st in off.experiment_tables("openclaw-2026.08")["postprocess"]] == ["importance", "min_score"]
+    with pytest.raises(DataError, match="true or false"):
+        read_openclaw_config(config(tmp_path, "{agents: {defaults: {memorySearch: {query: {hybrid: {mmr: "
+                                              "{enabled: 'yes'}}}}}}}"))
 
 
 weights = st.floats(0, 1, allow_nan=False).map(lambda x: round(x, 3))
@@ -300,12 +319,15 @@ def test_openclaw_snippet_round_trips_through_read_openclaw_config(tmp_path_fact
     assert cannot == []
     path = tmp_path_factory.mktemp("snippet") / "openclaw.json"
     path.write_text(snippet, encoding="utf-8")
-    assert read_openclaw_config(path).experiment_tables("openclaw-2026.08") == tables
+    preset_stages = resolve({"preset": "openclaw-2026.08"})["postprocess"]
+    expected = {**tables, "postprocess": [st if st["name"] != "min_score" else {**st, "min_score": min_score}
+                                          for st in preset_stages]}
+    assert read_openclaw_config(path).experiment_tables("openclaw-2026.08") == expected
 
 
 def test_openclaw_snippet_names_what_openclaw_json_cannot_express():
     snippet, cannot = openclaw_snippet({"fusion": {"name": "rrf"}, "tokenizer": {"name": "jieba"},
-                                        "postprocess": [{"name": "mmr"}]}, agent="ops")
+                                        "postprocess": [{"name": "cosine_rerank"}]}, agent="ops")
     assert "id: \"ops\"" in snippet and len(cannot) == 3
     assert any("rrf" in c for c in cannot) and any("jieba" in c for c in cannot)
 
@@ -519,7 +541,9 @@ def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     assert config["fusion"]["vector_weight"] == 0.6 and config["fusion"]["text_weight"] == 0.4
     assert config["fusion"]["bm25_to_score"] == "current"  # the rest of the preset's stage is kept
     assert config["search"]["max_results"] == 6
-    assert config["postprocess"] == [{"name": "min_score", "min_score": 0.3, "keyword_fallback": "fill"}]
+    assert config["postprocess"][-1] == {"name": "min_score", "min_score": 0.3, "keyword_fallback": "fill",
+                                         "relaxed_floor": 0.0}
+    assert [st["name"] for st in config["postprocess"]] == ["temporal_decay", "importance", "mmr", "min_score"]
     assert config["tokenizer"]["name"] == "unicode61"
     text = result.experiment.read_text(encoding="utf-8")
     assert "# from agents.defaults.memorySearch.query.minScore" in text
@@ -558,7 +582,7 @@ def test_init_without_config_uses_the_preset_and_can_reuse_a_queries_file(ws, tm
     assert result.config is None and result.queries == queries
     doc = tomllib.loads(result.experiment.read_text(encoding="utf-8"))
     assert "fusion" not in doc and "postprocess" not in doc and "config" not in doc["dataset"]
-    assert load_experiment(result.experiment)["postprocess"][0]["keyword_fallback"] == "relaxed"
+    assert load_experiment(result.experiment)["postprocess"][0]["keyword_fallback"] == "none"
     bad = write(tmp_path / "bad.yaml", "- id: a\n  text: x\n  path: nope.md\n")
     with pytest.raises(DataError, match="not an indexed file"):
         init_workspace(ws, tmp_path / "eval2", queries=bad)
@@ -615,4 +639,27 @@ def test_example_workspace_runs_end_to_end(tmp_path, tmp_cache):
     # every returned hit is one of the indexed files, by display path
     indexed = set(discover_files(EXAMPLE, ["notes"]).displays)
     assert {h["path"] for hits in run.hits.values() for h in hits} <= indexed
-    assert run.config["postprocess"][0]["min_score"] == 0.3
+    assert run.config["postprocess"][-1]["min_score"] == 0.3
+    assert "now" in run.config["evaluation"]  # init dates the run, so temporal decay has its reference
+
+
+def test_init_now_fixes_the_day_temporal_decay_ages_from(tmp_path):
+    """The example's logs are dated 2026-03: evaluated as of their week they keep their scores; a year later
+    OpenClaw's decay (half-life 30 days) leaves them a thousandth of it, so the run depends on the day."""
+    from datetime import date
+
+    from harness.pipeline import build_stages
+    from harness.stages.embedders import EmbeddingCache, HashEmbedder
+    from harness.stages.fusion import Hit
+    from harness.stages.postprocess import SearchContext
+
+    fixed = init_workspace(EXAMPLE, tmp_path / "fixed", queries=EXAMPLE / "queries.yaml", now=date(2026, 3, 8))
+    config = load_experiment(fixed.experiment)
+    assert str(config["evaluation"]["now"]) == "2026-03-08"
+    stages = build_stages(config, cache=EmbeddingCache(":memory:"), embedder=HashEmbedder(), progress=False)
+    decay = next(p for p in stages.postprocess if type(p).__name__ == "TemporalDecay")
+    ctx = SearchContext("q", 6, 0.6, 0.4, chunk_path=lambda c: "memory/2026-03-07.md",
+                        now=config["evaluation"]["now"])
+    assert decay([Hit("a", 0.8)], ctx)[0].score == pytest.approx(0.8 * 0.5 ** (1 / 30))
+    today = load_experiment(init_workspace(EXAMPLE, tmp_path / "today", queries=EXAMPLE / "queries.yaml").experiment)
+    assert str(today["evaluation"]["now"]) == date.today().isoformat()

@@ -46,6 +46,7 @@ class Threshold:
 
     min_score: float
     keyword_fallback: KeywordFallback = "relaxed"
+    relaxed_floor: float | None = None  # None: min(min_score, text weight)
 
 
 @dataclass
@@ -249,27 +250,46 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
         low = np.take_along_axis(s_score, np.maximum(count - 1, 0)[..., None], axis=-1)[..., 0]
         with np.errstate(invalid="ignore"):  # a row with no candidate: -inf - -inf, replaced by 0
             spread = np.where(count > 1, s_score[..., 0] - low, 0.0)
+        s_no_vector = None
+        if any(t is not None and t.keyword_fallback == "fill" for t in thresholds):
+            no_vector = np.stack([_vector_zero(legs, f) for f in fusions[first:first + batch]])
+            s_no_vector = np.take_along_axis(no_vector, order, axis=-1)
         for t, threshold in enumerate(thresholds):
             rows = (first + np.arange(len(group))) * len(thresholds) + t
-            kept = _kept(s_score, s_present, s_keyword, threshold, text_weight)
+            kept = _kept(s_score, s_present, s_keyword, threshold, text_weight, s_no_vector)
             ranks.score(out, rows, s_score, s_gain, kept, 0.0 if threshold is None else threshold.min_score)
             out.spread[rows] = spread
     return out
 
 
+def _vector_zero(legs: CandidateLegs, fusion) -> np.ndarray:
+    """Where a fusion's hit has vector_score 0 (what `fill` calls a keyword-only hit)."""
+    vf = legs.vector_found
+    if isinstance(fusion, LexicalOnly):
+        return np.ones_like(vf)
+    if isinstance(fusion, RRFFusion):
+        return ~vf
+    if isinstance(fusion, (WeightedSumFusion, CombSum)):
+        return _derived(legs, ("min-max", "vector"), lambda: _min_max(legs.vector, vf)) == 0
+    return ~vf | (legs.vector == 0)  # weighted, vector-only: the cosine itself
+
+
 def _kept(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold: Threshold | None,
-          text_weight: np.ndarray) -> np.ndarray:
+          text_weight: np.ndarray, no_vector: np.ndarray | None = None) -> np.ndarray:
     """Which ranked candidates the min_score stage keeps (harness.stages.postprocess MinScore)."""
     if threshold is None:
         return present
     clears = present & (score >= threshold.min_score)
+    if threshold.keyword_fallback == "none":
+        return clears
+    floor = np.minimum(threshold.min_score, text_weight) if threshold.relaxed_floor is None \
+        else threshold.relaxed_floor
+    fallback = keyword & (score >= floor)
+    some_clear = clears.any(axis=-1, keepdims=True)
     if threshold.keyword_fallback == "fill":
-        return clears | keyword
-    if threshold.keyword_fallback == "relaxed":
-        floor = np.minimum(threshold.min_score, text_weight)
-        fallback = keyword & (score >= floor)
-        return np.where(clears.any(axis=-1, keepdims=True), clears, fallback)
-    return clears
+        assert no_vector is not None
+        return np.where(some_clear, clears | (keyword & no_vector), fallback)
+    return np.where(some_clear, clears, fallback)
 
 
 class _RankScorer:

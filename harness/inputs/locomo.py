@@ -43,7 +43,9 @@ scored and is skipped.  The description counts every case.
 Scopes: dia_ids repeat across conversations and an agent's memory holds one conversation, so each
 conversation is its own workspace.  `scopes()` yields one part per conversation; run_experiment
 renders, indexes, searches and evaluates each part apart and concatenates the per-query rows (query
-ids are "<sample_id>/qaNNN", NNN the question's index in the file).
+ids are "<sample_id>/qaNNN", NNN the question's index in the file).  Each part's `reference_time`
+(its last session) is the `now` of temporal decay for its questions, unless the experiment sets
+evaluation.now.
 """
 from __future__ import annotations
 
@@ -327,6 +329,12 @@ class LoCoMoConversation:
 
     def queries(self) -> list[Query]:
         return conversation_queries(self.conversation, self.granularity).queries
+
+    @property
+    def reference_time(self) -> datetime:
+        """When the questions are asked: right after the conversation's last session (temporal decay ages
+        the session files from here unless evaluation.now is set)."""
+        return max(s.when for s in self.conversation.sessions)
 
     def render(self, dest: Path | str | None = None) -> Layout:
         conv = self.conversation

@@ -6,12 +6,17 @@ an agents.list[] entry's last when an agent is chosen) -> harness tables:
     query.hybrid.candidateMultiplier         [search] candidate_multiplier
     query.maxResults                         [search] max_results
     query.minScore                           [[postprocess]] min_score.min_score
+    query.hybrid.mmr.enabled / lambda        [[postprocess]] mmr (added before min_score, or removed) / lambda
+    query.hybrid.temporalDecay.enabled /     [[postprocess]] temporal_decay (added first, or removed) /
+      halfLifeDays                             half_life_days (OpenClaw's max(1, floor(days)))
     store.fts.tokenizer (unicode61|trigram)  [tokenizer] name
     chunking.tokens / overlap                [chunker] tokens / overlap
     extraPaths                               read by the data set at each run
-Invalid values raise DataError naming the field path; anything else found (provider, model, MMR on,
-unknown keys ...) is listed in .notes as not evaluated, never silently dropped.  openclaw_snippet()
-goes the other way, for printing the settings a sweep suggests.
+Invalid values raise DataError naming the field path; anything else found (provider, model, unknown
+keys ...) is listed in .notes as not evaluated, never silently dropped.  openclaw_snippet() goes the
+other way, for printing the settings a sweep suggests.  (OpenClaw 2026.8.1 resolves query.hybrid and
+chunking to fixed defaults and ignores these keys; releases before it honour them, and so does the
+harness: the values are what the user asked for.)
 
 Extra path entries are strings, as OpenClaw's memorySearch.extraPaths are.  The object form
 {path, pattern} (the shape of OpenClaw's memory.qmd.paths) is also accepted, so a pattern other than
@@ -106,9 +111,10 @@ NOT_EVALUATED = {
 }
 HYBRID_NOT_EVALUATED = {
     "enabled": "the harness always runs both legs (hybrid disabled is not modelled)",
-    "mmr": "MMR is not applied by the harness pipeline yet",
-    "temporalDecay": "temporal decay is not applied by the harness pipeline yet",
 }
+# MMR's snippet tokens per preset: OpenClaw before the CJK-aware tokenizer used [a-z0-9_] words only
+MMR_TOKENS = {"openclaw-2026.02": "ascii"}
+POSTPROCESS_SETTINGS = ("min_score", "mmr_enabled", "mmr_lambda", "decay_enabled", "decay_half_life")
 
 
 @dataclass
@@ -141,16 +147,44 @@ class OpenClawSettings:
         chunker = {k: self.get(f"chunk_{k}") for k in ("tokens", "overlap") if f"chunk_{k}" in self.values}
         if chunker:
             tables["chunker"] = chunker
-        if "min_score" in self.values:
-            stages = copy.deepcopy(preset_cfg.get("postprocess", []))
-            for stage in stages:
-                if stage.get("name") == "min_score":
-                    stage["min_score"] = self.get("min_score")
-                    break
-            else:
-                stages.append({"name": "min_score", "min_score": self.get("min_score")})
-            tables["postprocess"] = stages
+        if any(k in self.values for k in POSTPROCESS_SETTINGS):
+            tables["postprocess"] = self._postprocess(copy.deepcopy(preset_cfg.get("postprocess", [])), preset)
         return tables
+
+    def _postprocess(self, stages: list[dict[str, Any]], preset: str) -> list[dict[str, Any]]:
+        """The preset's post-processing stages with minScore, MMR and temporal decay as configured, in
+        OpenClaw's order: decay first, MMR right before the minScore selection."""
+        def find(name: str) -> int | None:
+            return next((i for i, st in enumerate(stages) if st.get("name") == name), None)
+
+        if "min_score" in self.values:
+            at = find("min_score")
+            if at is None:
+                stages.append({"name": "min_score", "min_score": self.get("min_score")})
+            else:
+                stages[at]["min_score"] = self.get("min_score")
+        if "decay_enabled" in self.values or "decay_half_life" in self.values:
+            at = find("temporal_decay")
+            if not self.get("decay_enabled", at is not None):
+                stages = [st for st in stages if st.get("name") != "temporal_decay"]
+            else:
+                if at is None:
+                    stages.insert(0, {"name": "temporal_decay"})
+                    at = 0
+                if "decay_half_life" in self.values:
+                    stages[at]["half_life_days"] = float(self.get("decay_half_life"))
+        if "mmr_enabled" in self.values or "mmr_lambda" in self.values:
+            at = find("mmr")
+            if not self.get("mmr_enabled", at is not None):
+                stages = [st for st in stages if st.get("name") != "mmr"]
+            else:
+                if at is None:
+                    before = find("min_score")
+                    at = len(stages) if before is None else before
+                    stages.insert(at, {"name": "mmr", "tokens": MMR_TOKENS.get(preset, "cjk")})
+                if "mmr_lambda" in self.values:
+                    stages[at]["lambda"] = self.get("mmr_lambda")
+        return stages
 
 
 def _number(value: Any, source: Path, field_name: str, *, lo: float, hi: float = math.inf,
@@ -164,6 +198,12 @@ def _number(value: Any, source: Path, field_name: str, *, lo: float, hi: float =
     if not lo <= value <= hi:
         bounds = f">= {lo:g}" if hi == math.inf else f"in [{lo:g}, {hi:g}]"
         raise DataError(source, None, field_name, f"must be {bounds}, got {value!r}")
+    return value
+
+
+def _boolean(value: Any, source: Path, field_name: str) -> bool:
+    if not isinstance(value, bool):
+        raise DataError(source, None, field_name, f"must be true or false, got {value!r}")
     return value
 
 
@@ -199,12 +239,28 @@ def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: Open
                             put("text_weight", hpath, float(_number(hvalue, source, hpath, lo=0, hi=1)))
                         elif hkey == "candidateMultiplier":
                             put("candidate_multiplier", hpath, _number(hvalue, source, hpath, lo=1, integer=True))
+                        elif hkey == "mmr":
+                            for mkey, mvalue in _object(hvalue, source, hpath).items():
+                                mpath = f"{hpath}.{mkey}"
+                                if mkey == "enabled":
+                                    put("mmr_enabled", mpath, _boolean(mvalue, source, mpath))
+                                elif mkey == "lambda":
+                                    put("mmr_lambda", mpath, float(_number(mvalue, source, mpath, lo=0, hi=1)))
+                                else:
+                                    note(mpath, mvalue, "unknown to the harness")
+                        elif hkey == "temporalDecay":
+                            for dkey, dvalue in _object(hvalue, source, hpath).items():
+                                dpath = f"{hpath}.{dkey}"
+                                if dkey == "enabled":
+                                    put("decay_enabled", dpath, _boolean(dvalue, source, dpath))
+                                elif dkey == "halfLifeDays":  # OpenClaw: at least 1, whole days
+                                    days = _number(dvalue, source, dpath, lo=0)
+                                    put("decay_half_life", dpath, max(1, math.floor(days)))
+                                else:
+                                    note(dpath, dvalue, "unknown to the harness")
                         elif hkey in HYBRID_NOT_EVALUATED:
                             if hkey == "enabled" and hvalue is not False:
                                 continue  # hybrid on is what the harness does
-                            if hkey in ("mmr", "temporalDecay") and not (isinstance(hvalue, dict)
-                                                                         and hvalue.get("enabled") is True):
-                                continue  # off, as the harness runs
                             note(hpath, hvalue, HYBRID_NOT_EVALUATED[hkey])
                         else:
                             note(hpath, hvalue, "unknown to the harness")
@@ -321,10 +377,16 @@ def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None) -> tup
     if "candidate_multiplier" in search:
         hybrid["candidateMultiplier"] = int(search["candidate_multiplier"])
     for stage in config.get("postprocess", []):
-        if stage.get("name") == "min_score" and "min_score" in stage:
-            query["minScore"] = round(float(stage["min_score"]), 6)
-        elif stage.get("name") != "min_score":
-            cannot.append(f"post-processing stage {stage.get('name')!r}")
+        name = stage.get("name")
+        if name == "min_score":
+            if "min_score" in stage:
+                query["minScore"] = round(float(stage["min_score"]), 6)
+        elif name == "mmr":
+            hybrid["mmr"] = {"enabled": True, "lambda": round(float(stage.get("lambda", 0.7)), 6)}
+        elif name == "temporal_decay":
+            hybrid["temporalDecay"] = {"enabled": True, "halfLifeDays": stage.get("half_life_days", 30)}
+        elif name != "importance":  # importance comes from annotations in MEMORY.md, not from openclaw.json
+            cannot.append(f"post-processing stage {name!r}")
     tokenizer = config.get("tokenizer", {}).get("name")
     if tokenizer in TOKENIZER_NAMES:
         memory_search["store"] = {"fts": {"tokenizer": tokenizer}}

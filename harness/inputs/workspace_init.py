@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from harness.config import preset_path
 from harness.errors import DataError, OutputExistsError
-from harness.inputs.openclaw_config import find_openclaw_config, read_openclaw_config
+from harness.inputs.openclaw_config import (
+    POSTPROCESS_SETTINGS,
+    find_openclaw_config,
+    read_openclaw_config,
+)
 from harness.inputs.query_files import load_query_specs
 from harness.inputs.workspace import (
     Discovery,
@@ -158,13 +163,14 @@ class InitResult(NamedTuple):
 
 def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path | str | None = None,
                    queries: Path | str | None = None, preset: str = DEFAULT_INIT_PRESET, agent: str | None = None,
-                   force: bool = False) -> InitResult:
+                   force: bool = False, now: date | None = None) -> InitResult:
     """Write <out_dir>/experiment.toml (the preset overridden by the workspace's openclaw.json) and
     <out_dir>/queries.yaml (a template of commented examples from the user's own files).
 
     Without `config`, openclaw.json is looked for in the workspace, then beside it.  With `queries`
     (an existing queries file) no template is written: the experiment uses that file, which is checked
-    against the workspace now.  Existing files are never overwritten unless `force`."""
+    against the workspace now.  Existing files are never overwritten unless `force`.  `now`: the day
+    temporal decay ages dated memory files from (default: today, as OpenClaw searches)."""
     preset_path(preset)  # an unknown preset fails first, before anything is read or written
     workspace = Path(os.path.abspath(Path(workspace).expanduser()))
     out_dir = Path(os.path.abspath(Path(out_dir).expanduser()))
@@ -216,15 +222,19 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         "# targets of different queries may overlap (a file and lines inside it): no 'mixed top-1' marks",
         "[evaluation]",
         "report_purity = false",
+        "# temporal decay ages dated memory files (memory/YYYY-MM-DD.md) from this date (default: the day init",
+        "# ran; OpenClaw uses the moment of each search); change it to evaluate as of another day",
+        f"now = {_toml_value((now or date.today()).isoformat())}",
     ]
     origin = {"fusion": ("vector_weight", "text_weight"), "search": ("max_results", "candidate_multiplier"),
-              "tokenizer": ("tokenizer",), "chunker": ("chunk_tokens", "chunk_overlap"), "postprocess": ("min_score",)}
+              "tokenizer": ("tokenizer",), "chunker": ("chunk_tokens", "chunk_overlap")}
     for table in ("chunker", "tokenizer", "fusion", "search"):
         if table in tables:
             fields = [settings.values[s][0] for s in origin[table] if settings and s in settings.values]
             lines += ["", f"# from {', '.join(fields)}", f"[{table}]", *_toml_lines(tables[table])]
     if "postprocess" in tables:
-        lines += ["", f"# from {settings.values['min_score'][0]} (the preset's other post-processing stages kept)"]
+        fields = [settings.values[s][0] for s in POSTPROCESS_SETTINGS if settings and s in settings.values]
+        lines += ["", f"# from {', '.join(fields)} (the preset's other post-processing stages kept)"]
         for stage in tables["postprocess"]:
             lines += ["[[postprocess]]", *_toml_lines(stage)]
     if settings is not None:

@@ -20,6 +20,21 @@ OPENCLAW_CHUNK_ESTIMATE_RANGES = (
 )
 OPENCLAW_CHUNK_ESTIMATE = re.compile(ranges_regex(OPENCLAW_CHUNK_ESTIMATE_RANGES))
 
+# OpenClaw 2026.8.1's size estimate (packages/normalization-core cjk-chars.ts, estimateStringChars): on top
+# of the UTF-16 length, common Han / CJK punctuation / full-width forms cost 3 more (4 in all), rare BMP CJK
+# 11 more, "two-token" forms 7 more, counting-rod numerals 10 more, supplementary CJK 14 more (so an Ext-B
+# character, 2 UTF-16 units, costs 16).  The classes are disjoint, so the estimate is a per-character sum.
+OPENCLAW_2026_08_EXTRA_COST = (
+    (3, re.compile("[\u00B7\u3000-\u319F\u4E00-\u9FA5\uAC00-\uD7AF\uFF01-\uFF60]")),
+    (11, re.compile("[\u1100-\u11FF\u2E80-\u2FFF\u31A0-\u4DFF\u9FA6-\u9FFF\uA000-\uA4FF\uA700-\uA707"
+                    "\uA960-\uA97F\uD7B0-\uD7FF\uF900-\uFAFF]")),
+    (7, re.compile("[\u02C7\u02C9-\u02CB\u02D9\u02EA-\u02EB\uFE10-\uFE4F\uFF61-\uFFDC\uFFE0-\uFFE6"
+                   "\u0305\u0323]")),
+    (10, re.compile("[\U0001D360-\U0001D371]")),
+    (14, re.compile("[\U00016FE0-\U00016FFF\U0001AFF0-\U0001AFFF\U0001B000-\U0001B16F\U0001F200-\U0001F2FF"
+                    "\U00020000-\U0002FA1F\U00030000-\U0003347F]")),
+)
+
 # OpenClaw's MMR tokenizer (mmr.ts): kana, CJK Extension A + Unified Ideographs, Hangul syllables and jamo;
 # a run of these gives its characters and adjacent pairs as tokens.
 OPENCLAW_MMR_CJK_RUN = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]+")

@@ -45,12 +45,10 @@ class EmbeddingWork:
 
 def embedding_work(config: dict[str, Any]) -> EmbeddingWork:
     """Render and chunk the configuration's layout and read its queries (no embedding)."""
-    from harness.pipeline import chunk_layout, load_dataset
-    from harness.stages.chunkers import CHUNKERS
+    from harness.pipeline import build_chunker, chunk_layout, load_dataset
 
-    table = config["chunker"]
-    chunker = CHUNKERS.create(table["name"], {k: v for k, v in table.items() if k != "name"},
-                              where=f"{config.get('experiment_file', '<experiment>')} [chunker]")
+    counts_tokens = "token_count" in config["chunker"]  # only then is the model loaded here
+    chunker = build_chunker(config, embedder_of_this_process(config["embedder"]) if counts_tokens else None)
     dataset = load_dataset(config)
     layout = dataset.render(**config.get("layout", {}))
     try:

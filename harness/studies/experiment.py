@@ -10,12 +10,14 @@ record what any number traces back to (config, versions, core count, profile, ti
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
 import resource
 import time
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +124,20 @@ def _json_default(obj: Any) -> Any:
         return obj.item()
     if isinstance(obj, Path):
         return str(obj)
+    if isinstance(obj, (date, datetime)):  # a TOML date, e.g. [evaluation] now = 2026-03-08
+        return obj.isoformat()
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def at_reference_time(stages: Stages, part: Any) -> Stages:
+    """A data set part that knows when its questions are asked (LoCoMo: after a conversation's last
+    session, `reference_time`) is searched as of then when the experiment sets no evaluation.now: the
+    `now` of temporal decay."""
+    when = getattr(part, "reference_time", None)
+    evaluation = stages.config.get("evaluation", {})
+    if when is None or evaluation.get("now") is not None:
+        return stages
+    return dataclasses.replace(stages, config={**stages.config, "evaluation": {**evaluation, "now": when}})
 
 
 def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = None, embedder: Any = None,
@@ -168,9 +183,10 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             index = index_layout(layout, stages)
             queries = part.queries()
             stage = "querying" + at
-            legs = search_legs(index, stages, queries)
+            part_stages = at_reference_time(stages, part)
+            legs = search_legs(index, part_stages, queries)
             stage = "evaluation" + at
-            frame, hits, runs = evaluate_queries(index, stages, queries, legs, evaluation.get("round"),
+            frame, hits, runs = evaluate_queries(index, part_stages, queries, legs, evaluation.get("round"),
                                                  cutoffs, evidence_cutoffs, **near_tie)
             stage = "chunk statistics" + at
             parts.append(_Part(scope, _index_figures(index), frame, hits, runs, layout.description,

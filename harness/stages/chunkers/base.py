@@ -7,6 +7,7 @@ import hashlib
 import re
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import (
     Any,
@@ -23,7 +24,11 @@ from pydantic import ValidationInfo
 
 from harness.errors import DataError
 from harness.registry import Registry
-from harness.stages.cjk import OPENCLAW_CHUNK_ESTIMATE, OPENCLAW_CHUNK_ESTIMATE_RANGES
+from harness.stages.cjk import (
+    OPENCLAW_2026_08_EXTRA_COST,
+    OPENCLAW_CHUNK_ESTIMATE,
+    OPENCLAW_CHUNK_ESTIMATE_RANGES,
+)
 
 # token_count comes from the embedder (a callable), never from a TOML file
 CHUNKERS = Registry("chunker", builtins="harness.stages.chunkers", runtime=("token_count",))
@@ -113,18 +118,40 @@ CHARS_PER_TOKEN = 4
 
 
 def raw_length(text: str) -> int:
-    """OpenClaw up to 2026-03: plain string length, so a Chinese chunk holds ~1600 characters."""
+    """Plain string length in characters (code points), so a Chinese chunk holds ~1600 characters."""
     return len(text)
 
 
+def utf16_length(text: str) -> int:
+    """JavaScript's string length: UTF-16 code units, so a character outside the BMP (an emoji, a CJK
+    Extension B ideograph) counts 2.  What OpenClaw measured chunks with up to 2026.3.24."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", errors="surrogatepass")) // 2
+
+
 def cjk_weighted_length(text: str) -> int:
-    """Later OpenClaw: a CJK character costs CHARS_PER_TOKEN (one token), anything else 1."""
+    """SPEC.md's later OpenClaw: a CJK character costs CHARS_PER_TOKEN (one token), anything else 1."""
     # a regex count: the same number as testing each character, several times faster
     return len(text) + (CHARS_PER_TOKEN - 1) * len(OPENCLAW_CHUNK_ESTIMATE.findall(text))
 
 
-SIZINGS: dict[str, Callable[[str], int]] = {"raw_length": raw_length, "cjk_weighted": cjk_weighted_length}
-Sizing = Literal["raw_length", "cjk_weighted"]  # a chunker's `sizing` parameter: a key of SIZINGS
+def cjk_weighted_2026_08_length(text: str) -> int:
+    """OpenClaw 2026.8.1's estimateStringChars: the UTF-16 length plus 3 for each common Han character,
+    CJK punctuation or full-width form (4 in all), 11 for rare BMP CJK, 7 for two-token forms, 10 for
+    counting rods and 14 for supplementary CJK (cjk.OPENCLAW_2026_08_EXTRA_COST); ASCII costs its length."""
+    length = utf16_length(text)
+    if text.isascii():
+        return length
+    return length + sum(extra * len(pattern.findall(text)) for extra, pattern in OPENCLAW_2026_08_EXTRA_COST)
+
+
+SIZINGS: dict[str, Callable[[str], int]] = {
+    "raw_length": raw_length, "cjk_weighted": cjk_weighted_length,
+    "utf16": utf16_length, "cjk_weighted_2026.08": cjk_weighted_2026_08_length,
+}
+# a chunker's `sizing` parameter: a key of SIZINGS
+Sizing = Literal["raw_length", "cjk_weighted", "utf16", "cjk_weighted_2026.08"]
 
 
 def estimate_tokens(text: str) -> int:
@@ -137,15 +164,25 @@ def cost_prefix(text: str, sizing: str) -> np.ndarray:
     if sizing not in SIZINGS:
         raise ValueError(f"sizing must be one of {sorted(SIZINGS)}, got {sizing!r}")
     costs = np.ones(len(text), dtype=np.int64)
-    if sizing == "cjk_weighted" and text:
-        cps = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
-        cjk = np.zeros(len(cps), dtype=bool)
-        for lo, hi in OPENCLAW_CHUNK_ESTIMATE_RANGES:
-            cjk |= (cps >= lo) & (cps <= hi)
-        costs += (CHARS_PER_TOKEN - 1) * cjk
+    if text and sizing != "raw_length":
+        cps = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype="<u4")
+        if sizing == "cjk_weighted":
+            cjk = np.zeros(len(cps), dtype=bool)
+            for lo, hi in OPENCLAW_CHUNK_ESTIMATE_RANGES:
+                cjk |= (cps >= lo) & (cps <= hi)
+            costs += (CHARS_PER_TOKEN - 1) * cjk
+        else:  # the UTF-16 sizings: a character outside the BMP is two code units
+            costs += cps > 0xFFFF
+            if sizing == "cjk_weighted_2026.08" and not text.isascii():
+                costs += np.fromiter((_extra_2026_08(ch) for ch in text), dtype=np.int64, count=len(text))
     prefix = np.zeros(len(text) + 1, dtype=np.int64)
     np.cumsum(costs, out=prefix[1:])
     return prefix
+
+
+@lru_cache(maxsize=8192)
+def _extra_2026_08(ch: str) -> int:
+    return cjk_weighted_2026_08_length(ch) - utf16_length(ch)
 
 
 def cut_to_budget(line: str, budget: int, size: Callable[[str], int]) -> list[str]:

@@ -31,7 +31,7 @@ class FileChunker:
     input_limit: int | None = Field(None, gt=0)
     """truncate the chunk to this many tokens (an embedder's input limit); default: no truncation"""
     token_count: SkipJsonSchema[TokenCount | None] = Field(None, repr=False)
-    """the embedder's token counter str -> int (runtime only); default: estimated tokens"""
+    """the embedder's token counter str -> int (in TOML: token_count = "embedder"); default: estimated tokens"""
 
     def chunk(self, path: str, text: str) -> list[Chunk]:
         lines = split_lines(text)

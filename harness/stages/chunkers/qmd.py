@@ -164,7 +164,7 @@ class QmdChunker:
     chars_per_token: int | None = Field(None, gt=0)
     """characters per token; default 4 on the character path, 3 on the token path"""
     token_count: SkipJsonSchema[TokenCount | None] = Field(None, repr=False)
-    """the embedder's token counter str -> int (runtime only): switches to QMD's token path"""
+    """the embedder's token counter str -> int: switches to QMD's token path (in TOML: token_count = "embedder")"""
     decay: float = Field(0.7, ge=0, le=1)
     """distance penalty of a break point: score x (1 - decay x d^2), d = distance / window"""
 

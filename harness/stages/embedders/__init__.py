@@ -11,10 +11,17 @@ evaluate OpenAI text-embedding-3-*, ZAI embedding-3, Jina, bge-m3 behind Ollama,
 stored on the object, in the config, the cache, or any message.
 
 Modules: base (EMBEDDERS, the Embedder protocol: model_id, dim, batch_size, max_tokens, token_count,
-embed), e5 (e5-small-q4), hash (a test stand-in), http (openai-compatible), cache (EmbeddingCache,
-CachedEmbedder).
+embed), e5 (e5-small-q4), hash (a test stand-in), none (no provider: no vector leg), http
+(openai-compatible), cache (EmbeddingCache, CachedEmbedder).
 """
-from harness.stages.embedders.base import EMBEDDERS, ROLES, Embedder, Role
+from harness.stages.embedders.base import (
+    EMBEDDERS,
+    NO_VECTORS_MODEL_ID,
+    ROLES,
+    Embedder,
+    Role,
+    provides_vectors,
+)
 from harness.stages.embedders.cache import (
     CachedEmbedder,
     EmbeddingCache,
@@ -29,7 +36,8 @@ from harness.stages.embedders.http import (
     OpenAICompatibleEmbedder,
     retry_after_seconds,
 )
+from harness.stages.embedders.none import NoEmbedder
 
-__all__ = ["EMBEDDERS", "ROLES", "Embedder", "Role", "CachedEmbedder", "EmbeddingCache", "default_cache_path",
-           "text_sha256", "E5SmallQ4", "HashEmbedder", "HTTPEmbeddingError", "MissingAPIKeyError",
+__all__ = ["EMBEDDERS", "NO_VECTORS_MODEL_ID", "ROLES", "provides_vectors", "Embedder", "Role", "CachedEmbedder", "EmbeddingCache", "default_cache_path",
+           "text_sha256", "E5SmallQ4", "HashEmbedder", "HTTPEmbeddingError", "MissingAPIKeyError", "NoEmbedder",
            "OpenAICompatibleEmbedder", "retry_after_seconds"]

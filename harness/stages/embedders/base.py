@@ -9,6 +9,8 @@ from harness.registry import Registry
 
 EMBEDDERS = Registry("embedder", builtins="harness.stages.embedders")
 
+NO_VECTORS_MODEL_ID = "none"  # the model id of the `none` embedder: no vectors, no vector leg
+
 Role = Literal["query", "passage"]
 ROLES: tuple[Role, ...] = ("query", "passage")
 
@@ -32,3 +34,8 @@ class Embedder(Protocol):
 def check_role(role: str) -> None:
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}")
+
+
+def provides_vectors(embedder: object) -> bool:
+    """False for the `none` embedder (no embedding provider): the pipeline then builds no vector index."""
+    return getattr(embedder, "model_id", None) != NO_VECTORS_MODEL_ID

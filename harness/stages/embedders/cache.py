@@ -13,7 +13,7 @@ import numpy as np
 from harness.db import cache_dir, open_cache, retry_busy
 from harness.errors import EmbeddingError
 from harness.progress import progress_bar
-from harness.stages.embedders.base import Embedder, Role
+from harness.stages.embedders.base import Embedder, Role, provides_vectors
 
 
 def text_sha256(text: str) -> str:
@@ -102,6 +102,8 @@ class CachedEmbedder:
         return self.inner.dim
 
     def embed(self, texts: Sequence[str], role: Role) -> np.ndarray:
+        if not provides_vectors(self.inner):  # nothing to compute or keep
+            return self.inner.embed(texts, role)
         shas = [text_sha256(t) for t in texts]
         have = self.cache.get_many(self.model_id, role, shas)
         missing: dict[str, str] = {}

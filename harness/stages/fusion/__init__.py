@@ -7,7 +7,10 @@ chunk) and keyword_hit telling whether the lexical leg found it.  Each also stat
 (vector, text) weights scaled to sum 1, which post-processing reads (OpenClaw's keyword fallback floor).
 
     name            leg scores                                  fused score
-    weighted        cosine ; OpenClaw bm25RankToScore           vw*v + tw*t   (OpenClaw)
+    weighted        cosine ; OpenClaw bm25RankToScore (or the   vw*v + tw*t   (OpenClaw)
+                    keyword leg's boosted score, 2026.8)
+    keyword-only    the keyword leg's boosted score (or         t; ties by mapped BM25 (OpenClaw FTS-only)
+                    bm25RankToScore)
     wsum            min-max or z-score per query and leg        vw*v + tw*t   (generic, = ranx wsum)
     rrf  plain      rank r (1-based) in each leg                sum w/(k + r), k = 60
     rrf  qmd        as plain, list weights 2.0                  + 0.05 if first anywhere, else
@@ -28,9 +31,9 @@ invariant to the order of its input lists and rank-based methods break ties the 
 QMD's "1/rank when there is no reranker" is not a fusion: it is the post-processing stage
 `reciprocal_rank` (see harness.stages.postprocess for why).
 
-Modules: base (Legs, Hit, the Fusion protocol, shared helpers), openclaw (weighted, lexical-only,
-vector-only), normalised (wsum, combsum, combmnz), rrf, lancedb (multiplicative, lancedb-pro), qmd_documents
-(qmd-documents, reciprocal_rank_fusion, best_chunk_per_document).
+Modules: base (Legs, Hit, the Fusion protocol, shared helpers), openclaw (weighted, keyword-only,
+lexical-only, vector-only), normalised (wsum, combsum, combmnz), rrf, lancedb (multiplicative, lancedb-pro),
+qmd_documents (qmd-documents, reciprocal_rank_fusion, best_chunk_per_document).
 """
 from harness.stages.fusion.base import (
                                        FUSIONS,
@@ -58,7 +61,12 @@ from harness.stages.fusion.normalised import (
                                        min_max,
                                        z_score,
 )
-from harness.stages.fusion.openclaw import LexicalOnly, VectorOnly, WeightedFusion
+from harness.stages.fusion.openclaw import (
+                                       KeywordOnly,
+                                       LexicalOnly,
+                                       VectorOnly,
+                                       WeightedFusion,
+)
 from harness.stages.fusion.qmd_documents import (
                                        FusedDocument,
                                        QmdDocumentFusion,
@@ -70,5 +78,5 @@ from harness.stages.fusion.rrf import RRFFusion
 __all__ = ["FUSIONS", "Fusion", "Hit", "Legs", "RankedList", "merged_hits", "normalised_weights", "rank_hits", "ranked_leg",
            "LanceDBProFusion", "MultiplicativeFusion", "clamp01", "inverse_distance", "sigmoid_bm25",
            "NORMALISATIONS", "CombMNZ", "CombSum", "WeightedSumFusion", "min_max", "z_score",
-           "LexicalOnly", "VectorOnly", "WeightedFusion", "RRFFusion",
+           "KeywordOnly", "LexicalOnly", "VectorOnly", "WeightedFusion", "RRFFusion",
            "FusedDocument", "QmdDocumentFusion", "best_chunk_per_document", "reciprocal_rank_fusion"]

@@ -30,11 +30,22 @@ class Legs:
     """One query's candidates: (chunk id, raw score) best first.  vector raw = cosine similarity,
     lexical raw = -FTS5 rank (positive BM25).  With a document-level lexical backend (qmd-documents)
     the lexical ids are file paths.  `extra`: further ranked lists (query expansion) for the fusions that
-    read them (qmd-documents); the others ignore them."""
+    read them (qmd-documents); the others ignore them.  `lexical_ranking`: the lexical leg's own score of
+    each of its hits when it computes one (OpenClaw 2026.8's boosted keyword score, lexical.RankedHits),
+    which the OpenClaw fusions use as the keyword value instead of the mapped BM25; taken from the
+    lexical list when it carries one."""
 
     vector: list[tuple[str, float]] = field(default_factory=list)
     lexical: list[tuple[str, float]] = field(default_factory=list)
     extra: list[RankedList] = field(default_factory=list)
+    lexical_ranking: dict[str, float] | None = None
+    lexical_tie_order: dict[str, int] | None = None  # the leg's order among equal scores (0 first)
+
+    def __post_init__(self) -> None:
+        if self.lexical_ranking is None:
+            self.lexical_ranking = getattr(self.lexical, "ranking", None)
+        if self.lexical_tie_order is None:
+            self.lexical_tie_order = getattr(self.lexical, "tie_order", None)
 
 
 @dataclass
@@ -44,11 +55,13 @@ class Hit:
     vector_score: float = 0.0
     text_score: float = 0.0
     keyword_hit: bool = False  # found by the lexical leg
+    tiebreak: float = 0.0  # breaks equal scores before the id, larger first (OpenClaw's FTS-only text score)
 
 
 def rank_hits(hits: list[Hit]) -> list[Hit]:
-    """The one ordering of hits used everywhere: score descending, then chunk id."""
-    return by_score_then_id(hits, score=lambda h: h.score, ident=lambda h: h.id)
+    """The one ordering of hits used everywhere: score descending, then chunk id (after `tiebreak`
+    descending, 0 unless a fusion sets it)."""
+    return by_score_then_id(hits, score=lambda h: h.score, ident=lambda h: (-h.tiebreak, h.id))
 
 
 @runtime_checkable

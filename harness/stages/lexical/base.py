@@ -15,6 +15,17 @@ LEXICAL_BACKENDS = Registry("lexical backend", table="lexical", group="harness.l
 # A leg's candidate list: (chunk id, raw score), best first.
 Hits = list[tuple[str, float]]
 
+
+class RankedHits(list):
+    """Hits (chunk id, raw BM25) that also carry the leg's own ranking score of each hit (OpenClaw
+    2026.8's boosted keyword score), which fusions use instead of the mapped BM25 (fusion.Legs), and
+    each hit's place among equal scores (`tie_order`, 0 first: text score, path, line, OpenClaw's id)."""
+
+    def __init__(self, hits: Hits, ranking: dict[str, float], tie_order: dict[str, int] | None = None):
+        super().__init__(hits)
+        self.ranking = ranking
+        self.tie_order = tie_order
+
 # Raw score of a row found only through LIKE (the trigram paths): such a row has no bm25.  0.0 is the
 # rank OpenClaw's own SQL gives it (`0 AS rank`), so every rank-to-score mapping below turns it into the
 # text score OpenClaw reports for it, 1.0 (1/(1+0)).  In the leg's own order it sorts after every

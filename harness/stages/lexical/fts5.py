@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from typing import Literal, Sequence
 
 import apsw
 from pydantic.json_schema import SkipJsonSchema
@@ -11,7 +11,16 @@ from harness.db import connect
 from harness.ranking import top_k
 from harness.registry import stage
 from harness.stages.chunkers import Chunk
-from harness.stages.lexical.base import LEXICAL_BACKENDS, LIKE_ONLY_RAW_SCORE, Hits
+from harness.stages.lexical.base import (
+    LEXICAL_BACKENDS,
+    LIKE_ONLY_RAW_SCORE,
+    Hits,
+    RankedHits,
+)
+from harness.stages.lexical.openclaw_fallback import (
+    keyword_search_with_fallback,
+    tie_order,
+)
 from harness.stages.tokenizers import Join, QueryPlan, Tokenizer
 
 
@@ -29,15 +38,23 @@ class FTS5Index:
     A query is answered by executing the tokenizer's QueryPlan (tokenizers.QueryPlan): a MATCH, LIKE
     terms combined with it by AND or OR, and a LIKE fallback run on error or on zero rows.  `routes`
     counts which path answered each query ("match", "match+like", "like", "fallback", "empty").
+
+    keyword_fallback = "2026.8" answers as OpenClaw 2026.8.1's searchKeywordWithFallback
+    (lexical/openclaw_fallback.py): the strict query first, then per-keyword searches when it has fewer
+    than k hits, merged and ranked by the boosted score, which the hits carry (RankedHits) for fusion.
     """
 
     tokenizer: SkipJsonSchema[Tokenizer]
     """the run's tokenizer (from the pipeline)"""
     conn: SkipJsonSchema[apsw.Connection | None] = None
     """the run's SQLite connection (from the pipeline); None: a new in-memory database"""
+    keyword_fallback: Literal["none", "2026.8"] = "none"
+    """"2026.8": OpenClaw's keyword fallback (extractKeywords terms searched one by one when the strict
+    query has fewer than k hits) and boosted score; "none": the strict query only"""
 
     def __post_init__(self) -> None:
         self.ids: list[str] = []
+        self.chunks: dict[str, Chunk] = {}
         self.routes: Counter = Counter()
         if self.conn is None:
             self.conn = connect(load_vec=False)
@@ -51,10 +68,21 @@ class FTS5Index:
         with self.conn:  # one transaction
             for chunk in chunks:
                 self.ids.append(chunk.id)
+                if self.keyword_fallback != "none":
+                    self.chunks[chunk.id] = chunk  # the boosted score reads its text and path
                 self.conn.execute("INSERT INTO chunks_fts(rowid, text, chunk_id) VALUES (?, ?, ?)",
                                   (len(self.ids), self.tokenizer.index_text(chunk.text), chunk.id))
 
     def search(self, query: str, k: int) -> Hits:
+        if self.keyword_fallback == "none" or k <= 0:
+            return self.search_strict(query, k)
+        trigram = getattr(self.tokenizer, "name", "").startswith("trigram")
+        hits = keyword_search_with_fallback(query, k, self.search_strict, self.chunks.__getitem__, trigram)
+        return RankedHits([(h.id, h.raw) for h in hits], {h.id: h.score for h in hits},
+                          tie_order(hits, self.chunks.__getitem__))
+
+    def search_strict(self, query: str, k: int) -> Hits:
+        """The query's own plan, no fallback: top-k (chunk id, raw BM25)."""
         plan = self.tokenizer.query_plan(query)
         if plan.empty or k <= 0:
             self.routes["empty"] += 1

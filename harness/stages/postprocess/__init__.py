@@ -6,6 +6,7 @@ the hits it is given (a sweep reuses one fused list under many stage settings).
     min_score          OpenClaw             minScore + maxResults, relaxed / fill keyword fallback
     mmr                OpenClaw             Jaccard MMR, lambda 0.7, over snippet tokens (cjk / ascii)
     temporal_decay     OpenClaw             x exp(-ln2 age/30 d), age from memory/YYYY-MM-DD.md
+    importance         OpenClaw 2026.8      x (0.75 + 0.05 importance) from <!-- importance: N --> in MEMORY.md
     reciprocal_rank    QMD                  score = 1/rank (QMD's blend with no reranker)
     qmd_rerank         QMD                  [reranker] on each file's best chunk, position-aware blend;
                                             without a reranker 1/rank
@@ -40,7 +41,7 @@ Each stage also states `pass_threshold`, the score a query's top hit must reach 
 is the highest of its stages' (pipeline.Stages.pass_threshold).
 
 Modules: base (SearchContext, the PostProcessor protocol, reference times and memory-file dates),
-openclaw (min_score, mmr, temporal_decay), qmd (reciprocal_rank, qmd_rerank, rerank), lancedb_pro
+openclaw (min_score, mmr, temporal_decay, importance), qmd (reciprocal_rank, qmd_rerank, rerank), lancedb_pro
 (cosine_rerank, recency_boost, importance_weight, length_norm, hard_min_score, time_decay,
 cosine_diversity), lancedb_filters (noise_filter, adaptive_retrieval).
 """
@@ -77,10 +78,12 @@ from harness.stages.postprocess.openclaw import (
     MMR,
     MMR_TOKENIZERS,
     SNIPPET_CHARS,
+    ImportanceMultiplier,
     MinScore,
     TemporalDecay,
     ascii_tokens,
     cjk_tokens,
+    curated_importance,
     jaccard,
     snippet_similarity,
 )
@@ -90,6 +93,6 @@ __all__ = ["DAY_SECONDS", "POSTPROCESSORS", "PostProcessor", "ReferenceTime", "S
            "as_utc_datetime", "memory_date", "reference_time",
            "CosineDiversity", "CosineRerank", "HardMinScore", "ImportanceWeight", "LengthNorm", "RecencyBoost",
            "TimeDecay", "clamp01", "cosine", "lancedb_age",
-           "MMR", "MMR_TOKENIZERS", "SNIPPET_CHARS", "MinScore", "TemporalDecay", "ascii_tokens", "cjk_tokens",
-           "jaccard", "snippet_similarity", "ReciprocalRank", "QmdRerank", "Rerank",
-           "AdaptiveRetrieval", "NoiseFilter", "is_noise", "should_skip_retrieval"]
+           "ImportanceMultiplier", "curated_importance", "MMR", "MMR_TOKENIZERS", "SNIPPET_CHARS", "MinScore",
+           "TemporalDecay", "ascii_tokens", "cjk_tokens", "jaccard", "snippet_similarity", "ReciprocalRank",
+           "QmdRerank", "Rerank", "AdaptiveRetrieval", "NoiseFilter", "is_noise", "should_skip_retrieval"]

@@ -115,17 +115,20 @@ def reference_time(stage_now: datetime | None, ctx: SearchContext, stage: str) -
 
 
 _DATED_MEMORY_PATH = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})\.md$")
+# OpenClaw 2026.8.1's DATED_MEMORY_PATH_RE also takes a name suffix: memory/2026-02-19-standup.md
+_DATED_MEMORY_PATH_SUFFIX = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
 
 
 @lru_cache(maxsize=65_536)
-def memory_date(path: str) -> datetime | None:
+def memory_date(path: str, name_suffix: bool = False) -> datetime | None:
     """OpenClaw's dated memory file: memory/YYYY-MM-DD.md (sub-folders allowed, e.g.
-    memory/2026-02/2026-02-15.md) -> that day's UTC midnight; anything else, or an impossible date
+    memory/2026-02/2026-02-15.md; with `name_suffix`, as OpenClaw 2026.8.1, also
+    memory/YYYY-MM-DD-anything.md) -> that day's UTC midnight; anything else, or an impossible date
     such as 2026-02-30, -> None."""
     normalised = path.replace("\\", "/")
     if normalised.startswith("./"):
         normalised = normalised[2:]
-    match = _DATED_MEMORY_PATH.search(normalised)
+    match = (_DATED_MEMORY_PATH_SUFFIX if name_suffix else _DATED_MEMORY_PATH).search(normalised)
     if not match:
         return None
     try:
@@ -134,9 +137,9 @@ def memory_date(path: str) -> datetime | None:
         return None
 
 
-def age_days(path: str, now: datetime) -> float | None:
+def age_days(path: str, now: datetime, name_suffix: bool = False) -> float | None:
     """Days from the file's date to `now` (never negative), or None for an undated file."""
-    stamp = memory_date(path)
+    stamp = memory_date(path, name_suffix)
     if stamp is None:
         return None
     return max(0.0, (now - stamp).total_seconds() / DAY_SECONDS)

@@ -5,11 +5,12 @@ import math
 import re
 from dataclasses import replace
 from functools import lru_cache
-from typing import Callable, Literal
+from typing import Callable, Literal, Optional
 
 from pydantic import Field
 
 from harness.registry import stage
+from harness.stages.chunkers.openclaw import utf16_prefix
 from harness.stages.cjk import OPENCLAW_MMR_CJK_RUN
 from harness.stages.fusion import Hit, rank_hits
 from harness.stages.postprocess.base import (
@@ -17,6 +18,7 @@ from harness.stages.postprocess.base import (
     ReferenceTime,
     SearchContext,
     age_days,
+    memory_date,
     reference_time,
 )
 
@@ -24,13 +26,17 @@ from harness.stages.postprocess.base import (
 @POSTPROCESSORS.register("min_score")
 @stage
 class MinScore:
-    """OpenClaw's minScore + maxResults, with its keyword fallback.
+    """OpenClaw's minScore + maxResults, with its keyword fallback (release bisection in
+    harness/studies/conformance/NOTES.md 4b).
 
     keyword_fallback:
-      relaxed  (2026-02..07) if nothing clears min_score but the lexical leg found something, keep the
-               keyword hits scoring >= min(min_score, text_weight) (a keyword-only hit scores at most tw)
-      fill     (newer) keyword-only hits fill spare slots below min_score without displacing others
-      none     plain threshold
+      none     plain threshold (2026.2.22 and earlier)
+      relaxed  if nothing clears min_score but the lexical leg found something, keep the keyword hits
+               scoring >= `relaxed_floor` (2026.3.1: min(min_score, text_weight), since a keyword-only hit
+               scores at most tw; 0 from 2026.5.12); FTS-only mode (2026.3.31+) keeps all hits >= 0
+      fill     (2026.8.1 selectHybridSearchResults) as relaxed when nothing clears min_score; when some
+               but fewer than max_results do, keyword-ONLY hits (vector score 0) below min_score fill the
+               spare slots in the order given, after the passing ones
     A query passes only if its top hit reaches min_score (a hit kept by the fallback does not).
     """
 
@@ -38,6 +44,9 @@ class MinScore:
     """minScore: hits scoring below it are dropped (and a query's top hit must reach it to pass)"""
     keyword_fallback: Literal["relaxed", "fill", "none"] = "relaxed"
     """what happens to keyword hits below min_score: "relaxed", "fill" or "none" (see above)"""
+    relaxed_floor: Optional[float] = Field(None, allow_inf_nan=False)
+    """the floor of the relaxed branch: None = min(min_score, the fusion's text weight) (2026.3.1),
+    0.0 = any keyword hit (2026.5.12 on)"""
 
     @property
     def pass_threshold(self) -> float:
@@ -45,12 +54,13 @@ class MinScore:
 
     def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
         passing = [h for h in hits if h.score >= self.min_score]
-        if self.keyword_fallback == "relaxed" and not passing:
-            floor = min(self.min_score, ctx.text_weight)
+        if self.keyword_fallback != "none" and not passing:
+            floor = min(self.min_score, ctx.text_weight) if self.relaxed_floor is None else self.relaxed_floor
             passing = [h for h in hits if h.keyword_hit and h.score >= floor]
         elif self.keyword_fallback == "fill" and len(passing) < ctx.max_results:
             chosen = {h.id for h in passing}
-            passing += [h for h in hits if h.keyword_hit and h.id not in chosen][: ctx.max_results - len(passing)]
+            spare = [h for h in hits if h.keyword_hit and h.vector_score == 0 and h.id not in chosen]
+            passing += spare[: ctx.max_results - len(passing)]
         # no re-sort: a stage before this one (MMR) may have chosen the order, as in OpenClaw
         return passing[: ctx.max_results]
 
@@ -98,7 +108,11 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 @lru_cache(maxsize=100_000)
 def _cached_similarity(tokens: str, a: str, b: str) -> float:
     tokenize = MMR_TOKENIZERS[tokens]
-    return jaccard(tokenize(a), tokenize(b))
+    ta, tb = tokenize(a), tokenize(b)
+    if tokens == "cjk" and not ta and not tb:
+        # newer OpenClaw (textSimilarity): two token-less snippets are alike only if equal
+        return 1.0 if a.strip().lower() == b.strip().lower() else 0.0
+    return jaccard(ta, tb)
 
 
 def snippet_similarity(tokens: str, a: str, b: str) -> float:
@@ -124,7 +138,8 @@ class MMR:
     Scores are unchanged; only the order changes.
 
     tokens:
-      cjk    (newer) ASCII words + CJK unigrams + adjacent CJK bigrams
+      cjk    (newer) ASCII words + CJK unigrams + adjacent CJK bigrams; two snippets with no such token
+             are similar only if equal (2026.8.1's textSimilarity)
       ascii  (older) [a-z0-9_] words only, which reproduces its CJK bug: two pure-Chinese snippets
              both have empty token sets, Jaccard 1, and so are treated as duplicates of each other.
     """
@@ -135,7 +150,7 @@ class MMR:
     tokens: Literal["cjk", "ascii"] = "cjk"
     """snippet tokens: "cjk" (words, CJK unigrams and bigrams) or "ascii" (the older words-only bug)"""
     snippet_chars: int = Field(SNIPPET_CHARS, gt=0)
-    """characters of each chunk compared (OpenClaw's snippet, 700)"""
+    """UTF-16 code units of each chunk compared (OpenClaw's snippet, 700)"""
 
     pass_threshold = 0.0  # reorders only
 
@@ -148,7 +163,7 @@ class MMR:
         if self.lambda_ == 1.0:
             return rank_hits(hits)
         chunk_text = ctx.need("chunk_text", "mmr")
-        snippets = [chunk_text(h.id)[: self.snippet_chars] for h in hits]
+        snippets = [utf16_prefix(chunk_text(h.id), self.snippet_chars) for h in hits]
         lo = min(h.score for h in hits)
         span = max(h.score for h in hits) - lo
         relevance = [1.0 if span == 0 else (h.score - lo) / span for h in hits]
@@ -179,7 +194,8 @@ class MMR:
 class TemporalDecay:
     """OpenClaw's temporal decay: score x exp(-ln2 x age_days / half_life_days), half-life 30 days.
 
-    Age comes from a memory/YYYY-MM-DD.md file name.  MEMORY.md, memory.md and undated files under
+    Age comes from a memory/YYYY-MM-DD.md file name (or memory/YYYY-MM-DD-name.md, which OpenClaw 2026.8.1
+    also dates).  MEMORY.md, memory.md and undated files under
     memory/ are evergreen and never decay.  (OpenClaw falls back to the file's mtime for other
     files; rendered layouts have no meaningful mtime, so here every undated file is evergreen.)
     half_life_days = 0 turns the decay off, as in OpenClaw."""
@@ -199,7 +215,62 @@ class TemporalDecay:
     def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
         if not hits or self.half_life_days <= 0:
             return list(hits)
-        now = reference_time(self.now, ctx, "temporal_decay")
         chunk_path = ctx.need("chunk_path", "temporal_decay")
-        return rank_hits([replace(h, score=h.score * self.multiplier(age_days(chunk_path(h.id), now)))
+        if not any(memory_date(chunk_path(h.id), True) for h in hits):
+            return rank_hits(list(hits))  # nothing dated: no reference time needed, every factor is 1
+        now = reference_time(self.now, ctx, "temporal_decay")
+        return rank_hits([replace(h, score=h.score * self.multiplier(age_days(chunk_path(h.id), now, True)))
                           for h in hits])
+
+
+# --- importance -------------------------------------------------------------------------------------
+
+CURATED_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")  # where OpenClaw reads curated annotations
+_ANNOTATION_SUFFIX = re.compile(r"(?:\s*<!--\s*(?:trigger|importance|project)\s*:[\s\S]*?-->\s*)+$", re.IGNORECASE)
+_ANNOTATION = re.compile(r"<!--\s*(trigger|importance|project)\s*:\s*([\s\S]*?)\s*-->", re.IGNORECASE)
+
+
+def curated_importance(path: str, text: str) -> int | None:
+    """The importance OpenClaw 2026.8.1 records for a chunk of a curated memory file (MEMORY.md, memory.md,
+    USER.md at the root): the largest `<!-- importance: N -->` (N a whole number 1-10) among the
+    annotations that end its lines; None elsewhere or without one."""
+    if path.replace("\\", "/").removeprefix("./") not in CURATED_ROOT_FILES:
+        return None
+    best: int | None = None
+    for line in text.split("\n"):
+        suffix = _ANNOTATION_SUFFIX.search(line)
+        if not suffix:
+            continue
+        for kind, value in _ANNOTATION.findall(suffix.group(0)):
+            if kind.lower() == "importance" and value.isascii() and value.isdigit() and 1 <= int(value) <= 10:
+                best = max(best or 0, int(value))
+    return best
+
+
+@POSTPROCESSORS.register("importance")
+@stage
+class ImportanceMultiplier:
+    """OpenClaw 2026.8.1's importance multiplier: score x (0.75 + 0.05 x clamp(floor(importance), 1, 10)),
+    importance from `<!-- importance: N -->` annotations in curated memory files (curated_importance); x1
+    without one.  Applied after temporal decay, in FTS-only and hybrid mode; re-ranks.
+    Deviations: OpenClaw strips the annotation comments before indexing and reads them from the chunk's
+    whole curated entry; here they stay in the chunk text and are read from the chunk's own lines."""
+
+    pass_threshold = 0.0  # rescales only
+
+    @staticmethod
+    def multiplier(importance: float | None) -> float:
+        if importance is None:
+            return 1.0
+        return 0.75 + max(1, min(10, math.floor(importance))) * 0.05
+
+    def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
+        if not hits:
+            return list(hits)
+        chunk_text = ctx.need("chunk_text", "importance")
+        chunk_path = ctx.need("chunk_path", "importance")
+        out = []
+        for h in hits:
+            factor = self.multiplier(curated_importance(chunk_path(h.id), chunk_text(h.id)))
+            out.append(h if factor == 1.0 else replace(h, score=h.score * factor))
+        return rank_hits(out)

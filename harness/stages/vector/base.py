@@ -70,3 +70,18 @@ def top_k_exact(sims: np.ndarray, ids: Sequence[str], k: int) -> Hits:
     kth = np.partition(values, len(values) - k)[len(values) - k]
     top = rows[values >= kth]
     return top_k([(ids[i], float(sims[i])) for i in top], k)
+
+
+class NoVectorIndex:
+    """The vector index of a run without an embedding provider (embedder `none`): holds nothing, finds
+    nothing.  Not a registered backend: the pipeline uses it whatever [vector] says."""
+
+    exact = True
+    uses_blas = False
+    scan_bytes_per_vector = 0.0
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        pass
+
+    def search(self, query: np.ndarray | None, k: int) -> Hits:
+        return []

@@ -2,6 +2,7 @@
 coarse scans (int8, bit) re-scored with the float vectors, all in SQLite."""
 from __future__ import annotations
 
+import math
 from typing import Annotated, ClassVar, Sequence
 
 import apsw
@@ -21,6 +22,23 @@ FLOAT_METRICS = {
     "cosine": (lambda d: 1.0 - d, False),
     "l2": (lambda d: 1.0 - d * d / 2.0, True),
 }
+
+
+def _distance(d: float | None) -> float:
+    return math.inf if d is None else d  # NULL: a zero vector's cosine distance, after every real one
+
+
+def knn_rows(conn: apsw.Connection, sql: str, args: tuple, k: int, n: int) -> list[tuple[int, float]]:
+    """The (rowid, distance) rows of a vec0 KNN query `sql` (its last parameter is vec0's k) for the k
+    nearest, plus every row tied with the k-th: vec0 orders equal distances as it likes, so a cut at
+    exactly k would leave the ties at the cut to it instead of to (score desc, id).  Asks for one row
+    more than k and doubles while the last row still ties the k-th."""
+    want = min(k + 1, n)
+    while True:
+        rows = conn.execute(sql, (*args, want)).fetchall()
+        if want >= n or len(rows) <= k or _distance(rows[-1][1]) > _distance(rows[k - 1][1]):
+            return rows
+        want = min(n, 2 * want)
 
 
 @VECTOR_BACKENDS.register("sqlite-vec")
@@ -66,10 +84,8 @@ class SqliteVecIndex:
     def search(self, query: np.ndarray, k: int) -> Hits:
         if k <= 0 or not self.ids:
             return []
-        rows = self.conn.execute(
-            f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (self._prepared(query).tobytes(), min(k, len(self.ids))),
-        ).fetchall()
+        rows = knn_rows(self.conn, f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH ? AND k = ? "
+                                   "ORDER BY distance", (self._prepared(query).tobytes(),), k, len(self.ids))
         # a zero vector (an embedder's answer for blank text) has no cosine distance: sqlite-vec gives NULL;
         # it scores 0, as the numpy backends' dot product with it does
         return top_k([(self.ids[rowid - 1], 0.0 if d is None else self._to_score(float(d))) for rowid, d in rows], k)
@@ -149,13 +165,17 @@ class SqliteVecQuantizedIndex:
         if k <= 0 or not self.ids:
             return []
         q = unit_rows(query).tobytes()
-        candidates = min(k * self.oversample, len(self.ids))
-        rows = self.conn.execute(
-            f"SELECT c.rowid, vec_distance_cosine(f.embedding, ?) FROM "
-            f"(SELECT rowid FROM {self.table} WHERE embedding MATCH {self._quantize_sql} AND k = ?) AS c "
-            f"JOIN {self.float_table} AS f ON f.rowid = c.rowid",
-            (q, q, candidates),
-        ).fetchall()
+        # the coarse candidates, with every row tied at their cut (quantised distances tie often)
+        coarse = knn_rows(self.conn, f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH "
+                                     f"{self._quantize_sql} AND k = ? ORDER BY distance",
+                          (q,), min(k * self.oversample, len(self.ids)), len(self.ids))
+        rowids = [rowid for rowid, _ in coarse]
+        rows = []
+        for start in range(0, len(rowids), 500):  # stay under SQLite's variable limit
+            part = rowids[start:start + 500]
+            rows += self.conn.execute(
+                f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {self.float_table} "
+                f"WHERE rowid IN ({','.join('?' * len(part))})", (q, *part)).fetchall()
         return top_k([(self.ids[rowid - 1], 1.0 - float(d)) for rowid, d in rows], k)
 
 

@@ -33,58 +33,6 @@ SCORE_TOLERANCE = 1e-6  # on raw bm25; measured differences are ~1e-12 (same SQL
 CMRC_QUESTIONS = 20
 _IGNORED_DIRS = {"node_modules", ".git", ".cache", "vendor", "dist", "build"}
 
-# What the qmd and lancedb-pro presets do of SPEC.md sections 3 and 4: one row per behaviour, for the
-# conformance runner's SPEC-behaviour table.  status: "implemented" (as SPEC/the real code says),
-# "deviates" (present, differs as `note` says), "missing" (not reproduced), "not-applicable".
-SPEC_BEHAVIOURS: list[dict[str, str]] = [
-    {"preset": "qmd", "spec": "3", "behaviour": "break-point chunker 900/135 tokens, 4 chars per token",
-     "status": "implemented", "stages": "chunker qmd", "note": ""},
-    {"preset": "qmd", "spec": "3", "behaviour": "lexical index of whole documents, filepath/title/body "
-     "columns, bm25 weights 1.5/4.0/1.0", "status": "implemented", "stages": "lexical qmd-documents",
-     "note": "identical rankings with the real QMD 2.8.3 (harness.studies.conformance.qmd)"},
-    {"preset": "qmd", "spec": "3", "behaviour": "porter unicode61, CJK characters spaced into tokens, "
-     "query builder (prefix terms, phrases, negation, hyphen/dot branches)", "status": "implemented",
-     "stages": "tokenizer qmd", "note": "qmd_query_bug = true keeps QMD's CJK '-'/'.' failure"},
-    {"preset": "qmd", "spec": "3", "behaviour": "vector list: best chunk per file, 20 documents from 60 chunks",
-     "status": "implemented", "stages": "fusion qmd-documents", "note": "embedding e5-small, not embeddinggemma"},
-    {"preset": "qmd", "spec": "3", "behaviour": "RRF over document lists, weights 2.0 (original) / 1.0 "
-     "(expansion), bonuses +0.05 / +0.02, stable order on ties, top 40", "status": "implemented",
-     "stages": "fusion qmd-documents", "note": ""},
-    {"preset": "qmd", "spec": "3", "behaviour": "BM25 probe (strong signal skips expansion) and LLM query "
-     "expansion", "status": "missing", "stages": "", "note": "no LLM offline; issue 17 builds the query side"},
-    {"preset": "qmd", "spec": "3", "behaviour": "reranker on each document's best chunk (most query terms), "
-     "position-aware blend 0.75/0.60/0.40", "status": "implemented", "stages": "postprocess qmd_rerank, "
-     "[reranker]", "note": "no reranking model ships: reported figures use the 1/rank fallback"},
-    {"preset": "qmd", "spec": "3", "behaviour": "without a reranker, score = 1/rank", "status": "implemented",
-     "stages": "postprocess qmd_rerank", "note": ""},
-    {"preset": "lancedb-pro", "spec": "4", "behaviour": "vector 1/(1+d), BM25 sigmoid, max(0.7v+0.3b, 0.92b), "
-     "drop below 0.3", "status": "implemented", "stages": "fusion lancedb-pro", "note": ""},
-    {"preset": "lancedb-pro", "spec": "4", "behaviour": "cross-encoder rerank 0.6 ce + 0.4 fused with BM25 "
-     "floors; unreturned x0.8", "status": "implemented", "stages": "postprocess cosine_rerank, [reranker]",
-     "note": "without a reranker (reported figures): 0.7 fused + 0.3 cosine; a failed reranker is an error, "
-     "not lancedb-pro's silent cosine fallback"},
-    {"preset": "lancedb-pro", "spec": "4", "behaviour": "recency boost, importance, length norm, hard min, "
-     "time decay, diversity", "status": "implemented", "stages": "postprocess recency_boost ... cosine_diversity",
-     "note": "ages from memory/YYYY-MM-DD paths"},
-    {"preset": "lancedb-pro", "spec": "4", "behaviour": "noise filter on results (denials, meta-questions, "
-     "boilerplate incl. HEARTBEAT, under 5 characters)", "status": "implemented", "stages": "postprocess "
-     "noise_filter", "note": "patterns of src/noise-filter.ts, applied to chunk text"},
-    {"preset": "lancedb-pro", "spec": "4", "behaviour": "adaptive retrieval (search or not)", "status":
-     "not-applicable", "stages": "", "note": "lancedb-pro gates auto-recall only; its memory_recall tool, "
-     "which this preset models, never skips: see lancedb-pro-autorecall"},
-    {"preset": "lancedb-pro-autorecall", "spec": "4", "behaviour": "adaptive retrieval (search or not)",
-     "status": "implemented", "stages": "postprocess adaptive_retrieval",
-     "note": "src/adaptive-retrieval.ts; \\p{Emoji} approximated by the emoji blocks; 6 results, not "
-     "auto-recall's 3"},
-    {"preset": "lancedb-pro-autorecall", "spec": "4", "behaviour": "everything else as lancedb-pro",
-     "status": "implemented", "stages": "as lancedb-pro", "note": ""},
-    {"preset": "lancedb-pro", "spec": "4", "behaviour": "LanceDB full-text index", "status": "deviates",
-     "stages": "lexical fts5 + tokenizer unicode61 (or)", "note": "both index a Chinese run as one token"},
-    {"preset": "lancedb-pro", "spec": "4", "behaviour": "scopes", "status": "missing", "stages": "",
-     "note": "one agent, one workspace"},
-]
-
-
 # --- the workspaces -----------------------------------------------------------------------------------
 
 
@@ -267,6 +215,53 @@ def run_qmd_conformance(workspaces: Mapping[str, Path] | None = None,
             layouts[name] = compare_layout(name, real_doc, our_results(Path(ws), queries, preset))
     return {"system": "qmd", "version": QMD_VERSION, "preset": preset, "score_tolerance": SCORE_TOLERANCE,
             "layouts": layouts}
+
+
+# --- as a module of `make conformance` (runner.MODULES, base.py) --------------------------------------
+
+NAME = "qmd"
+SYSTEMS = [("qmd", QMD_VERSION)]
+NOTES = """\
+- The lexical leg is compared file by file: QMD's `qmd search` (the SDK's searchLex, full-precision bm25)
+  against the preset's tokenizer and lexical backend over the same files. Files whose real scores tie
+  exactly may come in either order (QMD leaves ties to SQLite); scores agree within 1e-6 on the raw bm25.
+- The CMRC workspace is asked its 20 questions, each one's first answer and every article title (whole
+  questions match nothing in QMD's AND query; answers and titles exercise its phrase, prefix and title rules).
+"""
+
+
+def _files(ranked: Sequence[Sequence[Any]], top: int = 5) -> str:
+    from harness.studies.conformance.base import short
+
+    shown = [f"{short(str(p))} {float(s):.4f}" for p, s in ranked[:top]]
+    more = f" (+{len(ranked) - top})" if len(ranked) > top else ""
+    return ", ".join(shown) + more if shown else "(none)"
+
+
+def compare(workspaces: Sequence[Any], runs: Any) -> list[Any]:
+    """The runner's entry point: one gated check per workspace (identical file rankings and bm25), and the
+    MATCH expressions as information."""
+    from harness.studies.conformance.base import Check, Difference
+
+    checks = []
+    for ws in workspaces:
+        if ws.name.startswith("cmrc"):
+            from harness.inputs.layout import project_path
+
+            data = project_path("datasets/cmrc2018/cmrc2018_dev.json")
+            queries = cmrc_queries_with_answers(data, len(ws.queries))
+        else:
+            queries = ws.query_rows()
+        doc = runs.get("qmd", QMD_VERSION, ws, max_results=0, queries=queries)
+        lay = compare_layout(ws.name, doc, our_results(ws.layout.root, queries))
+        release = f"qmd {QMD_VERSION}"
+        diffs = [Difference(r["query_id"], r["query"], _files(r["ours"]), _files(r["real"]), r["difference"])
+                 for r in lay["differences"]]
+        checks.append(Check(NAME, PRESET, release, "lexical leg (qmd search): ranked files and bm25", ws.name,
+                            lay["identical"], lay["queries"], True, diffs))
+        checks.append(Check(NAME, PRESET, release, "MATCH expression", ws.name, lay["same_match"], lay["queries"],
+                            False, []))
+    return checks
 
 
 def summary_lines(report: Mapping[str, Any]) -> list[str]:

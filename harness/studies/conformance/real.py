@@ -83,7 +83,7 @@ def _package_dir(system: str, version: str, root: Path) -> Path:
 
 def _write_queries(queries: Sequence[Mapping[str, Any]] | str | Path, dest: Path) -> Path:
     if isinstance(queries, (str, Path)):
-        return Path(queries)
+        return Path(queries).resolve()  # the driver runs in a temporary folder
     with open(dest, "w", encoding="utf-8", newline="\n") as fh:
         for q in queries:
             fh.write(json.dumps({"id": str(q["id"]), "text": str(q["text"])}, ensure_ascii=False) + "\n")

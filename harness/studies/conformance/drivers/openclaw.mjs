@@ -39,13 +39,24 @@ const queries = fs.readFileSync(arg("queries"), "utf8").split("\n").filter((l) =
 const maxResults = Number(arg("max-results", "50"));
 const nowArg = arg("now", "");
 
-// A fixed clock (ISO date) for temporal decay; offsets Date.now() so intervals keep working.
+// A fixed clock (ISO date) for temporal decay: Date.now() runs offset to the target (so intervals keep
+// working) and is frozen at the target exactly while a search runs (`atNow`), so that ages are exact.
+let frozenNow = null;
+let nowTarget = null;
 if (nowArg) {
-  const target = Date.parse(nowArg);
-  if (!Number.isFinite(target)) throw new Error(`bad --now ${nowArg}`);
+  nowTarget = Date.parse(nowArg);
+  if (!Number.isFinite(nowTarget)) throw new Error(`bad --now ${nowArg}`);
   const realNow = Date.now;
-  const offset = target - realNow();
-  Date.now = () => realNow() + offset;
+  const offset = nowTarget - realNow();
+  Date.now = () => frozenNow ?? realNow() + offset;
+}
+async function atNow(fn) {
+  frozenNow = nowTarget;
+  try {
+    return await fn();
+  } finally {
+    frozenNow = null;
+  }
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "openclaw-conf-"));
@@ -156,7 +167,7 @@ async function runKeywordFallbackGeneration() {
     const keyword = await withCapture(() =>
       mgr.searchKeywordWithFallback(q.text.trim(), candidates, { boostFallbackRanking: true }),
     );
-    const results = await mgr.search(q.text, { maxResults });
+    const results = await atNow(() => mgr.search(q.text, { maxResults }));
     out.push({
       id: q.id,
       text: q.text,
@@ -242,7 +253,7 @@ async function runLegacyGeneration() {
     mgr.provider = stub;
     const hybridLexical = await withCapture(() => mgr.searchKeyword(cleaned, candidates));
     mgr.provider = null;
-    const ftsOnlyBranch = await withCapture(() => mgr.search(q.text, { maxResults }));
+    const ftsOnlyBranch = await withCapture(() => atNow(() => mgr.search(q.text, { maxResults })));
     mgr.provider = stub;
     out.push({
       id: q.id,

@@ -1,0 +1,147 @@
+"""What the conformance runner and its per-system modules share: the rendered workspaces, the real
+systems' runs (cached), the checks a module reports, and the helpers that build a preset's stages
+without an embedding model.
+
+A comparison module (openclaw.py, qmd.py) exposes
+
+    NAME = "openclaw"
+    SYSTEMS = [("openclaw", "2026.2.22"), ...]        # (system, version) it runs, for the report header
+    def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]
+
+and is listed in runner.MODULES.  Everything it needs from the harness it builds itself from the
+presets (experiments/presets/*.toml), so a check always measures the preset as committed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from harness.config import load_toml, preset_path
+from harness.inputs.layout import Layout, Query
+from harness.studies.conformance.real import DRIVERS, conformance_dir, run_real
+
+SCORE_TOLERANCE = 1e-9  # two scores agree when they differ by less than this (relative)
+
+
+@dataclass
+class Workspace:
+    """One rendered memory workspace and the queries asked of it."""
+
+    name: str  # "round1" .. "round4", "cmrc20"
+    layout: Layout  # layout.root is the folder the real systems index
+    queries: list[Query]
+    now: str | None  # reference date for temporal decay (the experiment's evaluation.now)
+
+    def query_rows(self) -> list[dict[str, str]]:
+        return [{"id": q.id, "text": q.text} for q in self.queries]
+
+    def digest(self) -> str:
+        """sha256 over the files' paths and bytes: the identity of what the real systems index."""
+        h = hashlib.sha256()
+        for path in sorted(self.layout.files):
+            h.update(path.encode("utf-8") + b"\0" + (self.layout.root / path).read_bytes() + b"\0")
+        return h.hexdigest()
+
+
+@dataclass
+class Difference:
+    """One query (or file) on which a preset and the real system disagree, and why."""
+
+    item: str  # query id, or file path for chunk checks
+    text: str  # the query text ("" for chunk checks)
+    ours: str
+    theirs: str
+    cause: str
+
+
+@dataclass
+class Check:
+    """Agreement of one preset with one real release on one workspace for one property."""
+
+    module: str  # "openclaw"
+    preset: str  # "openclaw-2026.08"
+    release: str  # "openclaw 2026.8.1"
+    what: str  # e.g. "chunk boundaries (path, lines, sha256)"
+    workspace: str
+    agreed: int
+    total: int
+    gated: bool = True  # False: reported as information (e.g. the newest release), never fails the run
+    differences: list[Difference] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return " | ".join((self.module, self.preset, self.release, self.what, self.workspace))
+
+    @property
+    def share(self) -> float:
+        return self.agreed / self.total if self.total else 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "key": self.key}
+
+
+class RealRuns:
+    """The real systems' driver documents, computed once per (system, version, workspace content,
+    queries, clock, maxResults, driver source) and kept in the conformance cache folder: the systems
+    are deterministic on these inputs, and a rerun of `make conformance` then takes seconds."""
+
+    def __init__(self, root: Path | None = None, *, refresh: bool = False, log: Callable[[str], None] = print):
+        self.root = (root or conformance_dir()) / "runs"
+        self.refresh = refresh
+        self.log = log
+
+    def get(self, system: str, version: str, ws: Workspace, *, max_results: int,
+            queries: list[dict[str, str]] | None = None) -> dict[str, Any]:
+        """The real system's run on `ws`, for its own queries or for `queries` ({id, text} rows)."""
+        driver = DRIVERS / ("qmd.ts" if system == "qmd" else "openclaw.mjs")
+        rows = ws.query_rows() if queries is None else queries
+        key = hashlib.sha256(json.dumps({
+            "system": system, "version": version, "workspace": ws.digest(), "queries": rows,
+            "now": ws.now, "max_results": max_results,
+            "driver": hashlib.sha256(driver.read_bytes()).hexdigest(),
+        }, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+        path = self.root / f"{system}-{version}-{ws.name}-{key}.json"
+        if path.is_file() and not self.refresh:
+            return json.loads(path.read_text(encoding="utf-8"))
+        self.log(f"conformance: running {system} {version} on {ws.name} ({len(rows)} queries)")
+        doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results)
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(path)  # never a half-written run in the cache
+        return doc
+
+
+# --- small helpers the modules share ----------------------------------------------------------------
+
+
+def preset_config(name: str) -> dict[str, Any]:
+    """A preset's tables as committed (experiments/presets/NAME.toml)."""
+    return {k: v for k, v in load_toml(preset_path(name)).items() if k != "description"}
+
+
+def params(table: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in table.items() if k != "name"}
+
+
+def scores_agree(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=SCORE_TOLERANCE, abs_tol=SCORE_TOLERANCE)
+
+
+def short(path: str) -> str:
+    """memory/x.md -> x (for the report)."""
+    p = path[len("memory/"):] if path.startswith("memory/") else path
+    return p[:-3] if p.endswith(".md") else p
+
+
+def fmt_hits(hits: Sequence[tuple[str, int, int, float]], top: int = 5) -> str:
+    """(path, start, end, score) -> `file:start-end score`, the first `top`."""
+    shown = [f"{short(p)}:{s}-{e} {score:.4f}" for p, s, e, score in hits[:top]]
+    more = f" (+{len(hits) - top})" if len(hits) > top else ""
+    return ", ".join(shown) + more if shown else "(none)"

@@ -1,0 +1,136 @@
+"""`make conformance`: the presets against the real systems, installed from the npm registry.
+
+    python -m harness.studies.conformance.runner [--out reports/conformance] [--accept] [--refresh]
+
+1. install.sh puts bun, a Node 24, QMD and the pinned OpenClaw releases into the user's cache folder
+   (${XDG_CACHE_HOME:-~/.cache}/harness/conformance; cached, so only the first run downloads).  When the
+   registry cannot be reached it prints one `conformance: SKIPPED (...)` line and exits 0.
+2. Renders the workspaces: king78 rounds 1-4 (experiments/roundN.toml, all 34 queries each) and the CMRC
+   2018 sample (experiments/cmrc2018-dev.toml: the 848 dev paragraphs, the first 20 questions).
+3. Each comparison module in MODULES (qmd.py, openclaw.py; see base.py) runs
+   the real systems' model-free search (cached per input in the same folder, base.RealRuns) and compares
+   it with the matching presets, returning Checks (agreement per workspace, every difference with its cause).
+4. Writes OUT/conformance.md and conformance.json, and fails (exit 1) when a gated check agrees on fewer
+   items than the committed conformance.json says; the committed files are then left as they are and the
+   new figures written beside them as conformance.new.{md,json}.  --accept records lower figures on purpose.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import shutil
+import sys
+import tempfile
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+from harness.config import load_experiment
+from harness.inputs.layout import project_path
+from harness.pipeline import load_dataset
+from harness.studies.conformance.base import Check, RealRuns, Workspace
+from harness.studies.conformance.real import SKIP_EXIT_CODE, install
+from harness.studies.conformance.report import write_report
+
+# The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py).
+MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw")
+
+# (workspace name, experiment file, overrides): what the real systems and the presets both index
+WORKSPACES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("round1", "experiments/round1.toml", {}),
+    ("round2", "experiments/round2.toml", {}),
+    ("round3", "experiments/round3.toml", {}),
+    ("round4", "experiments/round4.toml", {}),
+    ("cmrc20", "experiments/cmrc2018-dev.toml", {"dataset": {"limit_queries": 20}}),
+)
+DEFAULT_OUT = "reports/conformance"
+
+
+def render_workspaces(dest: Path, names: Sequence[str] | None = None) -> list[Workspace]:
+    """Render each workspace with the harness's own data sets into dest/<name>/."""
+    out = []
+    for name, experiment, overrides in WORKSPACES:
+        if names and name not in names:
+            continue
+        config = load_experiment(project_path(experiment), **overrides)
+        dataset = load_dataset(config)
+        layout = dataset.render(dest=dest / name, **config.get("layout", {}))
+        now = config.get("evaluation", {}).get("now")
+        if isinstance(now, (date, datetime)):
+            now = now.isoformat()
+        out.append(Workspace(name, layout, list(dataset.queries()), now))
+    return out
+
+
+def gate(checks: list[Check], committed: dict[str, Any] | None) -> list[str]:
+    """Gated checks that agree on a smaller share than the committed report, or that disappeared."""
+    if not committed:
+        return []
+    new = {c.key: c for c in checks}
+    failures = []
+    for row in committed.get("checks", []):
+        if not row.get("gated"):
+            continue
+        check = new.get(row["key"])
+        if check is None:
+            failures.append(f"{row['key']}: no longer measured (committed {row['agreed']}/{row['total']})")
+        elif check.share < (row["agreed"] / row["total"] if row["total"] else 1.0) - 1e-12:
+            failures.append(f"{row['key']}: {check.agreed}/{check.total}, committed {row['agreed']}/{row['total']}")
+    return failures
+
+
+def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,
+                    modules: Sequence[str] = MODULES, workspaces: Sequence[str] | None = None) -> int:
+    """The whole run (module docstring); returns the process exit code."""
+    code = install()
+    if code == SKIP_EXIT_CODE:
+        print("conformance: SKIPPED (the npm registry is unreachable or npm is missing, and the real systems "
+              "are not in the cache; nothing was compared)")
+        return 0
+    if code != 0:
+        print(f"conformance: FAILED to install the real systems (install.sh exit {code}; run "
+              "`bash harness/studies/conformance/install.sh` to see why)", file=sys.stderr)
+        return 1
+    out = project_path(out_dir) if not Path(out_dir).is_absolute() else Path(out_dir)
+    committed_path = out / "conformance.json"
+    committed = json.loads(committed_path.read_text(encoding="utf-8")) if committed_path.is_file() else None
+    loaded = [importlib.import_module(m) for m in modules]
+    tmp = Path(tempfile.mkdtemp(prefix="conformance-ws-"))
+    try:
+        spaces = render_workspaces(tmp, workspaces)
+        real = RealRuns(refresh=refresh)
+        checks: list[Check] = []
+        for module in loaded:
+            checks += module.compare(spaces, real)
+        summary = {ws.name: {"files": len(ws.layout.files), "queries": len(ws.queries), "now": ws.now}
+                   for ws in spaces}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    failures = [] if accept or workspaces else gate(checks, committed)
+    suffix = ".partial" if workspaces else ".new" if failures else ""
+    paths = write_report(out, checks, loaded, summary, suffix=suffix)
+    gated = [c for c in checks if c.gated]
+    agreed, total = sum(c.agreed for c in gated), sum(c.total for c in gated)
+    print(f"conformance: {agreed}/{total} gated items agree; wrote {', '.join(str(p) for p in paths)}")
+    if failures:
+        print("conformance: FAILED, agreement dropped below the committed report:\n  " + "\n  ".join(failures),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harness.studies.conformance.runner", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=DEFAULT_OUT, help="report folder (default reports/conformance)")
+    ap.add_argument("--accept", action="store_true", help="write the figures even if some agreement dropped")
+    ap.add_argument("--refresh", action="store_true", help="rerun the real systems instead of using cached runs")
+    ap.add_argument("--workspace", action="append",
+                    help="only these workspaces, e.g. round3 (no gate; written as conformance.partial.*)")
+    args = ap.parse_args(argv)
+    return run_conformance(args.out, accept=args.accept, refresh=args.refresh, workspaces=args.workspace)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
