@@ -117,3 +117,15 @@ def test_a_comparison_must_name_a_run(tmp_path):
                     '[[comparison.ours]]\nlabel = "o"\nrun = "b"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="run labels"):
         load_benchmark(path)
+
+
+def test_embedding_work_of_a_scoped_data_set_covers_every_workspace(tiny_spec, tmp_path):
+    """`harness embed experiments/locomo.toml` renders each conversation (it stopped with a TypeError)."""
+    from harness.config import load_experiment
+    from harness.studies.embed import embedding_work
+
+    work = embedding_work(load_experiment(tmp_path / "tiny.toml"))
+    for conv in TINY:  # the first turn of each conversation is in some passage
+        first = conv["conversation"]["session_1"][0]["text"]
+        assert any(first in passage for passage in work.texts["passage"]), conv["sample_id"]
+    assert len(work.texts["query"]) == 6  # 5 suite and 1 adversarial question (one without evidence skipped)

@@ -45,17 +45,18 @@ class EmbeddingWork:
 
 def embedding_work(config: dict[str, Any]) -> EmbeddingWork:
     """Render and chunk the configuration's layout and read its queries (no embedding)."""
-    from harness.pipeline import build_chunker, chunk_layout, load_dataset
+    from harness.pipeline import build_chunker, chunk_layout, dataset_parts, load_dataset
 
     counts_tokens = "token_count" in config["chunker"]  # only then is the model loaded here
     chunker = build_chunker(config, embedder_of_this_process(config["embedder"]) if counts_tokens else None)
-    dataset = load_dataset(config)
-    layout = dataset.render(**config.get("layout", {}))
-    try:
-        passages = [c.text for c in chunk_layout(layout, chunker)]
-    finally:
-        layout.cleanup()
-    queries = [q.text for q in dataset.queries()]
+    passages, queries = [], []
+    for _, part in dataset_parts(load_dataset(config)):  # a scoped data set (LoCoMo): each workspace
+        layout = part.render(**config.get("layout", {}))
+        try:
+            passages += [c.text for c in chunk_layout(layout, chunker)]
+        finally:
+            layout.cleanup()
+        queries += [q.text for q in part.queries()]
     model_id = embedder_of_this_process(config["embedder"]).model_id
     return EmbeddingWork(dict(config["embedder"]), model_id,
                          {"passage": list(dict.fromkeys(passages)), "query": list(dict.fromkeys(queries))})
