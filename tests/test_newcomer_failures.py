@@ -52,7 +52,7 @@ def experiment(path: Path, workspace: Path, extra: str = "") -> Path:
     """A workspace experiment on the hash embedder (fast; the figures are not the point here)."""
     path.write_text(f'preset = "openclaw-2026.08"\n[dataset]\nname = "workspace"\npath = "{workspace}"\n'
                     f'queries = "{workspace / "queries.yaml"}"\n{extra}\n[embedder]\nname = "hash"\n'
-                    '[evaluation]\nreport_purity = false\n', encoding="utf-8")
+                    '[evaluation]\nreport_purity = false\nnow = 2026-03-08\n', encoding="utf-8")
     return path
 
 

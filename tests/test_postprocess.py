@@ -73,7 +73,7 @@ def test_bad_now_and_missing_lookups_are_clear_errors():
         SearchContext("q", 6, 0.7, 0.3, now="last tuesday")
     with pytest.raises(ValueError, match="'mmr' needs SearchContext.chunk_text"):
         MMR()([hit("a", 0.9), hit("b", 0.8)], SearchContext("q", 6, 0.7, 0.3))
-    with pytest.raises(ValueError, match="'temporal_decay' needs SearchContext.now"):
+    with pytest.raises(ConfigError, match=r"'temporal_decay' ages dated memories .* \[evaluation\] now"):
         TemporalDecay()([hit("a", 0.9)], SearchContext("q", 6, 0.7, 0.3, chunk_path=lambda c: "memory/2026-01-02.md"))
     # nothing dated: no reference time needed
     assert TemporalDecay()([hit("a", 0.9)], SearchContext("q", 6, 0.7, 0.3, chunk_path=str))[0].score == 0.9
