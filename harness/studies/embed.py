@@ -45,7 +45,12 @@ class EmbeddingWork:
 
 def embedding_work(config: dict[str, Any]) -> EmbeddingWork:
     """Render and chunk the configuration's layout and read its queries (no embedding)."""
-    from harness.pipeline import build_chunker, chunk_layout, dataset_parts, load_dataset
+    from harness.pipeline import (
+        build_chunker,
+        chunk_layout,
+        dataset_parts,
+        load_dataset,
+    )
 
     counts_tokens = "token_count" in config["chunker"]  # only then is the model loaded here
     chunker = build_chunker(config, embedder_of_this_process(config["embedder"]) if counts_tokens else None)
