@@ -129,3 +129,15 @@ def test_embedding_work_of_a_scoped_data_set_covers_every_workspace(tiny_spec, t
         first = conv["conversation"]["session_1"][0]["text"]
         assert any(first in passage for passage in work.texts["passage"]), conv["sample_id"]
     assert len(work.texts["query"]) == 6  # 5 suite and 1 adversarial question (one without evidence skipped)
+
+
+def test_a_compact_results_json_keeps_the_chunk_run_and_reads_back_its_document_run(tiny_spec):
+    """The benchmark's results.json drops the document run (most of a LoCoMo file); reading it rebuilds it."""
+    from harness.evaluation.runs import JudgedRuns
+    from harness.studies.benchmark import compact_result
+
+    spec, _ = tiny_spec
+    (_, _, result), *_ = run_benchmark(spec, progress=False)
+    doc = json.loads(json.dumps(compact_result(result, 0)))
+    assert set(doc["runs"]) == {"chunk"}
+    assert JudgedRuns.from_dict(doc).document_run == result.runs.document_run

@@ -136,8 +136,8 @@ def is_experiment(path: Path) -> bool:
 def test_no_make_target_or_experiment_reads_outside_the_clone():
     commands = makefile_commands()
     assert {"tokenizers", "chunkers", "sweep", "locomo"} <= set(commands)
-    assert PATH_TOKEN.findall("harness run ../shared/data/x.toml --out /tmp/o experiments/a.toml "
-                              "--benchmark-storage=file://reports/bench") == ["../shared/data/x.toml", "/tmp/o",
+    assert PATH_TOKEN.findall("harness run ../elsewhere/x.toml --out /tmp/o experiments/a.toml "
+                              "--benchmark-storage=file://reports/bench") == ["../elsewhere/x.toml", "/tmp/o",
                                                                               "experiments/a.toml"]
     experiments = {ROOT / f"experiments/round{r}.toml" for r in range(1, 5)}  # `harness ablation` reads these
     for path in (ROOT / "experiments").glob("*.toml"):

@@ -119,14 +119,15 @@ class JudgedRuns:
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], path: str = "<results>") -> "JudgedRuns":
         """Read back what to_dict wrote (a results.json); bad content raises DataError naming `path`.  The
-        document run is rebuilt from the chunk run and chunk_documents (it is stored for other readers)."""
+        document run is rebuilt from the chunk run and chunk_documents (it is stored for other readers, and
+        left out of a benchmark's compact results.json)."""
         for key in ("runs", "qrels", "chunk_documents"):
             if not isinstance(doc.get(key), dict):
                 raise DataError(path, None, key, "missing: this results.json was written before runs were "
                                 "stored; run the experiment again")
         runs, qrels = doc["runs"], doc["qrels"]
         for level in LEVELS:
-            if level not in runs or level not in qrels:
+            if (level == "chunk" and level not in runs) or level not in qrels:
                 raise DataError(path, None, f"runs.{level}" if level not in runs else f"qrels.{level}", "missing")
         provenance = doc["chunk_documents"]
         for chunk, docs in provenance.items():

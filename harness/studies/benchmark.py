@@ -93,12 +93,16 @@ def latency_mean_ms(result: RunResult) -> float | None:
 def compact_result(result: RunResult, keep_hits: int) -> dict[str, Any]:
     """results.json of a benchmark run, small enough to commit: the per-query rows in full (each has
     its top-1 chunk, documents and score) with numbers to 6 significant digits, and the first
-    `keep_hits` hits of each query without snippets (`harness render` writes the memory they point to)."""
+    `keep_hits` hits of each query without snippets (`harness render` writes the memory they point to), and
+    the chunk run only."""
     doc = result.to_dict()
     doc["hits"] = {qid: [{k: h[k] for k in HIT_FIELDS} for h in hits[:keep_hits]]
                    for qid, hits in result.hits.items()}
     doc["hits_kept"] = keep_hits
     doc["queries"] = _rounded(doc["queries"])
+    # the document run is MaxP of the chunk run over chunk_documents, which JudgedRuns.from_dict rebuilds;
+    # with ~9 turns a chunk it was most of a LoCoMo results.json
+    doc["runs"] = {"chunk": doc["runs"]["chunk"]}
     return doc
 
 
