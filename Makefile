@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo context lossless expansion scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo t2ranking context lossless expansion scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -60,8 +60,15 @@ abstention: $(STAMP) ## Abstention: top-1 score AUROC and minScore per preset (k
 	$(HARNESS) $(ABSTENTION_SWEEP) --out reports/abstention/sweep-round4-openclaw-2026.02
 	$(HARNESS) $(ABSTENTION_SWEEP) --preset openclaw-2026.08 --out reports/abstention/sweep-round4-openclaw-2026.08
 
-locomo: $(STAMP) ## LoCoMo evidence retrieval, preset openclaw-2026.08, turns and sessions -> reports/locomo/
+locomo: $(STAMP) ## LoCoMo: the four presets (turns, sessions), tokenizer and chunker matrices, abstention -> reports/locomo/
 	$(HARNESS) benchmark experiments/benchmark-locomo.toml --out reports/locomo
+	$(HARNESS) abstention experiments/abstention-locomo.toml --out reports/locomo/abstention
+	$(HARNESS) matrix experiments/tokenizers-locomo.toml --out reports/locomo/tokenizers
+	$(HARNESS) matrix experiments/chunkers-locomo.toml --out reports/locomo/chunkers
+
+t2ranking: $(STAMP) ## T2Ranking 100-query sample: the four presets and the tokenizer matrix -> reports/t2ranking/
+	$(HARNESS) benchmark experiments/benchmark-t2ranking.toml --out reports/t2ranking
+	$(HARNESS) matrix experiments/tokenizers-t2ranking.toml --out reports/t2ranking/tokenizers
 
 context: $(STAMP) ## Context tokens and recall at a token budget, every preset on king78 and CMRC -> reports/context-budget/
 	$(HARNESS) benchmark experiments/context-budget.toml --out reports/context-budget

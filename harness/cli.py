@@ -365,11 +365,11 @@ def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. e
 
 
 @command()
-def embed(experiments: list[Path] = typer.Argument(..., help="experiment or matrix TOML(s), e.g. "
-                                                   "experiments/cmrc2018-dev.toml, experiments/chunkers.toml"),
+def embed(experiments: list[Path] = typer.Argument(..., help="any TOML(s) of experiments/ (experiment, matrix, "
+                                                   "benchmark, abstention, lossless...), e.g. experiments/chunkers.toml"),
           executor: str = typer.Option("local", help=EXECUTOR_HELP),
           batch_size: int = typer.Option(32, min=1, help="texts per task (and per cache transaction)"),
-          preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
+          preset: Optional[str] = typer.Option(None, help="override the experiment's preset (or the study's presets)"),
           set_: Optional[list[str]] = typer.Option(None, "--set", help="override one setting, TABLE.KEY=VALUE "
                                                    "(repeatable), e.g. embedder.name=openai-compatible")) -> None:
     """Fill the embedding cache with every chunk and query of the experiments not yet in it, in batches

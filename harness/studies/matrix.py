@@ -69,11 +69,30 @@ def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
 
 
 def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[dict[str, Any]]:
-    """The configurations an experiment file or a matrix file (one with `runs` and `values`) runs, with
-    the --set overrides applied to each: what `harness embed` and `harness cache-key` read."""
-    if {"runs", "values"} <= load_toml(path).keys():
-        return [merge(config, overrides) for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
-    return [load_experiment(path, preset=preset, **overrides)]
+    """The configurations a TOML file of experiments/ runs, with the --set overrides applied to each:
+    what `harness embed` and `harness cache-key` read.  Understood: an experiment; a matrix (`runs` and
+    `values`); a study that runs presets x runs (benchmark, abstention, context budget, expansion:
+    `runs`, each with an `experiment`, presets from the run, the file or the file's `preset`); a study
+    of presets on one experiment (lossless: `presets`, `experiment`, `dataset`).  --preset replaces the
+    presets a file names."""
+    spec = load_toml(path)
+    if {"runs", "values"} <= spec.keys():
+        configs = [config for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
+    elif "runs" in spec:
+        configs = []
+        for i, run in enumerate(spec["runs"]):
+            if "experiment" not in run:
+                raise ConfigError(f"{path}: runs[{i}] needs an experiment")
+            presets = [preset] if preset else run.get("presets") or spec.get("presets") or [spec.get("preset")]
+            configs += [load_experiment(project_path(run["experiment"]), preset=p, **run.get("overrides", {}))
+                        for p in presets]
+    elif "experiment" in spec and "presets" in spec:
+        extra = {"dataset": spec["dataset"]} if "dataset" in spec else {}
+        configs = [load_experiment(project_path(spec["experiment"]), preset=p, **extra)
+                   for p in ([preset] if preset else spec["presets"])]
+    else:
+        return [load_experiment(path, preset=preset, **overrides)]
+    return [merge(config, overrides) for config in configs]
 
 
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
