@@ -104,3 +104,18 @@ def test_configs_of_reads_every_kind_of_experiment_file():
         if path.name.startswith("sweep"):
             continue  # grids, not experiments
         assert configs_of(path), path
+
+
+def test_values_from_another_matrix_file(tmp_path):
+    import pytest
+
+    from harness.errors import ConfigError
+    from harness.studies.matrix import load_matrix
+
+    spec = load_matrix("experiments/tokenizers-locomo.toml")
+    assert [v["label"] for v in spec["values"]] == [v["label"] for v in load_matrix("experiments/tokenizers.toml")["values"]]
+    bad = tmp_path / "m.toml"
+    bad.write_text('name = "m"\nvalues_from = "experiments/nothing.toml"\n[[runs]]\nlabel = "r"\nexperiment = "x"\n',
+                   encoding="utf-8")
+    with pytest.raises(ConfigError, match="values_from: no file experiments/nothing.toml"):
+        load_matrix(bad)

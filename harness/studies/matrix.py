@@ -36,7 +36,16 @@ from harness.studies.experiment import RunResult, run_experiment
 
 
 def load_matrix(path: Path | str) -> dict[str, Any]:
+    """A matrix file; `values_from = "experiments/tokenizers.toml"` takes the values of another matrix
+    file, so the same tokenizers or chunkers are compared on another data set without a copy."""
     spec = load_toml(path)
+    if "values_from" in spec and "values" not in spec:
+        source = project_path(spec["values_from"])
+        if not Path(source).is_file():
+            raise ConfigError(f"{path}: values_from: no file {spec['values_from']}")
+        spec["values"] = load_toml(source).get("values") or []
+        if not spec["values"]:
+            raise ConfigError(f"{path}: values_from: {spec['values_from']} has no [[values]]")
     for key in ("name", "values", "runs"):
         if key not in spec:
             raise ConfigError(f"{path}: matrix needs '{key}'")
@@ -76,7 +85,7 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
     of presets on one experiment (lossless: `presets`, `experiment`, `dataset`).  --preset replaces the
     presets a file names."""
     spec = load_toml(path)
-    if {"runs", "values"} <= spec.keys():
+    if "runs" in spec and ("values" in spec or "values_from" in spec):
         configs = [config for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
     elif "runs" in spec:
         configs = []
