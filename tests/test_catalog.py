@@ -63,7 +63,7 @@ def test_schema_command_writes_json(tmp_path):
 
 
 def test_an_unexpected_exception_is_reported_as_a_bug_with_its_traceback_under_debug(monkeypatch):
-    import harness.cli as cli
+    import harness.cli.workspace as cli
 
     def broken(*_args, **_kwargs):
         raise TypeError("boom")

@@ -1,0 +1,192 @@
+"""Commands on one run and its results: run, ablation, report, diff, gate, export, eval."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from harness.cli.common import (
+    DEFAULT_PRESET,
+    EXECUTOR_HELP,
+    PROFILE_HELP,
+    SET_HELP,
+    command,
+    profile_overrides,
+    set_overrides,
+)
+from harness.config import load_experiment, merge
+from harness.inputs.layout import project_path
+from harness.run_folders import default_output_dir
+
+
+@command()
+def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. experiments/round4.toml"),
+        preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
+        out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
+        profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
+        set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
+    """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
+    overrides = merge(set_overrides(set_, out), profile_overrides(profile))
+    from harness.reporting.markdown import load_seed_scores, print_round, write_round
+    from harness.studies.experiment import run_experiment
+
+    config = load_experiment(project_path(experiment), preset=preset, **overrides)
+    result = run_experiment(config)
+    seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
+    out_dir = write_round(result, out or default_output_dir(result.name, Path(config["experiment_file"]),
+                                                            config.get("preset")), seed)
+    print_round(result, seed)
+    for note in result.dataset.get("notes", []) + result.notes:
+        typer.echo(f"note: {note}")
+    typer.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
+
+
+@command()
+def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all four rounds"),
+             out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/ablation-<preset>/)"),
+             rounds_out: Optional[Path] = typer.Option(None, "--rounds-out",
+                                                       help="folder of each round's results (default: OUT/roundN/)"),
+             profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
+             set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
+             executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
+    """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png; each round's results go to
+    OUT/roundN/ (or ROUNDS_OUT/roundN/)."""
+    overrides = merge(set_overrides(set_, out), profile_overrides(profile))
+    from harness.reporting.markdown import (
+        load_seed_scores,
+        print_round,
+        write_ablation,
+        write_round,
+    )
+    from harness.studies.ablation import run_ablation
+
+    seed = load_seed_scores(project_path("datasets/king78"))
+    out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
+
+    def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
+        write_round(result, Path(rounds_out or out_dir) / result.name, seed)
+        print_round(result, seed)
+
+    if executor == "local":
+        results = run_ablation(preset, overrides=overrides, on_round=keep)
+    else:
+        from harness.studies.distributed import run_ablation_on
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
+    doc = write_ablation(results, out_dir, seed)
+    for line in doc["differences_from_seed"]:
+        typer.echo(f"differs from seed: {line}")
+    typer.echo(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
+
+
+@command()
+def diff(base: Path = typer.Argument(..., help="baseline results.json (or ablation.json)"),
+         now: Path = typer.Argument(..., help="results.json (or ablation.json) to compare with it"),
+         hits: int = typer.Option(3, min=1, help="returned chunks shown per side in the console and Markdown"),
+         limit: Optional[int] = typer.Option(None, min=1, help="only the N queries that moved most (console)"),
+         markdown: Optional[Path] = typer.Option(None, help="also write the diff as Markdown here"),
+         html: Optional[Path] = typer.Option(None, help="also write a self-contained HTML page here")) -> None:
+    """Queries whose rank, pass or top-1 changed between two runs, side by side with what each returned,
+    ordered by how much they moved."""
+    from harness.reporting.query_diff import (
+        diff_html,
+        diff_markdown,
+        print_diff,
+        write_text,
+    )
+    from harness.studies.query_diff import diff_files
+
+    result = diff_files(base, now)
+    print_diff(result, hits=hits, limit=limit)
+    if markdown is not None:
+        typer.echo(f"wrote {write_text(markdown, diff_markdown(result, hits=hits))}")
+    if html is not None:
+        typer.echo(f"wrote {write_text(html, diff_html(result))}")
+
+
+@command()
+def gate(results: Path = typer.Argument(..., help="results.json, ablation.json or `harness eval --json` scores to check"),
+         baseline: Path = typer.Option(..., help="the committed baseline file (of the same kind) to compare with"),
+         rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X, METRIC:growth=R, METRIC:interval[=LEVEL] "
+                                                   "or METRIC:paired[=ALPHA] (repeatable; after the gate file's "
+                                                   "rules); default: quality may not regress"),
+         gate_file: Optional[Path] = typer.Option(None, "--gate-file", help="TOML file of [gate] settings and "
+                                                  "[[rule]] tables (see harness/studies/gate_file.py)"),
+         junit: Optional[Path] = typer.Option(None, help="write JUnit XML here: a test case per metric and per query"),
+         markdown: Optional[Path] = typer.Option(None, help="write a Markdown summary here (it is also appended "
+                                                 "to $GITHUB_STEP_SUMMARY when that is set)")) -> None:
+    """Regression gate: exit 1 and print the diff when a metric regressed beyond its rule or a query got
+    worse beyond a near tie."""
+    from harness.reporting.gate_report import write_junit, write_markdown
+    from harness.studies.gate import run_gate
+
+    result = run_gate(results, baseline, rule or None, gate_file)
+    typer.echo(result.text())
+    if junit is not None:
+        typer.echo(f"wrote {write_junit(result, junit)}")
+    for path in write_markdown(result, markdown):
+        typer.echo(f"wrote {path}")
+    raise typer.Exit(0 if result.passed else 1)
+
+
+@command()
+def export(results: Path = typer.Argument(..., help="results.json of a run"),
+           out: Optional[Path] = typer.Option(None, help="output folder (default: export/ beside results.json)"),
+           suite_only: bool = typer.Option(False, "--suite-only",
+                                           help="only the round's suite queries (whose means the summary reports)")
+           ) -> None:
+    """Write the run's runs and qrels, chunk and document level, as TREC files and ranx JSON."""
+    from harness.evaluation.run_files import export_results
+
+    paths = export_results(results, out, suite_only=suite_only)
+    typer.echo(f"wrote {len(paths)} files to {paths[0].parent}: " + ", ".join(p.name for p in paths))
+
+
+DEFAULT_EVAL_METRICS = ["mrr@6", "ndcg@6", "recall@6"]  # the reports' cut-off: OpenClaw's maxResults
+
+
+@command(name="eval")
+def eval_(run: Path = typer.Option(..., help="run file: TREC (qid Q0 docid rank score tag) or ranx JSON"),
+          qrels: Path = typer.Option(..., help="qrels file: TREC (qid 0 docid grade) or ranx JSON"),
+          metric: Optional[list[str]] = typer.Option(None, help="mrr, ndcg, recall, precision, hit_rate, map with "
+                                                     "@k, repeatable (default mrr@6 ndcg@6 recall@6)"),
+          json_out: Optional[Path] = typer.Option(None, "--json", help="also write the scores (means and per "
+                                                  "query) to this JSON file")) -> None:
+    """Score a run from any system against qrels with the harness's metrics (means over judged queries)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from harness.evaluation.run_files import score_run_files
+
+    scores = score_run_files(run, qrels, metric or DEFAULT_EVAL_METRICS)
+    typer.echo(f"{run} against {qrels}: mean over {scores['queries']} judged queries")
+    table = Table()
+    table.add_column("metric")
+    table.add_column("mean", justify="right")
+    for name, value in scores["mean"].items():
+        table.add_row(name, f"{value:.4f}")
+    Console().print(table)
+    if scores["judged_without_results"]:
+        typer.echo(f"{len(scores['judged_without_results'])} judged queries have no results in the run (scored 0)")
+    if scores["unjudged_in_run"]:
+        typer.echo(f"{len(scores['unjudged_in_run'])} queries of the run are not in the qrels (ignored)")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(scores, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        typer.echo(f"wrote {json_out}")
+
+
+@command()
+def report(results: Path = typer.Argument(..., help="results.json of a run, or an ablation.json"),
+           out: Optional[Path] = typer.Option(None, help="HTML file (default: report.html beside results.json, "
+                                                        "ablation.html beside ablation.json)"),
+           ablation: Optional[Path] = typer.Option(None, help="ablation.json whose rounds are added to the page")) -> None:
+    """Write one self-contained HTML page (tables, snippets, embedded charts; no network needed)."""
+    from harness.reporting.html import write_report
+
+    path = write_report(results, out, ablation)
+    typer.echo(f"wrote {path}")
