@@ -48,7 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
-from harness.errors import ConfigError, DataError
+from pydantic import Field, field_validator
+
+from harness.errors import DataError
 from harness.inputs.layout import (
     DATASETS,
     Layout,
@@ -65,6 +67,7 @@ from harness.inputs.openclaw_config import (
     read_openclaw_config,
 )
 from harness.inputs.query_files import QuerySpec, load_query_specs
+from harness.registry import stage
 from harness.stages.chunkers import split_lines
 
 MEMORY_FILES = ("MEMORY.md", "memory.md")
@@ -398,16 +401,36 @@ def target_warnings(specs: Sequence[QuerySpec], texts: dict[str, str]) -> list[s
     return out
 
 
-@dataclass
+@DATASETS.register("workspace")
+@stage
 class WorkspaceDataset:
-    """A user's OpenClaw workspace + a queries file (+ openclaw.json for its extraPaths)."""
+    """Your own OpenClaw workspace (path), a queries file (YAML/JSONL) and optionally openclaw.json; errors =
+    "skip" leaves out memory files that are not UTF-8, with a warning, instead of stopping the run."""
 
-    path: Path
-    queries_file: Path
-    config_file: Path | None = None
+    path: str | Path
+    """the workspace folder (MEMORY.md, memory/); `~` expanded, relative to the working directory"""
+    queries_file: str | Path = Field(alias="queries")
+    """the queries file (YAML or JSONL; `harness init` writes one)"""
+    config_file: str | Path | None = Field(None, alias="config")
+    """openclaw.json, for its memorySearch.extraPaths (and an agent's overrides)"""
     agent: str | None = None
-    errors: str = "strict"  # a memory file that is not UTF-8: "strict" stops the run, "skip" leaves it out
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    """the agent whose overrides of openclaw.json apply"""
+    errors: str = "strict"
+    """a memory file that is not UTF-8: "strict" stops the run, "skip" leaves it out with a warning"""
+
+    @field_validator("errors")
+    @classmethod
+    def _strict_or_skip(cls, value: str) -> str:
+        if value not in ("strict", "skip"):
+            raise ValueError('must be "strict" (a file that is not UTF-8 stops the run) or "skip" (it is left '
+                             'out with a warning)')
+        return value
+
+    def __post_init__(self) -> None:
+        self.path = project_path(Path(self.path).expanduser())
+        self.queries_file = project_path(Path(self.queries_file).expanduser())
+        self.config_file = project_path(Path(self.config_file).expanduser()) if self.config_file else None
+        self._cache: dict[str, Any] = {}
 
     def settings(self) -> OpenClawSettings | None:
         if self.config_file is None:
@@ -469,15 +492,3 @@ class WorkspaceDataset:
                        ensure_ascii=False, indent=0),
             encoding="utf-8")
         return layout
-
-
-@DATASETS.register("workspace")
-def _workspace(path: str, queries: str, config: str | None = None, agent: str | None = None,
-               errors: str = "strict") -> WorkspaceDataset:
-    """Your own OpenClaw workspace (path), a queries file (YAML/JSONL) and optionally openclaw.json; errors =
-    "skip" leaves out memory files that are not UTF-8, with a warning, instead of stopping the run."""
-    if errors not in ("strict", "skip"):
-        raise ConfigError(f"[dataset] errors: must be \"strict\" (a file that is not UTF-8 stops the run) or "
-                          f"\"skip\" (it is left out with a warning), got {errors!r}")
-    return WorkspaceDataset(project_path(Path(path).expanduser()), project_path(Path(queries).expanduser()),
-                            project_path(Path(config).expanduser()) if config else None, agent, errors)

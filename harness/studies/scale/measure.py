@@ -52,7 +52,7 @@ class BackendSpec:
 
 
 def _uses_blas(name: str) -> bool:
-    return bool(getattr(VECTOR_BACKENDS.create(name, dim=4), "uses_blas", False))
+    return VECTOR_BACKENDS.create(name, dim=4).uses_blas  # the VectorIndex protocol states it
 
 
 def default_specs(bag_tokenizer: str = "jieba", vector: Sequence[str] | None = None,
@@ -150,10 +150,10 @@ def _measure_backend(spec: BackendSpec, corpus: ScaleCorpus, k: int) -> dict[str
     }
     if spec.leg == "vector":
         row["recall_at_10"] = recall_at_k(found, corpus.truth)
-        row["exact"] = bool(getattr(index, "exact", False))
-        row["scan_bytes"] = int(getattr(index, "scan_bytes_per_vector", corpus.vectors.shape[1] * FLOAT_BYTES)
-                                * corpus.size)
-        row["oversample"] = getattr(index, "oversample", None)
+        row["exact"] = index.exact  # the VectorIndex protocol states exact and scan_bytes_per_vector
+        row["scan_bytes"] = int(index.scan_bytes_per_vector * corpus.size)
+        # only the quantised backends (an approximate scan, then exact re-scoring) have a candidate factor
+        row["oversample"] = None if index.exact else index.oversample
         row["paired_stream_ms"] = _percentile([x * 1e3 for x in streams], 50)
         row["paired_gbps"] = corpus.vectors.nbytes / (row["paired_stream_ms"] / 1e3) / 1e9
     return row
