@@ -3,9 +3,11 @@
 run and a rerun embeds only the rest.  king78 round 3 with the hash embedder, so nothing waits on e5."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -269,11 +271,20 @@ def _stop(groups: set[int]) -> None:
 @pytest.fixture(scope="module")
 def ray_cluster():
     """(GCS address, Ray Client address) of a 2-node cluster, one CPU per node, torn down afterwards."""
-    pytest.importorskip("ray", reason="Ray is not installed: pip install 'harness[ray]' (make install does)")
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("Ray is not installed: pip install 'harness[ray]' (make install does)")
     ray_cli = str(Path(sys.executable).parent / "ray")
     gcs, client = _free_port(), _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    # Token authentication stated for the nodes and this driver alike: from Ray 2.59 a local `ray.init()`
+    # (`--executor ray` without an address) turns it on and leaves ~/.ray/auth_token behind, which a
+    # cluster started without it then disagrees with; older Rays ignore both variables.
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", **auth}
     env.pop("RAY_ADDRESS", None)
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
+    saved = {k: os.environ.get(k) for k in (*auth, "RAY_AUTH_TOKEN_PATH")}
+    os.environ.update(auth)  # before this process imports Ray: it reads its settings once
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
     common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=100000000",
               "--disable-usage-stats"]
     nodes = [["--head", f"--port={gcs}", f"--ray-client-server-port={client}", "--include-dashboard=false",
@@ -299,6 +310,11 @@ def ray_cluster():
         _stop(groups)
         for d in temp_dirs:
             subprocess.run(["rm", "-rf", d], check=False)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @pytest.fixture()
