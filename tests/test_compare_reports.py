@@ -56,3 +56,20 @@ def test_a_matrix_section_named_after_a_timing_is_ignored_and_the_next_one_is_no
     worse = _tree(tmp_path / "worse", RESULT, MATRIX.replace("| jieba | 10 |", "| jieba | 9 |"))
     assert [(d.file, d.old.strip(), d.new.strip()) for d in compare_trees(old, worse)] == [
         ("round3/report.md", "jieba | 10", "jieba | 9")]
+
+
+def test_rows_and_lines_a_newer_harness_adds_are_not_differences_but_a_changed_row_is(tmp_path):
+    from harness.reporting.compare import compare_json, compare_markdown
+
+    old = {"rows": [{"label": "numpy", "size": 1000, "recall_at_10": 1.0, "build_s": 0.1},
+                    {"label": "sqlite-vec-bit", "size": 1000, "recall_at_10": 0.994}]}
+    new = {"rows": [{"label": "numpy", "size": 1000, "recall_at_10": 1.0, "build_s": 0.3},
+                    {"label": "fts5/qmd", "size": 1000, "recall_at_10": None},  # a backend added since
+                    {"label": "sqlite-vec-bit", "size": 1000, "recall_at_10": 1.0}]}
+    assert list(compare_json(old, new)) == [("rows[sqlite-vec-bit, 1000].recall_at_10", 0.994, 1.0)]
+    assert list(compare_json(old, {"rows": new["rows"][:2]})) == [("rows[sqlite-vec-bit, 1000]", "present", "<missing>")]
+    table = "| size | backend | build s | recall@10 |\n|---|---|---|---|\n| 1,000 | numpy | 0.10 | 1.000 |\n"
+    grown = table + "| 1,000 | fts5/qmd | 0.20 | — |\n"
+    assert list(compare_markdown(table, grown.replace("0.10", "0.31"))) == []
+    assert [d[2].strip() for d in compare_markdown(table, grown.replace("| 1.000 |", "| 0.990 |"))] == [
+        "1,000 | numpy |…| 0.990"]

