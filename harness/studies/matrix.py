@@ -182,7 +182,7 @@ def compared_metrics(spec: dict[str, Any], metrics: list[str]) -> list[str]:
     return [m for m in metrics if m == "passed" or PER_QUERY_METRIC.match(m)]
 
 
-PER_QUERY_METRIC = re.compile(r"^(recall|pure_recall|chunk_recall|chunk_mrr|chunk_ndcg|mrr|ndcg)@\d+$")
+PER_QUERY_METRIC = re.compile(r"^(recall|recall_any|recall_all|pure_recall|chunk_recall|chunk_mrr|chunk_ndcg|mrr|ndcg)@\d+$")
 
 
 def suite_values(result: RunResult, metrics: list[str]) -> dict[str, dict[str, float]]:
