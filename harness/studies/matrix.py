@@ -205,8 +205,8 @@ def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric:
     rows = []
     for run in dict.fromkeys(c["run"] for c in cells):
         columns = {c["value"]: c.get("per_query", {}).get(metric, {}) for c in cells if c["run"] == run}
-        if reference not in columns or len(columns) < 2:
-            continue
+        if reference not in columns or len(columns) < 2 or not columns[reference]:
+            continue  # the metric is not computed on this run (e.g. recall@10 where the cut-offs stop at 6)
         for comparison in paired_comparisons(columns, baseline=reference):
             rows.append({"run": run, "metric": metric, **comparison.as_dict()})
     finite = [i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]]
