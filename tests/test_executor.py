@@ -137,6 +137,15 @@ def resume(config, cache, executor, kept, total, batch_size=8):
     assert cache.count("hash-v1") == total
 
 
+def test_embed_skips_a_configuration_without_vectors(round3, tmp_cache):
+    """An FTS-only preset (embedder `none`) has nothing to embed: nothing is computed or stored."""
+    fts_only = {**round3, "embedder": {"name": "none"}}
+    report = fill_cache([fts_only], cache=tmp_cache, batch_size=8)
+    assert (report.texts, report.computed, report.batches) == (0, 0, 0)
+    both = fill_cache([fts_only, round3], cache=tmp_cache, batch_size=8)
+    assert both.computed == 78 + 34  # the hash-embedded configuration still is
+
+
 def test_embed_fills_the_cache_once(round3, tmp_cache):
     report = fill_cache([round3], cache=tmp_cache, batch_size=8)
     assert (report.texts, report.cached, report.computed) == (78 + 34, 0, 78 + 34)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from harness.errors import EmbeddingError
-from harness.stages.embedders import EMBEDDERS, EmbeddingCache, text_sha256
+from harness.stages.embedders import EMBEDDERS, NO_VECTORS_MODEL_ID, EmbeddingCache, text_sha256
 from harness.studies.executor import Executor, LocalExecutor
 
 # 32 passages are ~13 s of e5 on one core: a task's scheduling (~4 ms) is noise, and an interruption
@@ -145,6 +145,8 @@ def fill_cache(configs: Iterable[dict[str, Any]], *, executor: Executor | None =
     executor = executor or LocalExecutor()
     cache = cache if cache is not None else EmbeddingCache()
     works = works if works is not None else [embedding_work(c) for c in configs]
+    # an FTS-only preset's `none` embedder has no vectors to compute or keep (the cache would hold junk)
+    works = [w for w in works if w.model_id != NO_VECTORS_MODEL_ID]
     batches, total, cached = missing_batches(works, cache, batch_size)
     report = EmbedReport(executor.name, executor.workers, total, cached,
                          models=sorted({w.model_id for w in works}))
