@@ -25,7 +25,12 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from harness.errors import EmbeddingError
-from harness.stages.embedders import EMBEDDERS, NO_VECTORS_MODEL_ID, EmbeddingCache, text_sha256
+from harness.stages.embedders import (
+    EMBEDDERS,
+    NO_VECTORS_MODEL_ID,
+    EmbeddingCache,
+    text_sha256,
+)
 from harness.studies.executor import Executor, LocalExecutor
 
 # 32 passages are ~13 s of e5 on one core: a task's scheduling (~4 ms) is noise, and an interruption
