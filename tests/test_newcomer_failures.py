@@ -327,3 +327,16 @@ def test_embedding_progress_reaches_a_log(tmp_path, capfd, monkeypatch):
     assert vectors.shape == (20, 384) and np.isfinite(vectors).all()
     err = capfd.readouterr().err
     assert "embedding passages (hash-v1): 8/20 (40%)" in err and "embedding passages (hash-v1): 20/20 (100%)" in err
+
+
+@pytest.mark.parametrize("command, spec", [("matrix", "experiments/chunkers-locomo.toml"),
+                                           ("benchmark", "experiments/benchmark-locomo.toml"),
+                                           ("abstention", "experiments/abstention.toml"),
+                                           ("lossless", "experiments/lossless-locomo.toml"),
+                                           ("expansion", "experiments/expansion.toml")])
+def test_redraw_of_a_folder_without_results_names_the_missing_file(command, spec, tmp_path):
+    """--redraw before any run (or with a different --out) is the user's slip, not an internal error."""
+    result = CliRunner().invoke(app, [command, str(ROOT / spec), "--out", str(tmp_path / "empty"), "--redraw"])
+    assert result.exit_code == 2, result.output
+    assert str(tmp_path / "empty") in result.output and "missing study JSON" in result.output
+    assert "internal error" not in result.output

@@ -93,3 +93,11 @@ EXECUTOR_HELP = ("where the work runs: local (this process, the default), ray (t
                  "else a new one on this machine) or ray://HOST:PORT (Ray Client); ray needs harness[ray]")
 
 PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
+
+
+def read_written_study(path: Path) -> Any:
+    """The JSON a study wrote earlier, for --redraw; a missing or broken file is the user's error, named."""
+    from harness.inputs.layout import read_json
+
+    return read_json(path, "study JSON (--redraw redraws what an earlier run wrote there; run it without "
+                           "--redraw first, or give the --out it used)")[1]

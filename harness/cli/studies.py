@@ -2,7 +2,6 @@
 the embedding cache they share (embed, cache-key)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -13,6 +12,7 @@ from harness.cli.common import (
     SET_HELP,
     command,
     fail,
+    read_written_study,
     set_overrides,
 )
 from harness.config import load_experiment, parse_assignments
@@ -104,7 +104,7 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
                                           "mrr@10", "text_score_nonzero_share", "index_ms_without_embedding",
                                           "lexical_p50_ms", "retrieval_p50_ms"])
     if redraw:
-        doc = json.loads((out_dir / f"{matrix_spec['name']}.json").read_text(encoding="utf-8"))
+        doc = read_written_study(out_dir / f"{matrix_spec['name']}.json")
         write_matrix_report(matrix_spec, doc, out_dir, metrics)
         typer.echo(f"redrew {out_dir}/{matrix_spec['name']}.md, .png")
         return
@@ -137,7 +137,7 @@ def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), 
     spec = load_abstention_spec(project_path(spec_file))
     out_dir = Path(out or default_output_dir(spec["name"], project_path(spec_file).resolve()))
     if redraw:
-        doc = json.loads((out_dir / f"{spec['name']}.json").read_text(encoding="utf-8"))
+        doc = read_written_study(out_dir / f"{spec['name']}.json")
         doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))  # the spec's text
         typer.echo(f"redrew {write_abstention_report(doc, out_dir)}")
         return
@@ -164,7 +164,7 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
     bench = load_benchmark(project_path(spec))
     out_dir = Path(out or default_output_dir(bench["name"], project_path(spec).resolve()))
     if redraw:
-        doc = json.loads((out_dir / f"{bench['name']}.json").read_text(encoding="utf-8"))
+        doc = read_written_study(out_dir / f"{bench['name']}.json")
         typer.echo(f"redrew {write_benchmark_report(bench, doc, out_dir)}")
         return
     if (preset or run) and out is None:
@@ -192,7 +192,7 @@ def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. exp
     loaded = load_lossless(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
     if redraw:
-        doc = json.loads((out_dir / "lossless.json").read_text(encoding="utf-8"))
+        doc = read_written_study(out_dir / "lossless.json")
         typer.echo(f"redrew {write_lossless_report(loaded, doc, out_dir)}")
         return
     doc = run_lossless(loaded)
@@ -213,7 +213,7 @@ def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. e
 
     loaded = load_expansion_spec(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
-    doc = (json.loads((out_dir / "expansion.json").read_text(encoding="utf-8")) if redraw
+    doc = (read_written_study(out_dir / "expansion.json") if redraw
            else run_expansion_study(loaded))
     typer.echo(f"wrote {write_expansion_study(loaded, doc, out_dir)} and expansion.json")
 
