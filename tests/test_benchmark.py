@@ -115,6 +115,17 @@ def test_several_presets_side_by_side_and_one_comparison_row_each(tiny_spec, mon
     assert "Presets side by side" not in single and "| ours |" in single
 
 
+def test_a_metric_no_run_computed_is_named_not_shown_as_an_empty_column(tiny_spec, monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec, out = tiny_spec
+    doc = write_benchmark(spec, run_benchmark(spec, progress=False, only_runs=["turns"]), out)
+    report = benchmark_markdown({**spec, "metrics": ["hit@1", "recall_any@1", "mrr@9"]}, doc)
+    assert "computed by no run, so not in the tables: hit@1, mrr@9." in report
+    table = report[report.index("## openclaw-2026.08 · turns"):]
+    assert "| category | queries | recall_any@1 |" in table and "hit@1" not in table
+    assert "granularity turn" in report and "suite, 1 negative (abstention) queries." in report
+
+
 def test_the_locomo_benchmark_spec():
     spec = load_benchmark(ROOT / "experiments/benchmark-locomo.toml")
     assert spec["presets"] == ["openclaw-2026.02", "openclaw-2026.08", "qmd", "lancedb-pro"] and [r["label"] for r in spec["runs"]] == ["turns", "sessions"]
@@ -155,3 +166,20 @@ def test_a_compact_results_json_keeps_the_chunk_run_and_reads_back_its_document_
     doc = json.loads(json.dumps(compact_result(result, 0)))
     assert set(doc["runs"]) == {"chunk"}
     assert JudgedRuns.from_dict(doc).document_run == result.runs.document_run
+
+
+def test_the_data_line_of_a_data_set_without_query_groups():
+    """T2Ranking has no granularity and no negatives, king78 no file: no '?' or 'None' placeholders; the
+    query counts are those the run scored."""
+    from harness.reporting.benchmark import data_set
+
+    run = {"preset": "p", "label": "passages", "summary": {"suite": {"queries": 100}, "negative": {"queries": 0}},
+           "dataset": {"path": "datasets/x.jsonl", "sha256": "ab" * 32, "sha256_check": "published",
+                       "passages": 1987, "queries": 100, "notes": ["a note"]}}
+    text = data_set({}, {"runs": [run]})
+    assert "1,987 passages; 100 suite queries." in text and "?" not in text and "granularity" not in text
+    assert "  - a note" in text
+    own = {"preset": "p", "label": "r3", "summary": {"suite": {"queries": 10}, "paraphrase": {"queries": 12}},
+           "dataset": {"dataset": "king78", "records": "all"}}
+    assert "- p · r3: `king78` (the project's own data set): 10 suite, 12 paraphrase queries." in data_set(
+        {}, {"runs": [own]})

@@ -11,6 +11,7 @@ harness.evaluation.summary).
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +27,9 @@ COUNTS = (("conversations", "conversations"), ("sessions", "sessions"), ("turns"
           ("questions", "questions"))
 
 
+QUERY_SETS = (("suite", "suite"), ("paraphrase", "paraphrase"), ("negative", "negative (abstention)"))
+
+
 def metric_cell(block: dict[str, Any], metric: str) -> str:
     value = block.get(metric)
     if value is None or value != value:
@@ -35,8 +39,17 @@ def metric_cell(block: dict[str, Any], metric: str) -> str:
     return f"{text} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else text
 
 
-def _metrics(spec: dict[str, Any]) -> list[str]:
-    return list(spec.get("metrics", METRICS))
+def _metrics(spec: dict[str, Any], doc: dict[str, Any] | None = None) -> list[str]:
+    """The spec's metrics; given the document, only those some run's suite computed (see missing_metrics)."""
+    wanted = list(spec.get("metrics", METRICS))
+    return wanted if doc is None else [m for m in wanted if m not in missing_metrics(spec, doc)]
+
+
+def missing_metrics(spec: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    """Metrics the spec asks for that no run computed (a name this harness does not compute, or a cut-off
+    beyond the data set's): left out of the tables and named, not shown as empty columns."""
+    return [m for m in spec.get("metrics", METRICS)
+            if not any(run["summary"]["suite"].get(m) is not None for run in doc["runs"])]
 
 
 def _group_names(run: dict[str, Any], spec: dict[str, Any]) -> dict[str, str]:
@@ -57,30 +70,39 @@ def data_set(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     seen, parts = set(), ["## Data\n"]
     for run in doc["runs"]:
         d = run["dataset"]
-        key = (d.get("path"), d.get("granularity"))
+        key = json.dumps(d, sort_keys=True, default=str)  # one line per distinct reading, not per preset
         if key in seen:
             continue
         seen.add(key)
         counts = ", ".join(f"{d[name]:,} {label}" for name, label in COUNTS if isinstance(d.get(name), int))
-        queries = d.get("queries") if isinstance(d.get("queries"), dict) else {}
-        line = (f"- {_title(run)}: `{d.get('path')}` (sha256 {str(d.get('sha256'))[:12]}…, check: "
-                f"{d.get('sha256_check')}), granularity {d.get('granularity', '-')}: {counts}; "
-                f"{queries.get('suite', '?')} suite and {queries.get('negative', '?')} negative (abstention) queries.")
+        summary = run["summary"]
+        # the query counts a run scored (a data set may sample its questions), from the summary, not the loader
+        queries = ", ".join(f"{block['queries']:,} {label}" for name, label in QUERY_SETS
+                            if isinstance(block := summary.get(name), dict) and block.get("queries"))
+        source = (f"`{d['path']}` (sha256 {str(d.get('sha256'))[:12]}…, check: {d.get('sha256_check')})"
+                  if d.get("path") else f"`{d.get('dataset', '?')}` (the project's own data set)")
+        granularity = f", granularity {d['granularity']}" if d.get("granularity") else ""
+        line = (f"- {_title(run)}: {source}{granularity}: {'; '.join(x for x in (counts, queries) if x)} "
+                "queries." if queries else f"- {_title(run)}: {source}{granularity}: {counts}.")
         parts.append(line)
         parts += [f"  - {note}" for note in d.get("notes", [])]
+    missing = missing_metrics(spec, doc)
+    if missing:
+        parts.append(f"\nAsked for by the spec but computed by no run, so not in the tables: {', '.join(missing)}.")
     return "\n".join(parts) + "\n" if len(parts) > 1 else ""
 
 
-def group_table(run: dict[str, Any], spec: dict[str, Any]) -> pd.DataFrame:
+def group_table(run: dict[str, Any], spec: dict[str, Any], metrics: list[str] | None = None) -> pd.DataFrame:
     """One row per query group of the suite (LoCoMo: category 1-4) and one for all of it."""
     summary, names = run["summary"], _group_names(run, spec)
+    metrics = _metrics(spec) if metrics is None else metrics
     rows = []
     for group, block in summary.get("by_category", {}).items():
         rows.append({"category": f"{group} {names.get(group, '')}".strip(), "queries": block.get("queries", 0),
-                     **{m: metric_cell(block, m) for m in _metrics(spec)}})
+                     **{m: metric_cell(block, m) for m in metrics}})
     suite = summary["suite"]
     rows.append({"category": "**all (suite)**", "queries": suite.get("queries", 0),
-                 **{m: metric_cell(suite, m) for m in _metrics(spec)}})
+                 **{m: metric_cell(suite, m) for m in metrics}})
     return pd.DataFrame(rows)
 
 
@@ -91,7 +113,7 @@ def per_group(spec: dict[str, Any], doc: dict[str, Any]) -> str:
         negatives = (f"Negative (adversarial) queries: {neg['queries']}, of which {neg.get('returned_anything', 0)} "
                      f"returned at least one result (highest top-1 score {_number(neg.get('max_top1_score'))}). "
                      if neg.get("queries") else "")
-        parts += [f"## {_title(run)}\n", markdown_table(group_table(run, spec)),
+        parts += [f"## {_title(run)}\n", markdown_table(group_table(run, spec, _metrics(spec, doc))),
                   f"\n{negatives}Results: `{run['results']}`.\n"]
     return "\n".join(parts)
 
@@ -109,7 +131,7 @@ def side_by_side(spec: dict[str, Any], doc: dict[str, Any]) -> str:
         for run in (r for r in doc["runs"] if r["label"] == label):
             suite, neg = run["summary"]["suite"], run["summary"].get("negative") or {}
             rows.append({"preset": run["preset"] or "(no preset)", "queries": suite.get("queries", 0),
-                         **{m: metric_cell(suite, m) for m in _metrics(spec)},
+                         **{m: metric_cell(suite, m) for m in _metrics(spec, doc)},
                          "negatives answered": f"{neg.get('returned_anything', 0)} / {neg.get('queries', 0)}"})
         frame = pd.DataFrame(rows)
         if (frame["negatives answered"] == "0 / 0").all():  # a data set without negative queries
@@ -164,7 +186,7 @@ def latency(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     frame = pd.DataFrame(rows).set_index("run").T.reset_index().rename(columns={"index": "stage"})
     return ("## Latency per stage\n\nPer query: query embedding, vector and lexical search, fusion, "
             "post-processing; `retrieval` is everything after the query embedding. The index figures are "
-            "summed over the data set's workspaces (one per conversation).\n\n" + markdown_table(frame))
+            "summed over the data set's workspaces (LoCoMo has one per conversation).\n\n" + markdown_table(frame))
 
 
 def notes(spec: dict[str, Any], doc: dict[str, Any]) -> str:
