@@ -3,6 +3,7 @@ published figures beside ours, compact results.json; the committed LoCoMo spec i
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -97,8 +98,8 @@ def test_a_benchmark_writes_one_results_json_per_run_and_a_report(tiny_spec, mon
 
 
 def test_sections_are_a_list_later_work_appends_to():
-    assert [s.__name__ for s in SECTIONS] == ["header", "data_set", "side_by_side", "per_group", "comparison",
-                                              "latency", "notes", "environment"]
+    assert [s.__name__ for s in SECTIONS] == ["header", "data_set", "side_by_side", "paired", "per_group",
+                                              "comparison", "latency", "notes", "environment"]
 
 
 def test_several_presets_side_by_side_and_one_comparison_row_each(tiny_spec, monkeypatch, tmp_path):
@@ -124,6 +125,36 @@ def test_a_metric_no_run_computed_is_named_not_shown_as_an_empty_column(tiny_spe
     table = report[report.index("## openclaw-2026.08 · turns"):]
     assert "| category | queries | recall_any@1 |" in table and "hit@1" not in table
     assert "granularity turn" in report and "suite, 1 negative (abstention) queries." in report
+
+
+def test_paired_differences_per_label_with_holm_over_the_table(tiny_spec, monkeypatch, tmp_path):
+    """Default pairs: within a run label, each preset against the label's first; the p-values are
+    Holm-corrected over every row, and a pair naming an unknown run is refused when the spec is read."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec, out = tiny_spec
+    spec = {**spec, "paired": {"metrics": ["recall_any@1", "mrr@2"]}}
+    results = run_benchmark(spec, presets=["openclaw-2026.08", "openclaw-2026.02"], progress=False)
+    doc = write_benchmark(spec, results, out)
+    pairs = [(r["metric"], r["a"], r["b"]) for r in doc["paired"]]
+    assert pairs == [(m, f"openclaw-2026.02-{label}", f"openclaw-2026.08-{label}")
+                     for m in ("recall_any@1", "mrr@2") for label in ("turns", "sessions")]
+    assert all(r["p_holm"] >= r["p_value"] and "Holm over 4" in r["method"] for r in doc["paired"])
+    report = benchmark_markdown(spec, doc)
+    assert "## Paired differences" in report and "| recall_any@1 | openclaw-2026.02 · turns |" in report
+    bad = tmp_path / "bad.toml"
+    bad.write_text(Path(spec["source"]).read_text(encoding="utf-8")
+                   + '\n[paired]\nmetrics = ["mrr@2"]\npairs = [["openclaw-2026.08-turns", "nope"]]\n',
+                   encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"paired.pairs\[0\].*openclaw-2026.08-turns"):
+        load_benchmark(bad)
+
+
+def test_a_run_with_its_own_presets_runs_only_those():
+    spec = load_benchmark(ROOT / "experiments/benchmark-t2ranking.toml")
+    planned = [(r["label"], r.get("presets") or spec["presets"]) for r in spec["runs"]]
+    assert planned[0] == ("passages", ["openclaw-2026.02", "openclaw-2026.08", "qmd", "lancedb-pro"])
+    assert all(presets == ["openclaw-2026.08"] for _, presets in planned[1:])
+    assert spec["paired"]["pairs"]  # the diagnostic chain is tested pair by pair
 
 
 def test_the_locomo_benchmark_spec():

@@ -2,7 +2,7 @@
 
 The report is a list of sections, each a function (spec, doc) -> Markdown text ("" leaves it out):
 
-    SECTIONS = (header, data_set, side_by_side, per_group, comparison, latency, notes, environment)
+    SECTIONS = (header, data_set, side_by_side, paired, per_group, comparison, latency, notes, environment)
 
 so that later work adds a section (abstention AUROC and plots, the four presets side by side) by
 appending one function, without touching the others.  Every metric cell goes through `metric_cell`,
@@ -140,6 +140,27 @@ def side_by_side(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def paired(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    """The [paired] differences (studies/benchmark.paired_differences): a minus b per metric, with the
+    paired interval and the Holm-corrected p over the whole table."""
+    rows = doc.get("paired") or []
+    if not rows:
+        return ""
+    titles = {run["slug"]: _title(run) for run in doc["runs"]}
+
+    def difference(d: dict[str, Any]) -> str:
+        low, high = d["ci95"]
+        return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]" if d["estimate"] == d["estimate"] else "—"
+
+    frame = pd.DataFrame([{"metric": r["metric"], "a": titles.get(r["a"], r["a"]), "b": titles.get(r["b"], r["b"]),
+                           "queries": r["queries"], "mean a": f"{r['mean_a']:.3f}", "mean b": f"{r['mean_b']:.3f}",
+                           "a - b [95% CI]": difference(r["difference"]), "p": f"{r['p_value']:.3g}",
+                           "p (Holm)": f"{r.get('p_holm', float('nan')):.3g}"} for r in rows])
+    return ("## Paired differences\n\nOn the suite queries both runs scored: paired BCa bootstrap interval of "
+            "the mean difference, sign-flip test; p (Holm) corrects over every row of this table.\n\n"
+            + markdown_table(frame) + "\n")
+
+
 def comparison(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     """Published figures beside ours, each with its setup and a sentence on how it differs from ours.
     An `ours` row names a run label and, optionally, a preset; without one it gives a row per preset."""
@@ -202,7 +223,7 @@ def environment(spec: dict[str, Any], doc: dict[str, Any]) -> str:
 
 
 SECTIONS: tuple[Callable[[dict[str, Any], dict[str, Any]], str], ...] = (
-    header, data_set, side_by_side, per_group, comparison, latency, notes, environment)
+    header, data_set, side_by_side, paired, per_group, comparison, latency, notes, environment)
 
 
 def _number(value: Any, digits: int = 3) -> str:

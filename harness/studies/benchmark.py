@@ -49,9 +49,22 @@ def load_benchmark(path: Path | str) -> dict[str, Any]:
         if "label" not in run or "experiment" not in run:
             raise ConfigError(f"{path}: runs[{i}] needs a label and an experiment")
         labels.append(run["label"])
+        if "presets" in run and not (isinstance(run["presets"], list) and run["presets"]
+                                     and all(isinstance(p, str) for p in run["presets"])):
+            raise ConfigError(f"{path}: runs[{i}].presets must be a non-empty list of preset names")
     for i, ours in enumerate(spec.get("comparison", {}).get("ours", [])):
         if ours.get("run") not in labels:
             raise ConfigError(f"{path}: comparison.ours[{i}].run must be one of the run labels {labels}")
+    paired = spec.get("paired")
+    if paired is not None:
+        if not isinstance(paired, dict) or not paired.get("metrics"):
+            raise ConfigError(f"{path}: [paired] needs metrics, e.g. metrics = [\"ndcg@10\"]")
+        names = [run_slug(p, run["label"]) for run in spec["runs"]
+                 for p in run.get("presets") or spec.get("presets") or [None]]
+        for i, pair in enumerate(paired.get("pairs", [])):
+            if not (isinstance(pair, list) and len(pair) == 2 and all(x in names for x in pair)):
+                raise ConfigError(f"{path}: paired.pairs[{i}] must be two run names [a, b] (a minus b), each "
+                                  f"'<preset>-<run label>' as the results folders are named: {', '.join(names)}")
     spec["source"] = str(path)
     return spec
 
@@ -63,12 +76,18 @@ def run_slug(preset: str | None, label: str) -> str:
 
 def run_benchmark(spec: dict[str, Any], *, presets: list[str] | None = None, progress: bool = True,
                   only_runs: list[str] | None = None) -> list[tuple[str, str | None, RunResult]]:
-    """[(run label, preset, result)] for every preset x run; one embedder (and cache) serves them all."""
+    """[(run label, preset, result)] for every preset x run, preset by preset; one embedder (and cache)
+    serves them all.  A run's own `presets` list (a diagnostic variant of one preset) replaces the spec's
+    for that run; `presets` given here replaces both, as --preset does for `harness embed`."""
+    def presets_of(run: dict[str, Any]) -> list[str | None]:
+        return list(presets or run.get("presets") or spec.get("presets") or [None])
+
     out = []
     embedder = None
-    for preset in presets or spec.get("presets") or [None]:
-        for run in spec["runs"]:
-            if only_runs and run["label"] not in only_runs:
+    runs = [run for run in spec["runs"] if not only_runs or run["label"] in only_runs]
+    for preset in dict.fromkeys(p for run in runs for p in presets_of(run)):
+        for run in runs:
+            if preset not in presets_of(run):
                 continue
             config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
             config["name"] = f"{spec['name']}: {run_slug(config.get('preset'), run['label'])}"
@@ -132,9 +151,50 @@ def write_benchmark(spec: dict[str, Any], results: list[tuple[str, str | None, R
                      "timings": result.timings, "latency_mean_ms": latency_mean_ms(result)})
     doc = {"name": spec["name"], "description": spec.get("description", ""),
            "environment": results[0][2].environment if results else {}, "runs": runs}
+    if spec.get("paired"):
+        doc["paired"] = paired_differences(spec, results)
     _write_json(out_dir / f"{spec['name']}.json", doc, indent=1)
     write_benchmark_report(spec, doc, out_dir)
     return doc
+
+
+def paired_pairs(spec: dict[str, Any], slugs: list[tuple[str, str | None, str]]) -> list[tuple[str, str]]:
+    """The (a, b) run slugs the spec's [paired] table compares: its `pairs`, else within each run label
+    every preset against the label's first; `slugs` is [(label, preset, slug)] in run order."""
+    if "pairs" in spec["paired"]:
+        return [tuple(pair) for pair in spec["paired"]["pairs"]]
+    pairs = []
+    for label in dict.fromkeys(label for label, _, _ in slugs):
+        same = [slug for run_label, _, slug in slugs if run_label == label]
+        pairs += [(slug, same[0]) for slug in same[1:]]
+    return pairs
+
+
+def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None, RunResult]]
+                       ) -> list[dict[str, Any]]:
+    """Paired differences between runs on the queries both scored ([paired]: `metrics`, optional `pairs`
+    of run slugs as "a minus b"): BCa bootstrap interval and sign-flip p, Holm over every row (all metrics
+    and pairs) -- the family the report shows."""
+    from harness.evaluation.statistics import holm, paired_comparisons
+    from harness.studies.matrix import suite_values
+
+    paired = spec["paired"]
+    by_slug = {run_slug(preset, label): result for label, preset, result in results}
+    pairs = [pair for pair in paired_pairs(spec, [(label, preset, run_slug(preset, label))
+                                                  for label, preset, _ in results])
+             if all(slug in by_slug for slug in pair)]  # --preset/--run may leave a pair's runs out
+    metrics = list(paired.get("metrics", []))
+    values = {slug: suite_values(result, metrics) for slug, result in by_slug.items()}
+    rows = []
+    for metric in metrics:
+        columns = {slug: v.get(metric, {}) for slug, v in values.items()}
+        comparisons = paired_comparisons(columns, pairs=pairs) if pairs else []
+        rows += [{"metric": metric, **c.as_dict()} for c in comparisons]
+    finite = [i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]]
+    for i, p in zip(finite, holm([rows[i]["p_value"] for i in finite])):
+        rows[i]["p_holm"] = p
+        rows[i]["method"] = rows[i]["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(finite)} (this table)"
+    return rows
 
 
 def _write_json(path: Path, doc: Any, indent: int | None) -> None:
