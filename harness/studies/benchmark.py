@@ -12,6 +12,11 @@ A benchmark is a TOML file (experiments/benchmark-locomo.toml):
     label = "turns"
     experiment = "experiments/locomo.toml"
     overrides = { dataset = { granularity = "turn" } }
+    # presets = ["openclaw-2026.08"]           # a run's own presets (a diagnostic variant of one preset)
+    [paired]                                   # paired differences, Holm over the table
+    metrics = ["recall_any@10"]
+    # pairs = [["qmd-turns", "openclaw-2026.08-turns"]]   # a minus b; default: per run label, each
+    #                                                    # preset against the label's first
     [comparison]                               # the published figures beside ours
     columns = ["R@5", "MRR"]
     [[comparison.ours]]  label = "...", run = "turns", values = { "R@5" = "recall_any@5", "MRR" = "mrr@10" }
