@@ -193,7 +193,12 @@ def test_abstention_study_end_to_end(tmp_path):
     assert run["auroc"]["estimate"] == pytest.approx(auroc(top1[mask], top1[~mask]))
     md = (tmp_path / "out" / "abs.md").read_text(encoding="utf-8")
     assert "AUROC [95% CI]" in md and "## What it means" in md and (tmp_path / "out" / "abs.png").exists()
+    # --redraw takes the spec's edited text into the Markdown and the JSON alike, figures untouched
+    spec.write_text(spec.read_text(encoding="utf-8").replace('notes = "n"', 'notes = "edited"'), encoding="utf-8")
     assert CliRunner().invoke(app, ["abstention", str(spec), "--out", str(tmp_path / "out"), "--redraw"]).exit_code == 0
+    redrawn = json.loads((tmp_path / "out" / "abs.json").read_text(encoding="utf-8"))
+    assert redrawn["notes"] == "edited" and redrawn["runs"] == doc["runs"]
+    assert "edited" in (tmp_path / "out" / "abs.md").read_text(encoding="utf-8")
 
 
 def test_spec_errors_name_the_file(tmp_path):

@@ -126,9 +126,9 @@ def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), 
                redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON")
                ) -> None:
     """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per preset."""
-    from harness.reporting.abstention import write_abstention_report
     from harness.studies.abstention import (
         load_abstention_spec,
+        redraw_abstention,
         run_abstention,
         write_abstention,
     )
@@ -138,8 +138,7 @@ def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), 
     out_dir = Path(out or default_output_dir(spec["name"], project_path(spec_file).resolve()))
     if redraw:
         doc = read_written_study(out_dir / f"{spec['name']}.json")
-        doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))  # the spec's text
-        typer.echo(f"redrew {write_abstention_report(doc, out_dir)}")
+        typer.echo(f"redrew {redraw_abstention(spec, doc, out_dir)} with the spec's text")
         return
     doc = write_abstention(spec, run_abstention(spec), out_dir)
     for run in doc["runs"]:

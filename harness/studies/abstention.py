@@ -131,14 +131,27 @@ def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = abstention_document(spec, runs)
-    path = out_dir / f"{spec['name']}.json"
+    _write_document(doc, out_dir / f"{spec['name']}.json")
+    write_abstention_report(doc, out_dir)
+    return doc
+
+
+def redraw_abstention(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+    """--redraw: the spec's current description and notes into the JSON and the report, figures as they
+    were (so the JSON a reader traces a number to says what the Markdown says)."""
+    from harness.reporting.abstention import write_abstention_report
+
+    doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))
+    _write_document(doc, Path(out_dir) / f"{spec['name']}.json")
+    return write_abstention_report(doc, out_dir)
+
+
+def _write_document(doc: dict[str, Any], path: Path) -> None:
     tmp = path.with_suffix(".json.tmp")
     # compact, numbers to 6 significant digits: per-query scores and curves make the file large otherwise
     tmp.write_text(json.dumps(_rounded(doc), ensure_ascii=False, separators=(",", ":"), default=_json_default),
                    encoding="utf-8")
     os.replace(tmp, path)
-    write_abstention_report(doc, out_dir)
-    return doc
 
 
 def score_arrays(run: dict[str, Any]) -> dict[str, np.ndarray]:
