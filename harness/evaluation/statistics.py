@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
-from typing import Literal, Mapping, Sequence, TypeVar
+from typing import Any, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
 from scipy import stats
@@ -459,6 +459,17 @@ def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: 
     corrected = holm(family) if family else {}
     return [Comparison(a, b, n, ma, mb, interval, p, corrected.get(i, math.nan), f"{method}; Holm over {len(family)}")
             for i, (a, b, n, ma, mb, interval, p, method) in enumerate(raw)]
+
+
+def holm_over_rows(rows: list[dict[str, Any]], family: str = "") -> list[dict[str, Any]]:
+    """Re-correct the `p_holm` of comparison rows (Comparison.as_dict(), maybe from several
+    paired_comparisons calls: one per metric or run) over all of them, the family a report's table
+    shows; rows without a p-value stay out.  Returns the rows, changed in place."""
+    finite = [i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]]
+    for i, p in zip(finite, holm([rows[i]["p_value"] for i in finite])):
+        rows[i]["p_holm"] = p
+        rows[i]["method"] = rows[i]["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(finite)}{family}"
+    return rows
 
 
 # --- near ties relative to the scale of the scores ----------------------------------------------------

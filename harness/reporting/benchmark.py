@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from harness.reporting.markdown import markdown_table
+from harness.reporting.markdown import difference_text, markdown_table
 
 METRICS = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10", "mrr@10", "ndcg@10"]
 STAGES = ("query_embedding", "vector", "lexical", "fusion", "postprocess", "retrieval")
@@ -82,9 +82,8 @@ def data_set(spec: dict[str, Any], doc: dict[str, Any]) -> str:
         source = (f"`{d['path']}` (sha256 {str(d.get('sha256'))[:12]}…, check: {d.get('sha256_check')})"
                   if d.get("path") else f"`{d.get('dataset', '?')}` (the project's own data set)")
         granularity = f", granularity {d['granularity']}" if d.get("granularity") else ""
-        line = (f"- {_title(run)}: {source}{granularity}: {'; '.join(x for x in (counts, queries) if x)} "
-                "queries." if queries else f"- {_title(run)}: {source}{granularity}: {counts}.")
-        parts.append(line)
+        read = "; ".join(x for x in (counts, queries and f"{queries} queries") if x)
+        parts.append(f"- {_title(run)}: {source}{granularity}: {read or 'nothing counted'}.")
         parts += [f"  - {note}" for note in d.get("notes", [])]
     missing = missing_metrics(spec, doc)
     if missing:
@@ -147,14 +146,9 @@ def paired(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     if not rows:
         return ""
     titles = {run["slug"]: _title(run) for run in doc["runs"]}
-
-    def difference(d: dict[str, Any]) -> str:
-        low, high = d["ci95"]
-        return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]" if d["estimate"] == d["estimate"] else "—"
-
     frame = pd.DataFrame([{"metric": r["metric"], "a": titles.get(r["a"], r["a"]), "b": titles.get(r["b"], r["b"]),
                            "queries": r["queries"], "mean a": f"{r['mean_a']:.3f}", "mean b": f"{r['mean_b']:.3f}",
-                           "a - b [95% CI]": difference(r["difference"]), "p": f"{r['p_value']:.3g}",
+                           "a - b [95% CI]": difference_text(r["difference"]), "p": f"{r['p_value']:.3g}",
                            "p (Holm)": f"{r.get('p_holm', float('nan')):.3g}"} for r in rows])
     return ("## Paired differences\n\nOn the suite queries both runs scored: paired BCa bootstrap interval of "
             "the mean difference, sign-flip test; p (Holm) corrects over every row of this table.\n\n"

@@ -329,23 +329,21 @@ def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
         columns = {f"round {r}": per_query_values(results[r], metric) for r in rounds}
         pairs = [(f"round {b}", f"round {a}") for a, b in zip(rounds, rounds[1:])]
         out += [{"metric": metric, **c.as_dict()} for c in paired_comparisons(columns, pairs=pairs)]
-    # Holm over every comparison of the table (both metrics): one family
-    from harness.evaluation.statistics import holm
+    from harness.evaluation.statistics import holm_over_rows
 
-    corrected = holm([row["p_value"] for row in out])
-    for row, p in zip(out, corrected):
-        row["p_holm"] = p
-        row["method"] = row["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(out)}"
-    return out
+    return holm_over_rows(out)  # both metrics: one family
+
+
+def difference_text(d: dict[str, Any]) -> str:
+    """A paired difference (Interval.as_dict()) as "+0.012 [-0.003, +0.030]"; "—" without common queries."""
+    low, high = d["ci95"]
+    return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]" if d["estimate"] == d["estimate"] else "—"
 
 
 def comparison_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    def interval(d: dict[str, Any]) -> str:
-        low, high = d["ci95"]
-        return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]"
     return pd.DataFrame([{"metric": r["metric"] if r["metric"] != "passed" else "pass", "comparison": f"{r['a']} vs {r['b']}",
                           "queries": r["queries"], "mean a": f"{r['mean_a']:.3f}", "mean b": f"{r['mean_b']:.3f}",
-                          "difference [95% CI]": interval(r["difference"]), "p": f"{r['p_value']:.3g}",
+                          "difference [95% CI]": difference_text(r["difference"]), "p": f"{r['p_value']:.3g}",
                           "p (Holm)": f"{r['p_holm']:.3g}"} for r in rows])
 
 

@@ -180,7 +180,7 @@ def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None
     """Paired differences between runs on the queries both scored ([paired]: `metrics`, optional `pairs`
     of run slugs as "a minus b"): BCa bootstrap interval and sign-flip p, Holm over every row (all metrics
     and pairs) -- the family the report shows."""
-    from harness.evaluation.statistics import holm, paired_comparisons
+    from harness.evaluation.statistics import holm_over_rows, paired_comparisons
     from harness.studies.matrix import suite_values
 
     paired = spec["paired"]
@@ -195,11 +195,7 @@ def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None
         columns = {slug: v.get(metric, {}) for slug, v in values.items()}
         comparisons = paired_comparisons(columns, pairs=pairs) if pairs else []
         rows += [{"metric": metric, **c.as_dict()} for c in comparisons]
-    finite = [i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]]
-    for i, p in zip(finite, holm([rows[i]["p_value"] for i in finite])):
-        rows[i]["p_holm"] = p
-        rows[i]["method"] = rows[i]["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(finite)} (this table)"
-    return rows
+    return holm_over_rows(rows, " (this table)")
 
 
 def _write_json(path: Path, doc: Any, indent: int | None) -> None:

@@ -199,7 +199,7 @@ def suite_values(result: RunResult, metrics: list[str]) -> dict[str, dict[str, f
 def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
     """Every value against the reference value (the first) within each run, on the queries both have,
     for one metric: paired sign-flip test and bootstrap interval, Holm over the table (every run)."""
-    from harness.evaluation.statistics import holm, paired_comparisons
+    from harness.evaluation.statistics import holm_over_rows, paired_comparisons
 
     reference = spec["values"][0]["label"]
     rows = []
@@ -209,11 +209,7 @@ def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric:
             continue  # the metric is not computed on this run (e.g. recall@10 where the cut-offs stop at 6)
         for comparison in paired_comparisons(columns, baseline=reference):
             rows.append({"run": run, "metric": metric, **comparison.as_dict()})
-    finite = [i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]]
-    for i, p in zip(finite, holm([rows[i]["p_value"] for i in finite])):
-        rows[i]["p_holm"] = p
-        rows[i]["method"] = rows[i]["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(finite)} (this table)"
-    return rows
+    return holm_over_rows(rows, " (this table)")
 
 
 def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], out_dir: Path | str,
@@ -289,11 +285,10 @@ def _cell_text(x: Any, count: bool = False, interval: Any = None) -> str:
 
 
 def comparison_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    def difference(d: dict[str, Any]) -> str:
-        low, high = d["ci95"]
-        return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]" if d["estimate"] == d["estimate"] else "—"
+    from harness.reporting.markdown import difference_text
+
     return pd.DataFrame([{"run": r["run"], "value": r["a"], "queries": r["queries"],
-                          "difference [95% CI]": difference(r["difference"]), "p": f"{r['p_value']:.3g}",
+                          "difference [95% CI]": difference_text(r["difference"]), "p": f"{r['p_value']:.3g}",
                           "p (Holm)": f"{r['p_holm']:.3g}"} for r in rows if r["a"] != r["b"]])
 
 
