@@ -149,12 +149,19 @@ def test_paired_differences_per_label_with_holm_over_the_table(tiny_spec, monkey
         load_benchmark(bad)
 
 
-def test_a_run_with_its_own_presets_runs_only_those():
-    spec = load_benchmark(ROOT / "experiments/benchmark-t2ranking.toml")
-    planned = [(r["label"], r.get("presets") or spec["presets"]) for r in spec["runs"]]
-    assert planned[0] == ("passages", ["openclaw-2026.02", "openclaw-2026.08", "qmd", "lancedb-pro"])
-    assert all(presets == ["openclaw-2026.08"] for _, presets in planned[1:])
-    assert spec["paired"]["pairs"]  # the diagnostic chain is tested pair by pair
+def test_a_run_with_its_own_presets_runs_only_those(tiny_spec, monkeypatch, tmp_path):
+    """A run's `presets` replaces the spec's for that run only; --preset (presets=) replaces both."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    spec, _ = tiny_spec
+    runs = [spec["runs"][0], {**spec["runs"][1], "presets": ["openclaw-2026.02"]}]
+    spec = {**spec, "presets": ["openclaw-2026.08", "openclaw-2026.02"], "runs": runs}
+    planned = [(label, preset) for label, preset, _ in run_benchmark(spec, progress=False)]
+    assert planned == [("turns", "openclaw-2026.08"), ("turns", "openclaw-2026.02"),
+                       ("sessions", "openclaw-2026.02")]  # preset by preset; sessions only under its own
+    forced = run_benchmark(spec, presets=["openclaw-2026.08"], progress=False)
+    assert [(label, preset) for label, preset, _ in forced] == [("turns", "openclaw-2026.08"),
+                                                               ("sessions", "openclaw-2026.08")]
+    assert load_benchmark(ROOT / "experiments/benchmark-t2ranking.toml")["runs"][1]["presets"] == ["openclaw-2026.08"]
 
 
 def test_the_locomo_benchmark_spec():
