@@ -127,6 +127,10 @@ class Query:
     kind: str = "suite"  # suite | negative | paraphrase
     joined_round: int | None = None
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # The resampling unit the query belongs to (a LoCoMo conversation, a CMRC article, the king78 record
+    # a paraphrase targets): queries of one cluster are not independent draws, so intervals and tests
+    # resample clusters.  None: the query is its own unit.
+    cluster: str | None = None
 
     def in_suite(self, round_no: int | None) -> bool:
         if self.kind != "suite":

@@ -301,7 +301,7 @@ def conversation_queries(conv: Conversation, granularity: str) -> ConversationQu
             skipped.setdefault("empty_question", []).append(qid)
             continue
         if category == ADVERSARIAL:
-            queries.append(Query(qid, item["question"], {}, "negative", None, extra))
+            queries.append(Query(qid, item["question"], {}, "negative", None, extra, cluster=conv.sample_id))
             continue
         if not evidence:
             skipped.setdefault("no_evidence", []).append(qid)
@@ -310,7 +310,7 @@ def conversation_queries(conv: Conversation, granularity: str) -> ConversationQu
             relevant = {session_doc_id(n): 1 for n in sorted({session_of[e] for e in evidence})}
         else:
             relevant = {e: 1 for e in evidence}
-        queries.append(Query(qid, item["question"], relevant, "suite", None, extra))
+        queries.append(Query(qid, item["question"], relevant, "suite", None, extra, cluster=conv.sample_id))
     return ConversationQueries(queries, totals, skipped)
 
 
