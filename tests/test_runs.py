@@ -208,9 +208,25 @@ def test_recall_counts_the_documents_of_the_first_chunks():
     assert runs.document_run["n"] == {}
     assert recall_of_first_chunks(runs.chunk_run, runs.chunk_documents, runs.document_qrels, 1) == {"q": 0.5}
     assert evaluate(runs.document_run, runs.document_qrels, ["recall@1"])["q"]["recall@1"] == 0.0
-    metrics = standard_metrics(runs, [1, 2, 4])
-    # records (MaxP, cut at k records, graded): D1 D2 D3 tie on c1 and break by id, D4 follows; pure
+    chunk_level = {"chunk_recall@1": 0.5, "chunk_mrr@1": 1.0, "chunk_ndcg@1": 1.0, "chunk_recall@2": 1.0,
+                   "chunk_mrr@2": 1.0, "chunk_ndcg@2": 1.0, "chunk_recall@4": 1.0, "chunk_mrr@4": 1.0,
+                   "chunk_ndcg@4": 1.0}
+    # records (MaxP, cut at k records, graded): D1 D2 D3 tie on c1 at positions 1-3, D4 (grade 2) follows.
+    # Expected over the 3! orders: D3 (grade 1) holds each of positions 1-3 with probability 1/3; pure
     # recall counts D3 1/3 (its chunk holds three records); chunk-level figures as the chunks rank
+    ideal2 = 2 / math.log2(2) + 1 / math.log2(3)
+    expected = standard_metrics(runs, [1, 2, 4])
+    assert expected == {"q": pytest.approx({
+        "recall@1": 1 / 6, "mrr@1": 1 / 3, "ndcg@1": (1 / 3) / 2, "pure_recall@1": (1 / 3 * 1 / 3) / 2,
+        "recall@2": 1 / 3, "mrr@2": 1 / 3 + 1 / 6, "ndcg@2": (1 + 1 / math.log2(3)) / 3 / ideal2,
+        "pure_recall@2": (1 / 3 * 2 / 3) / 2,
+        "recall@4": 1.0, "mrr@4": (1 + 1 / 2 + 1 / 3) / 3,
+        "ndcg@4": ((1 + 1 / math.log2(3) + 1 / math.log2(4)) / 3 + 2 / math.log2(5)) / ideal2,
+        "pure_recall@4": (1 / 3 + 1) / 2, **chunk_level})}
+    ranges: dict = {}
+    standard_metrics(runs, [1, 2, 4], tie_ranges=ranges)
+    assert ranges["q"]["mrr@4"] == [1 / 3, 1.0] and "recall@4" not in ranges["q"]  # ties cannot move recall@4
+    metrics = standard_metrics(runs, [1, 2, 4], ties="id_order")  # trec_eval's rule: D1 D2 D3 by id
     dcg4 = 1 / math.log2(4) + 2 / math.log2(5)
     ideal = 2 / math.log2(2) + 1 / math.log2(3)
     assert metrics == {"q": pytest.approx({
@@ -226,7 +242,7 @@ def test_recall_counts_the_documents_of_the_first_chunks():
         JudgedRuns.from_dict({"queries": {}}, "results.json")
 
 
-def _exported_figures(tmp_path, results_path, *, suite_only, level, measures):
+def _exported_figures(tmp_path, results_path, *, suite_only, level, measures, ties="id_order"):
     out = tmp_path / ("suite" if suite_only else "all")
     args = ["export", str(results_path), "--out", str(out)] + (["--suite-only"] if suite_only else [])
     result = runner.invoke(app, args)
@@ -235,7 +251,8 @@ def _exported_figures(tmp_path, results_path, *, suite_only, level, measures):
     for run_file, qrels_file in ((f"{level}.run", f"{level}.qrels"), (f"{level}-run.json", f"{level}-qrels.json")):
         json_out = out / f"scores-{run_file}.json"
         result = runner.invoke(app, ["eval", "--run", str(out / run_file), "--qrels", str(out / qrels_file),
-                                     "--json", str(json_out), *[a for m in measures for a in ("--metric", m)]])
+                                     "--json", str(json_out), "--ties", ties,
+                                     *[a for m in measures for a in ("--metric", m)]])
         assert result.exit_code == 0, result.output
         scores[run_file] = json.loads(json_out.read_text(encoding="utf-8"))
     trec, ranx_json = scores.values()
@@ -256,7 +273,7 @@ def _check_export_reproduces(tmp_path, results_path, *, one_record_per_file):
     # the headline Recall/MRR/nDCG@6 are the document run's at 6 records; chunk_recall@6 counts the
     # documents of the 6 returned chunks: the whole document run
     document = _exported_figures(tmp_path, results_path, suite_only=True, level="document",
-                                 measures=["recall", "recall@6", "mrr@6", "ndcg@6"])
+                                 measures=["recall", "recall@6", "mrr@6", "ndcg@6"], ties="expected")
     assert document["mean"]["recall"] == pytest.approx(suite["chunk_recall@6"], abs=1e-12)
     for name in ("recall@6", "mrr@6", "ndcg@6"):
         assert document["mean"][name] == pytest.approx(suite[name], abs=1e-12)
@@ -308,6 +325,10 @@ def test_graded_judgments_reach_chunks_and_the_headline_ndcg():
     assert document_qrels(queries) == {"q": {"A": 1, "B": 2}}
     runs = judged_runs({"q": [Hit("c3", 0.9), Hit("c2", 0.8)]}, docs_of, chunk_qrels(docs_of, queries),
                        document_qrels(queries))
-    # records: C, then A and B tied on c2 (id order): gains 0, 1, 2 against the ideal 2, 1
-    expected = (1 / math.log2(3) + 2 / math.log2(4)) / (2 + 1 / math.log2(3))
+    # records: C, then A and B tied on c2: by id, gains 0, 1, 2 against the ideal 2, 1; expected over
+    # both orders of the tie, each of A (1) and B (2) holds rank 2 or 3 half the time
+    ideal = 2 + 1 / math.log2(3)
+    by_id = (1 / math.log2(3) + 2 / math.log2(4)) / ideal
+    assert standard_metrics(runs, [3], ties="id_order")["q"]["ndcg@3"] == pytest.approx(by_id)
+    expected = (1 + 2) / 2 * (1 / math.log2(3) + 1 / math.log2(4)) / ideal
     assert standard_metrics(runs, [3])["q"]["ndcg@3"] == pytest.approx(expected)

@@ -232,7 +232,11 @@ def test_paired_bootstrap_difference_and_pass_rate():
     assert diff.high - diff.low < 0.8 * (2 * 1.96 * math.sqrt(a.var() / 80 + b.var() / 80))
     rate = bootstrap_pass_rate(a.astype(bool))
     assert rate.low < a.mean() < rate.high
-    assert bootstrap_pass_rate([True] * 7).as_dict()["ci95"] == [1.0, 1.0]
+    # 7 of 7: not the point [1, 1] a bootstrap collapses to, but Clopper-Pearson's exact bound, where
+    # P(7 of 7 | p) = p^7 = 0.025 at the lower end
+    all_passed = bootstrap_pass_rate([True] * 7)
+    assert all_passed.low == pytest.approx(0.025 ** (1 / 7)) and all_passed.high == 1.0
+    assert all_passed.method.startswith("exact Clopper-Pearson")
 
 
 # --- multiple comparisons ----------------------------------------------------------------------------

@@ -155,15 +155,18 @@ def eval_(run: Path = typer.Option(..., help="run file: TREC (qid Q0 docid rank 
           metric: Optional[list[str]] = typer.Option(None, help="mrr, ndcg, recall, precision, hit_rate, map with "
                                                      "@k, repeatable (default mrr@6 ndcg@6 recall@6)"),
           json_out: Optional[Path] = typer.Option(None, "--json", help="also write the scores (means and per "
-                                                  "query) to this JSON file")) -> None:
+                                                  "query) to this JSON file"),
+          ties: str = typer.Option("id_order", help="equal scores: 'id_order' (trec_eval: by document id) or "
+                                   "'expected' (the mean over every order of the tied documents, as the "
+                                   "harness's record-level figures)")) -> None:
     """Score a run from any system against qrels with the harness's metrics (means over judged queries)."""
     from rich.console import Console
     from rich.table import Table
 
     from harness.evaluation.run_files import score_run_files
 
-    scores = score_run_files(run, qrels, metric or DEFAULT_EVAL_METRICS)
-    typer.echo(f"{run} against {qrels}: mean over {scores['queries']} judged queries")
+    scores = score_run_files(run, qrels, metric or DEFAULT_EVAL_METRICS, ties=ties)
+    typer.echo(f"{run} against {qrels}: mean over {scores['queries']} judged queries (ties: {ties})")
     table = Table()
     table.add_column("metric")
     table.add_column("mean", justify="right")

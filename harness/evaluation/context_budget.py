@@ -185,13 +185,17 @@ def budget_recall(shown: Sequence[tuple[int, set[str]]], relevant: set[str], bud
 
 # --- the summary --------------------------------------------------------------------------------------
 
-def _interval(values: pd.Series) -> dict[str, Any]:
-    from harness.evaluation.statistics import bootstrap_mean
+def _interval(frame: pd.DataFrame, column: str, unit: str = "query") -> dict[str, Any]:
+    from harness.evaluation.statistics import bootstrap_mean, cluster_labels
 
-    x = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float)
+    values = pd.to_numeric(frame[column], errors="coerce")
+    keep = values.notna().to_numpy()
+    x = values[keep].to_numpy(dtype=float)
     if len(x) == 0:
         return {}
-    interval = bootstrap_mean(x)
+    clusters = cluster_labels(frame["cluster"][keep].tolist(), frame["query_id"][keep].tolist()) \
+        if {"cluster", "query_id"} <= set(frame.columns) else None
+    interval = bootstrap_mean(x, clusters=clusters, unit=unit)
     return {"mean": float(x.mean()), "ci": [interval.low, interval.high]}
 
 
@@ -199,7 +203,7 @@ def _interval(values: pd.Series) -> dict[str, Any]:
 _NO_INTERVAL = ("whole_memory_tokens", "context_share")
 
 
-def _block(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:
+def _block(frame: pd.DataFrame, columns: list[str], unit: str = "query") -> dict[str, Any]:
     out: dict[str, Any] = {"queries": int(len(frame))}
     for column in columns:
         if column not in frame.columns:
@@ -209,7 +213,7 @@ def _block(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:
             if len(values):
                 out[column] = float(values.mean())
             continue
-        stats = _interval(frame[column])
+        stats = _interval(frame, column, unit)
         if stats:
             out[column], out[f"{column}_ci95"] = stats["mean"], stats["ci"]
     if len(frame) and "context_tokens" in frame.columns:
@@ -221,7 +225,7 @@ def _block(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:
     return out
 
 
-def context_summary(frame: pd.DataFrame) -> dict[str, Any]:
+def context_summary(frame: pd.DataFrame, unit: str = "query") -> dict[str, Any]:
     """The `context` block of a run's summary, and the same figures for the suite and paraphrase blocks
     (returned under "suite" / "paraphrase" to be merged into them)."""
     counted = frame.attrs.get("context", {})
@@ -232,21 +236,21 @@ def context_summary(frame: pd.DataFrame) -> dict[str, Any]:
     suite = frame[frame["in_suite"]] if "in_suite" in frame.columns else frame
     groups: dict[str, Any] = {
         "estimator": counted.get("estimator"), "snippet": counted.get("snippet"), "budgets": counted.get("budgets"),
-        "all": _block(frame, ["context_tokens", "whole_memory_tokens", "context_share"]),
-        "suite": _block(suite, columns),
+        "all": _block(frame, ["context_tokens", "whole_memory_tokens", "context_share"], unit),
+        "suite": _block(suite, columns, unit),
     }
     if "kind" in frame.columns and (frame["kind"] == "paraphrase").any():
-        groups["paraphrase"] = _block(frame[frame["kind"] == "paraphrase"], columns)
+        groups["paraphrase"] = _block(frame[frame["kind"] == "paraphrase"], columns, unit)
     if "category" in frame.columns:
-        groups["by_category"] = {str(c): _block(suite[suite["category"] == c], columns)
+        groups["by_category"] = {str(c): _block(suite[suite["category"] == c], columns, unit)
                                  for c in sorted(suite["category"].dropna().unique())}
     return groups
 
 
-def add_context_summary(summary: dict[str, Any], frame: pd.DataFrame) -> None:
+def add_context_summary(summary: dict[str, Any], frame: pd.DataFrame, unit: str = "query") -> None:
     """Put the context block into a run's summary, and its figures (with intervals) into the suite,
     paraphrase and per-category blocks, where tables read their columns."""
-    context = context_summary(frame)
+    context = context_summary(frame, unit)
     if not context:
         return
     summary["context"] = context

@@ -9,8 +9,10 @@ does not answer score 0, as `trec_eval -c` scores them; queries the qrels do not
 
 The reports' figures (standard_metrics), from the runs of one evaluation, for each cut-off c:
   recall@c, mrr@c, ndcg@c   the headline: on documents (records), from the MaxP document run (a
-                            document scores its best returned chunk; the documents of one chunk tie and
-                            break by id), cut at c documents, with the data set's grades as gains;
+                            document scores its best returned chunk, so the documents of one chunk tie),
+                            cut at c documents, with the data set's grades as gains; by default the
+                            expectation over the orders of tied documents (harness.evaluation.ties),
+                            `[evaluation] ties = "id_order"` for trec_eval's rule;
   pure_recall@c             recall@c where a relevant document counts 1/m when the chunk that brought
                             it in overlaps m documents (a chunk holding three records hands the reader
                             one answer and two others): coarse chunkers no longer get full credit;
@@ -39,6 +41,15 @@ from harness.evaluation.runs import (
     cut,
     max_passage_run,
     ranked_ids,
+)
+from harness.evaluation.ties import (
+    EXPECTED_MEASURES,
+    TIE_RULES,
+    expected_in_top,
+    id_order,
+    query_tie_metrics,
+    tie_aware_metrics,
+    tie_groups,
 )
 from harness.stages.fusion import Hit
 
@@ -120,11 +131,32 @@ class Evaluator:
         return self._trec[k, names]
 
 
-def evaluate(run: Run, qrels: Qrels, measures: Iterable[str | Measure]) -> dict[str, dict[str, float]]:
+def evaluate(run: Run, qrels: Qrels, measures: Iterable[str | Measure], ties: str = "id_order"
+             ) -> dict[str, dict[str, float]]:
     """Per judged query (a query with qrels), each measure by its name in canonical form (`"mrr@6"`,
-    `"ndcg@10"`, `"recall"`); see the module docstring for the rules.  Many runs against the same
-    qrels: Evaluator(qrels)(run, measures)."""
-    return Evaluator(qrels)(run, measures)
+    `"ndcg@10"`, `"recall"`); see the module docstring for the rules.  ties = "id_order" (default):
+    trec_eval's rule, equal scores in id order; "expected": recall, mrr, ndcg, precision and hit_rate as
+    their expectation over the orders of tied documents (harness.evaluation.ties; map keeps the id
+    order).  Many runs against the same qrels: Evaluator(qrels)(run, measures)."""
+    if ties not in TIE_RULES:
+        raise ConfigError(f"ties = {ties!r}: one of {', '.join(TIE_RULES)}")
+    parsed = [m if isinstance(m, Measure) else Measure.parse(m) for m in measures]
+    if ties == "id_order":
+        return Evaluator(qrels)(run, parsed)
+    by_order = [m for m in parsed if m.name not in EXPECTED_MEASURES]
+    out = Evaluator(qrels)(run, by_order) if by_order else {q: {} for q, rel in qrels.items() if rel}
+    judged = {q: grades for q, grades in qrels.items() if grades}
+    for m in parsed:
+        if m.name not in EXPECTED_MEASURES:
+            continue
+        for qid, grades in judged.items():
+            scores = run.get(qid, {})
+            k = m.k if m.k is not None else max(len(scores), 1)
+            if not any(g > 0 for g in grades.values()):
+                out.setdefault(qid, {})[str(m)] = 0.0  # trec_eval scores a query without relevant documents 0
+                continue
+            out.setdefault(qid, {})[str(m)] = query_tie_metrics(scores, grades, [k], (m.name,))[f"{m.name}@{k}"][0]
+    return out
 
 
 def mean_scores(per_query: Mapping[str, Mapping[str, float]], measures: Iterable[str | Measure],
@@ -147,9 +179,11 @@ def recall_of_first_chunks(chunk_run: Run, chunk_documents: Mapping[str, Iterabl
 
 
 def pure_recall(chunk_run: Run, chunk_documents: Mapping[str, Iterable[str]], document_qrels: Qrels,
-                c: int) -> dict[str, float]:
+                c: int, ties: str = "expected") -> dict[str, float]:
     """Per judged query: recall@c of the MaxP document run where each relevant document among the first
-    c counts 1/m, m the number of documents its best chunk (the one that ranks it) overlaps."""
+    c counts 1/m, m the number of documents its best chunk (the one that ranks it) overlaps.  Documents
+    that tie share their positions (ties = "expected": each counts by its chance of being in the first c;
+    "id_order": ids in natural order decide)."""
     out = {}
     for qid, grades in document_qrels.items():
         relevant = {d for d, g in grades.items() if g > 0}
@@ -163,22 +197,43 @@ def pure_recall(chunk_run: Run, chunk_documents: Mapping[str, Iterable[str]], do
             for doc in docs:
                 if doc not in best:
                     best[doc], purity[doc] = scores[chunk], 1.0 / len(docs)
-        out[qid] = sum(purity[d] for d in ranked_ids(best)[:c] if d in relevant) / len(relevant)
+        if ties == "id_order":
+            shown = {d: 1.0 for d in id_order(best)[:c]}
+        else:
+            shown = expected_in_top(tie_groups(best), c)
+        out[qid] = sum(purity[d] * share for d, share in shown.items() if d in relevant) / len(relevant)
     return out
 
 
 def standard_metrics(runs: JudgedRuns, cutoffs: Sequence[int],
-                     evaluators: tuple[Evaluator, Evaluator] | None = None) -> dict[str, dict[str, float]]:
+                     evaluators: tuple[Evaluator, Evaluator] | None = None, ties: str = "expected",
+                     tie_ranges: dict[str, dict[str, list[float]]] | None = None) -> dict[str, dict[str, float]]:
     """The reports' figures per judged query for every cut-off c (see the module docstring): recall@c,
     mrr@c, ndcg@c and pure_recall@c on documents; chunk_recall@c, chunk_mrr@c and chunk_ndcg@c on
-    chunks.  `evaluators` (of runs.chunk_qrels and runs.document_qrels) let callers reuse them."""
+    chunks.  Document-level figures follow the tie rule (harness.evaluation.ties): "expected" over the
+    orders of tied documents (a query where ties decide gets {metric: [worst, best]} in `tie_ranges`,
+    when given), or "id_order" (trec_eval's rule, ids in natural order).  `evaluators` (of
+    runs.chunk_qrels and runs.document_qrels) let callers reuse them."""
+    if ties not in TIE_RULES:
+        raise ConfigError(f"[evaluation] ties = {ties!r}: one of {', '.join(TIE_RULES)}")
     chunks, documents = evaluators or (Evaluator(runs.chunk_qrels), Evaluator(runs.document_qrels))
     out: dict[str, dict[str, float]] = {q: {} for q in documents.judged}
     judged = {q: runs.document_qrels[q] for q in documents.judged}
-    for c in cutoffs:
-        for qid, vals in documents(runs.document_run, [f"recall@{c}", f"mrr@{c}", f"ndcg@{c}"]).items():
+    document_run = runs.document_run
+    if ties == "expected":
+        values, ranges = tie_aware_metrics(document_run, judged, cutoffs)
+        for qid, vals in values.items():
             out[qid].update(vals)
-        for qid, value in pure_recall(runs.chunk_run, runs.chunk_documents, judged, c).items():
+        if tie_ranges is not None:
+            tie_ranges.update(ranges)
+    else:
+        ordered = {q: {doc: float(len(ids) - i) for i, doc in enumerate(ids)}
+                   for q, ids in ((q, id_order(document_run.get(q, {}))) for q in documents.judged)}
+    for c in cutoffs:
+        if ties != "expected":
+            for qid, vals in documents(ordered, [f"recall@{c}", f"mrr@{c}", f"ndcg@{c}"]).items():
+                out[qid].update(vals)
+        for qid, value in pure_recall(runs.chunk_run, runs.chunk_documents, judged, c, ties).items():
             out[qid][f"pure_recall@{c}"] = value
         for qid, vals in chunks(runs.chunk_run, [f"mrr@{c}", f"ndcg@{c}"]).items():
             out[qid].update({f"chunk_{name}": value for name, value in vals.items()})

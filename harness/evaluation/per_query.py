@@ -95,13 +95,15 @@ def near_tie_columns(hits: list[Hit], candidates: list[Hit], query: Query, docs_
 def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
                      round_no: int | None, cutoffs: Sequence[int] | None = None,
                      evidence_cutoffs: Sequence[int] | None = None, *, near_tie_fraction: float = NEAR_TIE_FRACTION,
-                     near_tie: float | None = None
+                     near_tie: float | None = None, ties: str = "expected"
                      ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]], JudgedRuns]:
     """Fuse and post-process every query's legs, then score: one row per query, the returned hits as
     records, and the runs and qrels every metric of the rows is computed from.  `evidence_cutoffs`
     ([evaluation] evidence_cutoffs) adds recall_any@c / recall_all@c; queries with a `category` extra
     field (LoCoMo) get a category column, which summaries report by.  Cut-offs are checked against
-    max_results by the caller (metrics.checked_cutoffs)."""
+    max_results by the caller (metrics.checked_cutoffs).  `ties`: the document-level tie rule
+    (harness.evaluation.ties); where ties decide a query's figures, its `tie_range` column holds
+    {metric: [worst, best]}."""
     cutoffs = sorted(set(cutoffs or [stages.max_results]))
     fused, post_ms, candidates = {}, {}, {}
     for q in queries:
@@ -112,7 +114,8 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     # relevant record, so chunk qrels, MaxP and Recall read a file as a chunk spanning the whole file.
     units = index.unit_docs
     runs = judged_runs(fused, units, chunk_qrels(units, queries), document_qrels(queries))
-    metrics = standard_metrics(runs, cutoffs)
+    tie_ranges: dict[str, dict[str, list[float]]] = {}
+    metrics = standard_metrics(runs, cutoffs, ties=ties, tie_ranges=tie_ranges)
     ranks = evaluate(runs.chunk_run, runs.chunk_qrels, ["mrr", *(f"hit_rate@{k}" for k in HIT_CUTOFFS)])
     rows, hit_lists = [], {}
     provenance = index.provenance()
@@ -123,7 +126,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
         timings = {**legs[q.id].timings_ms, **post_ms[q.id]}
         rank_metrics = ranks.get(q.id, {})
         rows.append({
-            "query_id": q.id, "text": q.text, "kind": q.kind, "in_suite": q.in_suite(round_no),
+            "query_id": q.id, "text": q.text, "kind": q.kind, "in_suite": q.in_suite(round_no), "cluster": q.cluster,
             "joined_round": q.joined_round, "relevant": sorted(q.relevant),
             "passed": outcome.passed, "score": outcome.score, "rank": outcome.rank,
             "top1_relevant": outcome.top1_relevant, "top1_pure": outcome.top1_pure,
@@ -145,6 +148,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     for c in cutoffs:
         for name in METRICS_AT:
             frame[name.format(c=c)] = [metrics.get(qid, {}).get(name.format(c=c)) for qid in frame["query_id"]]
+    frame["tie_range"] = [tie_ranges.get(qid) for qid in frame["query_id"]]
     if evidence_cutoffs:
         evidence = evidence_metrics(index, queries, fused, sorted(set(evidence_cutoffs)))
         for c in sorted(set(evidence_cutoffs)):

@@ -199,16 +199,18 @@ def export_results(results: Path | str, out_dir: Path | str | None = None, *, su
     return written
 
 
-def score_run_files(run_path: Path | str, qrels_path: Path | str, measures: Sequence[str]) -> dict[str, Any]:
-    """Score a run file against a qrels file (either TREC or ranx JSON) with `evaluate`.
+def score_run_files(run_path: Path | str, qrels_path: Path | str, measures: Sequence[str],
+                    ties: str = "id_order") -> dict[str, Any]:
+    """Score a run file against a qrels file (either TREC or ranx JSON) with `evaluate` (`ties`: its tie
+    rule, "id_order" as trec_eval, or "expected" over the orders of tied documents).
 
-    Returns {"run", "qrels", "measures", "queries" (judged: what the means are over), "mean",
+    Returns {"run", "qrels", "measures", "ties", "queries" (judged: what the means are over), "mean",
     "per_query", "judged_without_results" (scored 0), "unjudged_in_run" (ignored)}."""
     names = [str(Measure.parse(m)) for m in measures]
     run, qrels = read_run(run_path), read_qrels(qrels_path)
-    per_query = evaluate(run, qrels, names)
+    per_query = evaluate(run, qrels, names, ties=ties)
     return {
-        "run": str(run_path), "qrels": str(qrels_path), "measures": names, "queries": len(per_query),
+        "run": str(run_path), "qrels": str(qrels_path), "measures": names, "ties": ties, "queries": len(per_query),
         "mean": mean_scores(per_query, names),
         "per_query": per_query,
         "judged_without_results": sorted(q for q in per_query if not run.get(q)),

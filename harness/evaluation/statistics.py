@@ -1,26 +1,48 @@
 """Statistics over per-query values: intervals, paired tests, a test that survives selection, Holm, near ties.
 
 Every function takes per-query values as arrays (one entry per query, the same query order in every array
-of one call) and is deterministic: resampling is seeded.  Queries are the unit of resampling throughout,
-because they are what a different data set would draw anew; chunks and settings are not.
+of one call) and is deterministic: resampling is seeded.  The unit of resampling is what a different data
+set would draw anew: a query, unless the queries come in clusters (`clusters=`: one label per query, e.g.
+the LoCoMo conversation, the CMRC article, the king78 record a paraphrase shares with its T-query).  Then
+whole clusters are resampled and sign-flipped, since the questions of one conversation are not
+independent draws, and every interval and p-value says how many clusters it rests on.
 
-    >>> bootstrap_mean(rr)                          # Interval(estimate, low, high, level, method)
+How an interval is made (Interval.method says which, and Interval.units / unit on how many of what):
+
+    0/1 values, independent queries           exact Clopper-Pearson interval (any n)
+    values in [0, 1], fewer than SMALL_SAMPLE  Clopper-Pearson bound at the fractional count (conservative
+      queries or all equal                     for bounded values; never a point)
+    differences in [-1, 1] of such values,     the bounds of the positive and negative parts at level
+      small or all equal                       1 - alpha/2 each (Bonferroni), combined
+    otherwise, independent queries             BCa bootstrap over the queries
+    clusters (fewer clusters than queries)     studentized cluster bootstrap (bootstrap-t with the cluster-
+                                               robust standard error): the plain cluster bootstrap covers
+                                               ~89% at 10 clusters, bootstrap-t ~94-95% (tests/
+                                               test_coverage.py); clusters whose means are all equal get
+                                               the bound over the cluster means; fewer than MIN_CLUSTERS
+                                               clusters: "n too small"
+
+    >>> bootstrap_mean(rr)                          # Interval(estimate, low, high, level, method, units, unit)
+    >>> bootstrap_mean(recall_any, clusters=conv, unit="conversation")
     >>> bootstrap_difference(rr_best, rr_default)   # paired: both resampled with the same queries
-    >>> sign_flip_test(rr_best, rr_default)         # two-sided; exact when 2^n is small
+    >>> sign_flip_test(rr_best, rr_default, clusters=conv)  # two-sided; exact when 2^units is small
     >>> max_statistic_test(grid, configured=17)     # best of the grid vs the configuration, selection-aware
     >>> holm({"a": 0.01, "b": 0.04})                # family-wise corrected p-values
     >>> paired_comparisons({"round3": {...}, "round4": {...}})   # a table's columns, Holm-corrected
+
+Every p-value has a floor, the smallest value its test can give: 2/2^m for an exact sign-flip test over m
+informative units (0.002 with 10 conversations), 1/(B+1) for B random sign patterns; p_text prints a
+p-value at the floor of a random test as "< 1/(B+1)" and every p with its floor.
 
 Cross-validation of a selection procedure is in harness.evaluation.cross_validation.
 """
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
-from typing import Any, Literal, Mapping, Sequence, TypeVar
+from typing import Any, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
 from scipy import stats
@@ -34,38 +56,78 @@ BOOTSTRAP_RESAMPLES = 10_000
 FLIPS = 10_000  # Monte Carlo sign flips; the p-value's resolution is then 1/10,001
 EXACT_MAX_QUERIES = 20  # sign-flip test: all 2^20 sign patterns are counted exactly, beyond that Monte Carlo
 EXACT_MAX_CELLS = 1 << 24  # max-statistic test: enumerate when 2^queries x distinct settings stays below
+SMALL_SAMPLE = 20  # fewer units than this: a bounded (Clopper-Pearson type) interval instead of the bootstrap
+MIN_CLUSTERS = 5  # fewer clusters: no interval ("n too small"), nothing to resample
+SMALL_CLUSTER = 5  # few clusters with fewer queries than this on average: the clusters are the sample
+DEGENERATE_SHARE = 0.01  # more cluster resamples without spread than this: bootstrap-t is not reliable
 _BLOCK = 1 << 12  # sign patterns per matrix product (bounds memory: 4,096 x queries floats)
 _RELATIVE_TIE = 1e-9  # sums this close (relative to sum |d|) are equal: float rounding, not a difference
+
+Clusters = Sequence[Hashable] | np.ndarray | None
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A point estimate with its confidence interval, and how the interval was computed."""
+    """A point estimate with its confidence interval, how the interval was computed, and on how many
+    resampling units (queries, or clusters such as conversations) it rests.  low/high are NaN when the
+    sample is too small for any interval (method says so)."""
 
     estimate: float
     low: float
     high: float
     level: float
     method: str
+    units: int | None = None  # resampling units the interval rests on
+    unit: str = "query"  # what they are: query, conversation, article, record, ...
 
     def excludes(self, value: float = 0.0) -> bool:
         """True when `value` lies outside [low, high] (a NaN interval excludes nothing)."""
         return bool(value < self.low or value > self.high)
 
+    @property
+    def defined(self) -> bool:
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
     def as_dict(self) -> dict[str, object]:
         return {"estimate": self.estimate, f"ci{round(self.level * 100)}": [self.low, self.high],
-                "method": self.method}
+                "method": self.method, "units": self.units, "unit": self.unit}
 
 
 @dataclass(frozen=True)
 class PairedTest:
-    """A paired test of two systems over the same queries."""
+    """A paired test of two systems over the same queries (or clusters of them)."""
 
     statistic: float  # mean per-query difference a - b
     p_value: float
     method: str
     queries: int
-    informative: int  # queries whose difference is not zero (the others cannot change any flip)
+    informative: int  # units whose difference is not zero (the others cannot change any flip)
+    floor: float = 0.0  # the smallest p-value this test can give on these units
+    monte_carlo: bool = False  # random sign patterns (p at the floor means "below it")
+    units: int | None = None  # resampling units (queries, or clusters)
+    unit: str = "query"
+
+    def p_text(self) -> str:
+        return p_text(self.p_value, self.floor, self.monte_carlo)
+
+
+def plural(unit: str, n: int | None) -> str:
+    """'1 conversation', '10 conversations', '12 queries'."""
+    word = unit if n == 1 else ("queries" if unit == "query" else unit + "s")
+    return f"{n:,} {word}" if n is not None else word
+
+
+def p_text(p: float, floor: float = 0.0, monte_carlo: bool = False, digits: int = 3) -> str:
+    """A p-value as reports print it: at the floor of a Monte Carlo test "< floor" (the test cannot
+    say more), else the value; with its floor beside it when the floor is not negligible."""
+    if p != p:
+        return "n/a"
+    if monte_carlo and floor > 0 and p <= floor * (1 + 1e-9):
+        return f"< {floor:.{digits}g}"
+    text = f"{p:.{digits}g}"
+    if floor >= 1e-4 and p < 0.2:
+        text += f" (floor {floor:.{digits}g})"
+    return text
 
 
 @cache
@@ -88,86 +150,179 @@ def per_query(values: Sequence[float] | np.ndarray, name: str = "values") -> np.
     return x
 
 
+def cluster_codes(clusters: Clusters, n: int) -> np.ndarray | None:
+    """Cluster labels (one per query) as codes 0..G-1 in the order of the sorted labels; None when no
+    clusters are given or every query is its own cluster (then queries are the unit)."""
+    if clusters is None:
+        return None
+    labels = [str(c) for c in clusters]
+    if len(labels) != n:
+        raise ValueError(f"clusters: {len(labels)} labels for {n} values")
+    distinct = sorted(set(labels))
+    if len(distinct) == n:
+        return None
+    code = {label: i for i, label in enumerate(distinct)}
+    return np.array([code[label] for label in labels], dtype=np.int64)
+
+
+def cluster_labels(clusters: Sequence[Any] | None, ids: Sequence[Any]) -> list[str] | None:
+    """Cluster labels for rows that may lack one: a row's cluster, or its own id when it has none (a
+    negative query of king78); None when no row has a cluster (every query is its own unit)."""
+    if clusters is None:
+        return None
+    present = [c is not None and c == c for c in clusters]  # c == c: not NaN
+    if not any(present):
+        return None
+    return [f"c:{c}" if keep else f"q:{q}" for c, q, keep in zip(clusters, ids, present)]
+
+
+def _within(x: np.ndarray, low: float, high: float) -> bool:
+    return bool(len(x)) and bool(np.all((x >= low - 1e-12) & (x <= high + 1e-12)))
+
+
+def _binary(x: np.ndarray) -> bool:
+    return bool(len(x)) and bool(np.all((x == 0.0) | (x == 1.0)))
+
+
+# --- bounded (Clopper-Pearson type) intervals --------------------------------------------------------
+
+def clopper_pearson(successes: float, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a binomial proportion; a fractional `successes` (the sum
+    of values in [0, 1]) gives the same beta bounds at the fractional count."""
+    if n <= 0:
+        return math.nan, math.nan
+    alpha = 1.0 - level
+    x = min(max(float(successes), 0.0), float(n))
+    low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
+    high = 1.0 if x >= n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
+    return low, high
+
+
+def _bounded_mean(x: np.ndarray, level: float, unit: str, over: str = "") -> Interval:
+    """Values in [0, 1]: the Clopper-Pearson bounds at the (fractional) count."""
+    n = len(x)
+    low, high = clopper_pearson(float(x.sum()), n, level)
+    what = plural(unit, n) + over
+    method = (f"exact Clopper-Pearson interval over {what}" if _binary(x) else
+              f"Clopper-Pearson bound at the fractional count over {what} (values in [0, 1]; conservative)")
+    return Interval(float(x.mean()), low, high, level, method, n, unit)
+
+
+def _bounded_difference(d: np.ndarray, level: float, unit: str, over: str = "") -> Interval:
+    """Differences in [-1, 1]: Clopper-Pearson bounds of the positive and the negative parts, each at
+    level 1 - alpha/2 (Bonferroni), combined: mean(d+) - mean(d-) lies in [low+ - high-, high+ - low-]."""
+    n = len(d)
+    inner = 1.0 - (1.0 - level) / 2
+    up_low, up_high = clopper_pearson(float(np.clip(d, 0, None).sum()), n, inner)
+    down_low, down_high = clopper_pearson(float(np.clip(-d, 0, None).sum()), n, inner)
+    return Interval(float(d.mean()), up_low - down_high, up_high - down_low, level,
+                    f"Clopper-Pearson bounds of the gains and the losses over {plural(unit, n)}{over} "
+                    "(Bonferroni, conservative)", n, unit)
+
+
+def _too_small(estimate: float, level: float, units: int, unit: str, why: str) -> Interval:
+    return Interval(estimate, math.nan, math.nan, level, f"n too small: {why}", units, unit)
+
+
 # --- bootstrap intervals ----------------------------------------------------------------------------
 
-def bootstrap_mean(values: Sequence[float] | np.ndarray, *, level: float = LEVEL,
-                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED,
-                   method: Literal["BCa", "percentile"] = "BCa") -> Interval:
-    """Bootstrap interval for the mean over queries (scipy.stats.bootstrap, queries resampled with
-    replacement).  BCa by default: it corrects the percentile interval for the bias and skew that
-    bounded, discrete per-query values (reciprocal ranks, 0/1 passes near 1.0) give the bootstrap
-    distribution.  Where BCa is undefined (too few distinct values to estimate its acceleration) the
-    percentile interval is returned and the method says so; when every query has the same value the
-    interval is that value (nothing to resample)."""
+def bootstrap_mean(values: Sequence[float] | np.ndarray, *, clusters: Clusters = None, unit: str = "query",
+                   level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED,
+                   difference: bool = False) -> Interval:
+    """The interval of the mean over queries, by the rules of the module docstring (BCa bootstrap for
+    large samples of independent queries; exact or bounded intervals for 0/1 values and small samples;
+    the studentized cluster bootstrap when `clusters` are given).  difference=True: the values are
+    differences of two [0, 1] figures (bounded in [-1, 1])."""
     x = per_query(values)
-    if len(x) == 0:
-        return Interval(math.nan, math.nan, math.nan, level, "no queries")
-    estimate = float(x.mean())
-    if np.all(x == x[0]):
-        return Interval(estimate, estimate, estimate, level, "every query has the same value")
-    label = f"{method} bootstrap over {len(x)} queries ({resamples:,} resamples, seed {seed})"
-    low, high = _scipy_bootstrap(x, level, resamples, seed, method)
-    if method == "BCa" and not (math.isfinite(low) and math.isfinite(high)):
-        low, high = _scipy_bootstrap(x, level, resamples, seed, "percentile")
-        label = f"percentile bootstrap over {len(x)} queries (BCa undefined; {resamples:,} resamples, seed {seed})"
-    return Interval(estimate, low, high, level, label)
+    return bootstrap_means({"x": x}, clusters=clusters, unit=unit, level=level, resamples=resamples, seed=seed,
+                           differences=("x",) if difference else ())["x"]
 
 
-def _scipy_bootstrap(x: np.ndarray, level: float, resamples: int, seed: int, method: str) -> tuple[float, float]:
-    with warnings.catch_warnings():  # a degenerate BCa is reported through the NaN it returns
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap((x,), np.mean, n_resamples=resamples, confidence_level=level,
-                                 method=method, vectorized=True, rng=np.random.default_rng(seed))
-    low, high = result.confidence_interval
-    return float(low), float(high)
-
-
-def bootstrap_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
-                         **options) -> Interval:
-    """Paired bootstrap interval for mean(a) - mean(b): a query is drawn with both of its values, so the
-    interval reflects the per-query differences, not two independent spreads."""
+def bootstrap_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
+                         clusters: Clusters = None, unit: str = "query", **options) -> Interval:
+    """Paired interval for mean(a) - mean(b): a query (or cluster) is drawn with both of its values, so
+    the interval reflects the per-query differences, not two independent spreads.  When a and b lie in
+    [0, 1], their differences are bounded in [-1, 1] (the bounded interval for small samples)."""
     a, b = per_query(a, "a"), per_query(b, "b")
     if len(a) != len(b):
         raise ValueError(f"paired values need the same queries: {len(a)} vs {len(b)}")
-    interval = bootstrap_mean(a - b, **options)
-    return Interval(interval.estimate, interval.low, interval.high, interval.level, "paired " + interval.method)
+    bounded = _within(a, 0, 1) and _within(b, 0, 1)
+    interval = bootstrap_mean(a - b, clusters=clusters, unit=unit, difference=bounded, **options)
+    return Interval(interval.estimate, interval.low, interval.high, interval.level, "paired " + interval.method,
+                    interval.units, interval.unit)
 
 
-def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, level: float = LEVEL,
-                    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED) -> dict[str, Interval]:
-    """BCa intervals for the means of several per-query columns of the same queries (a summary's
-    Recall, MRR, nDCG and pass columns), all from the same resampled queries, so they are also paired
-    with one another.  The same interval as bootstrap_mean (scipy's BCa) up to the random draws, at a
-    fraction of the cost: the resampled means of every column are one product (draw counts x values),
-    and the BCa acceleration of a mean has a closed form (jackknife means (n mean - x_i) / (n - 1)).
-    Degenerate cases as bootstrap_mean: a constant column is its value, an undefined BCa falls back
-    to the percentile interval."""
+def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, clusters: Clusters = None,
+                    unit: str = "query", level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int = SEED, differences: Sequence[str] = ()) -> dict[str, Interval]:
+    """Intervals for the means of several per-query columns of the same queries (a summary's Recall,
+    MRR, nDCG and pass columns), each by the rules of the module docstring.  The bootstrapped ones come
+    from the same resampled queries (or clusters), so they are also paired with one another; the
+    resampled means of every column are one product (draw counts x values).  BCa: the acceleration of
+    a mean has a closed form (jackknife means (n mean - x_i) / (n - 1)); an undefined BCa falls back to
+    the percentile interval.  `differences`: columns holding differences of [0, 1] figures."""
     names = list(columns)
-    x = np.column_stack([per_query(columns[name], name) for name in names]) if names else np.zeros((0, 0))
-    n = x.shape[0]
     if not names:
         return {}
+    x = np.column_stack([per_query(columns[name], name) for name in names])
+    n = x.shape[0]
     if n == 0:
-        return {name: Interval(math.nan, math.nan, math.nan, level, "no queries") for name in names}
+        return {name: Interval(math.nan, math.nan, math.nan, level, "no queries", 0, unit) for name in names}
+    codes = cluster_codes(clusters, n)
+    if codes is not None:
+        return _cluster_intervals(names, x, codes, unit, level, resamples, seed, set(differences))
+    out: dict[str, Interval] = {}
+    boot_columns = []
+    for j, name in enumerate(names):
+        col = x[:, j]
+        constant = bool(np.all(col == col[0]))
+        if _binary(col) and name not in differences:
+            out[name] = _bounded_mean(col, level, "query")
+        elif (n < SMALL_SAMPLE or constant) and name in differences and _within(col, -1, 1):
+            out[name] = _bounded_difference(col, level, "query")
+        elif (n < SMALL_SAMPLE or constant) and _within(col, 0, 1):
+            out[name] = _bounded_mean(col, level, "query")
+        elif constant:
+            out[name] = _too_small(float(col[0]), level, n, "query", "every query has the same value")
+        elif n < SMALL_SAMPLE:
+            out[name] = _t_interval(col, level)
+        else:
+            boot_columns.append(j)
+    if boot_columns:
+        out.update(_bca_intervals([names[j] for j in boot_columns], x[:, boot_columns], level, resamples, seed))
+    return {name: out[name] for name in names}
+
+
+def _t_interval(x: np.ndarray, level: float) -> Interval:
+    n = len(x)
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(x.std(ddof=1)) / math.sqrt(n)
+    return Interval(float(x.mean()), float(x.mean()) - half, float(x.mean()) + half, level,
+                    f"Student t interval over {plural('query', n)} (fewer than {SMALL_SAMPLE}, unbounded values)",
+                    n, "query")
+
+
+def _draw_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """rows x n: how often each of n units is drawn in each of `rows` resamples with replacement."""
+    draws = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
+    return np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+
+
+def _bca_intervals(names: list[str], x: np.ndarray, level: float, resamples: int, seed: int) -> dict[str, Interval]:
+    n = x.shape[0]
     estimates = x.mean(axis=0)
     rng = np.random.default_rng(seed)
     boot = np.empty((resamples, len(names)))
     block = max(1, min(resamples, (1 << 22) // n))  # draw counts for `block` resamples at a time
     for start in range(0, resamples, block):
         rows = min(block, resamples - start)
-        draws = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
         with _one_blas_thread():
-            boot[start:start + rows] = counts @ x / n
+            boot[start:start + rows] = _draw_counts(rng, rows, n) @ x / n
     alpha = (1 - level) / 2
     z = stats.norm.ppf([alpha, 1 - alpha])
     out = {}
     for j, name in enumerate(names):
         estimate = float(estimates[j])
-        if np.all(x[:, j] == x[0, j]):
-            out[name] = Interval(estimate, estimate, estimate, level, "every query has the same value")
-            continue
-        label = f"BCa bootstrap over {n} queries ({resamples:,} resamples, seed {seed})"
+        label = f"BCa bootstrap over {plural('query', n)} ({resamples:,} resamples, seed {seed})"
         # the share of resampled means below the estimate, ties counted half (scipy's "mean" rank)
         z0 = stats.norm.ppf((np.count_nonzero(boot[:, j] < estimate) + np.count_nonzero(boot[:, j] <= estimate))
                             / (2 * resamples))
@@ -181,38 +336,147 @@ def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, leve
             low, high = np.percentile(boot[:, j], shares * 100)
         else:
             low, high = np.percentile(boot[:, j], [alpha * 100, (1 - alpha) * 100])
-            label = f"percentile bootstrap over {n} queries (BCa undefined; {resamples:,} resamples, seed {seed})"
-        out[name] = Interval(estimate, float(low), float(high), level, label)
+            label = (f"percentile bootstrap over {plural('query', n)} (BCa undefined; {resamples:,} resamples, "
+                     f"seed {seed})")
+        out[name] = Interval(estimate, float(low), float(high), level, label, n, "query")
     return out
 
 
+def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit: str, level: float,
+                       resamples: int, seed: int, differences: set[str]) -> dict[str, Interval]:
+    """Intervals over clusters.  Many queries per cluster: the studentized cluster bootstrap of the mean
+    over queries (a ratio: cluster totals over cluster sizes), se = sqrt(G/(G-1) sum_c (S_c - mean
+    n_c)^2) / N (the cluster-robust standard error); each resample of G clusters gives t* = (mean* -
+    mean) / se*, and the interval is [mean - q(1-a/2) se, mean - q(a/2) se], clipped to [0, 1] (or
+    [-1, 1]) for bounded values.  Few clusters of few queries (fewer than SMALL_SAMPLE clusters of under
+    SMALL_CLUSTER queries on average: king78's records), clusters whose means are all equal, or a
+    bootstrap whose resamples often have no spread (one deviant cluster among identical ones): the
+    clusters are the sample, and the bounded interval of the small-sample rules is taken over them."""
+    g = int(codes.max()) + 1
+    n = x.shape[0]
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    sums = np.zeros((g, x.shape[1]))
+    np.add.at(sums, codes, x)
+    estimates = x.mean(axis=0)
+    over = f" ({n:,} queries)"
+    out: dict[str, Interval] = {}
+
+    def over_clusters(j: int, why: str) -> Interval:
+        """The clusters as the sample: bounded intervals at the clusters' count, centred on the mean."""
+        means = sums[:, j] / sizes
+        note = f" ({n:,} queries; {why})"
+        if names[j] in differences and _within(x[:, j], -1, 1):
+            shifted = means - means.mean() + estimates[j]  # centred on the question-weighted mean
+            bound = _bounded_difference(np.clip(shifted, -1, 1), level, unit, note)
+        elif _within(x[:, j], 0, 1):
+            low, high = clopper_pearson(float(estimates[j]) * g, g, level)
+            bound = Interval(float(estimates[j]), low, high, level,
+                             f"Clopper-Pearson bound at the fractional count over {plural(unit, g)}{note}", g, unit)
+        else:
+            bound = _too_small(float(estimates[j]), level, g, unit, f"{plural(unit, g)}; {why}")
+        return Interval(float(estimates[j]), bound.low, bound.high, level, bound.method, g, unit)
+
+    boot_columns = []
+    for j, name in enumerate(names):
+        means = sums[:, j] / sizes
+        if g < MIN_CLUSTERS:
+            out[name] = _too_small(float(estimates[j]), level, g, unit,
+                                   f"{plural(unit, g)}, at least {MIN_CLUSTERS} are needed to resample")
+        elif np.all(np.abs(means - means[0]) <= 1e-12):
+            out[name] = over_clusters(j, f"every {unit} has the same mean")
+        elif g < SMALL_SAMPLE and n / g < SMALL_CLUSTER:
+            out[name] = over_clusters(j, f"fewer than {SMALL_SAMPLE} {unit}s of about one query each")
+        else:
+            boot_columns.append(j)
+    if not boot_columns:
+        return {name: out[name] for name in names}
+    cols = sums[:, boot_columns]
+    mu = estimates[boot_columns]
+    residual = cols - sizes[:, None] * mu
+    se = np.sqrt(g / (g - 1) * (residual ** 2).sum(axis=0)) / n
+    rng = np.random.default_rng(seed)
+    t_stats = np.empty((resamples, len(boot_columns)))
+    block = max(1, min(resamples, (1 << 22) // g))
+    squares, cross, size_squares = cols ** 2, cols * sizes[:, None], sizes ** 2
+    for start in range(0, resamples, block):
+        rows = min(block, resamples - start)
+        counts = _draw_counts(rng, rows, g)
+        with _one_blas_thread():
+            n_star = counts @ sizes
+            mu_star = (counts @ cols) / n_star[:, None]
+            ss = counts @ squares - 2 * mu_star * (counts @ cross) + mu_star ** 2 * (counts @ size_squares)[:, None]
+        se_star = np.sqrt(g / (g - 1) * np.clip(ss, 0, None)) / n_star[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_stats[start:start + rows] = np.where(se_star > 1e-12 * np.maximum(1.0, np.abs(mu_star)),
+                                                   (mu_star - mu) / se_star, np.nan)
+    alpha = (1 - level) / 2
+    for k, j in enumerate(boot_columns):
+        t = t_stats[:, k][np.isfinite(t_stats[:, k])]
+        if len(t) < (1 - DEGENERATE_SHARE) * resamples:
+            out[names[j]] = over_clusters(j, f"{resamples - len(t):,} of {resamples:,} cluster resamples have "
+                                             "no spread")
+            continue
+        q_low, q_high = np.percentile(t, [alpha * 100, (1 - alpha) * 100])
+        low, high = float(mu[k] - q_high * se[k]), float(mu[k] - q_low * se[k])
+        if names[j] in differences and _within(x[:, j], -1, 1):
+            low, high = max(low, -1.0), min(high, 1.0)
+        elif _within(x[:, j], 0, 1):
+            low, high = max(low, 0.0), min(high, 1.0)
+        out[names[j]] = Interval(float(mu[k]), low, high, level,
+                                 f"studentized cluster bootstrap over {plural(unit, g)}{over} "
+                                 f"({resamples:,} resamples, seed {seed})", g, unit)
+    return {name: out[name] for name in names}
+
+
 def bootstrap_pass_rate(passed: Sequence[bool] | np.ndarray, **options) -> Interval:
-    """Bootstrap interval for the share of queries that passed."""
+    """The interval of the share of queries that passed (exact Clopper-Pearson for independent queries)."""
     return bootstrap_mean(np.asarray(passed, dtype=bool).astype(float), **options)
 
 
 # --- paired sign-flip (randomization) test ----------------------------------------------------------
 
+def cluster_totals(values: np.ndarray, clusters: Clusters) -> tuple[np.ndarray, int, bool]:
+    """Per-query values (or a settings x queries matrix) summed within clusters: (totals, units,
+    clustered).  A sign flip of a cluster flips all of its queries at once."""
+    n = values.shape[-1]
+    codes = cluster_codes(clusters, n)
+    if codes is None:
+        return values, n, False
+    g = int(codes.max()) + 1
+    totals = np.zeros(values.shape[:-1] + (g,))
+    np.add.at(totals, (..., codes) if values.ndim > 1 else codes, values)
+    return totals, g, True
+
+
 def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray | None = None, *,
-                   flips: int = FLIPS, seed: int = SEED, exact_max: int = EXACT_MAX_QUERIES) -> PairedTest:
-    """Two-sided paired randomization test of mean(a - b) = 0 (Fisher): under the null each query's
-    difference is as likely to have the opposite sign, so p = P(|mean of sign-flipped d| >= |mean d|).
-    Queries with d = 0 are left out of the enumeration (flipping them changes nothing, so the p-value is
-    the same).  With at most `exact_max` informative queries every one of the 2^n sign patterns is
-    enumerated (exact p); otherwise `flips` random patterns are drawn (seeded) and p = (hits + 1) /
-    (flips + 1), which keeps the test valid at any number of flips."""
+                   clusters: Clusters = None, unit: str = "query", flips: int = FLIPS, seed: int = SEED,
+                   exact_max: int = EXACT_MAX_QUERIES) -> PairedTest:
+    """Two-sided paired randomization test of mean(a - b) = 0 (Fisher): under the null each unit's
+    difference is as likely to have the opposite sign, so p = P(|sum of sign-flipped d| >= |sum d|).  A
+    unit is a query, or with `clusters` a cluster whose queries' differences are summed and flipped
+    together.  Units with d = 0 are left out of the enumeration (flipping them changes nothing).  With at
+    most `exact_max` informative units every one of the 2^m sign patterns is enumerated (exact p, floor
+    2/2^m); otherwise `flips` random patterns are drawn (seeded) and p = (hits + 1) / (flips + 1), which
+    keeps the test valid at any number of flips (floor 1/(flips + 1))."""
     d = per_query(a, "a") - (per_query(b, "b") if b is not None else 0.0)
     n = len(d)
-    informative = d[d != 0]
-    m = len(informative)
     statistic = float(d.mean()) if n else math.nan
+    totals, units, clustered = cluster_totals(d, clusters)
+    if not clustered:
+        unit = "query"
+    informative = totals[np.abs(totals) > _RELATIVE_TIE * max(1.0, float(np.abs(d).sum()))] if clustered \
+        else totals[totals != 0]
+    m = len(informative)
+    base = dict(queries=n, informative=m, units=units, unit=unit)
     if m == 0:
-        return PairedTest(statistic if n else math.nan, 1.0, "no query differs", n, 0)
+        return PairedTest(statistic if n else math.nan, 1.0, f"no {unit} differs", floor=1.0, **base)
     observed = abs(float(informative.sum()))
     tolerance = _RELATIVE_TIE * float(np.abs(informative).sum())
+    over = f" of {plural(unit, m)}" + (f" ({n:,} queries)" if clustered else "")
     if m <= exact_max:
         p = _exact_two_sided(informative, observed - tolerance)
-        return PairedTest(statistic, p, f"exact sign-flip test (2^{m} = {1 << m:,} sign patterns)", n, m)
+        return PairedTest(statistic, p, f"exact sign-flip test (2^{m} = {1 << m:,} sign patterns{over})",
+                          floor=2.0 / (1 << m), **base)
     rng = np.random.default_rng(seed)
     hits = 0
     with _one_blas_thread():
@@ -220,7 +484,8 @@ def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
             sums = _random_signs(rng, size, m) @ informative
             hits += int(np.count_nonzero(np.abs(sums) >= observed - tolerance))
     return PairedTest(statistic, (hits + 1) / (flips + 1),
-                      f"Monte Carlo sign-flip test ({flips:,} random sign patterns, seed {seed})", n, m)
+                      f"Monte Carlo sign-flip test ({flips:,} random sign patterns{over}, seed {seed})",
+                      floor=1.0 / (flips + 1), monte_carlo=True, **base)
 
 
 def _exact_two_sided(values: np.ndarray, threshold: float) -> float:
@@ -274,11 +539,19 @@ class SelectionTest:
     informative: int  # queries on which some setting differs from the configured one
     settings: int
     distinct: int  # settings with distinct per-query differences (identical rows share one max)
+    floor: float = 0.0  # the smallest p-value the test can give here
+    monte_carlo: bool = False
+    units: int | None = None  # resampling units flipped (queries, or clusters)
+    unit: str = "query"
+
+    def p_text(self) -> str:
+        return p_text(self.p_value, self.floor, self.monte_carlo)
 
 
 def max_statistic_test(scores: np.ndarray, configured: int, *, alternative: Literal["greater", "two-sided"] = "greater",
                        statistic: Literal["standardized", "mean"] = "standardized", flips: int = FLIPS,
-                       seed: int = SEED, exact_max_cells: int = EXACT_MAX_CELLS) -> SelectionTest:
+                       seed: int = SEED, exact_max_cells: int = EXACT_MAX_CELLS, clusters: Clusters = None,
+                       unit: str = "query") -> SelectionTest:
     """Westfall-Young max-T permutation test of the best setting against the configured one.
 
     scores: settings x queries, the per-query values the selection maximises (the mean over queries picks
@@ -299,25 +572,32 @@ def max_statistic_test(scores: np.ndarray, configured: int, *, alternative: Lite
     can go unnoticed next to one that swings 20; standardizing gives every setting the same null
     spread, which is the usual remedy (Westfall & Young's max-T on pivotal statistics).
 
-    Exact enumeration of all 2^n flips when 2^n x distinct settings <= exact_max_cells, else `flips`
-    seeded random flips with p = (hits + 1) / (flips + 1)."""
+    With `clusters` (one label per query), the unit flipped is a cluster: each setting's differences are
+    summed within clusters first, and a flip negates a whole cluster.
+
+    Exact enumeration of all 2^n flips when 2^n x distinct settings <= exact_max_cells (floor 1/2^n),
+    else `flips` seeded random flips with p = (hits + 1) / (flips + 1) (floor 1/(flips + 1))."""
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 2 or not np.all(np.isfinite(scores)):
         raise ValueError(f"scores: expected a finite settings x queries matrix, got shape {scores.shape}")
     settings, n = scores.shape
     if not 0 <= configured < settings:
         raise ValueError(f"configured setting {configured} is not one of the {settings} settings")
-    diffs = scores - scores[configured]
-    gains = diffs.mean(axis=1) if n else np.zeros(settings)
+    query_diffs = scores - scores[configured]
+    gains = query_diffs.mean(axis=1) if n else np.zeros(settings)
     best = best_index(gains, prefer=configured)
     two_sided = alternative == "two-sided"
-    informative = np.flatnonzero(np.any(diffs != 0, axis=0))
+    diffs, units, clustered = cluster_totals(query_diffs, clusters) if n else (query_diffs, 0, False)
+    unit = unit if clustered else "query"
+    scale = max(1.0, float(np.abs(query_diffs).sum(axis=1).max())) if n else 1.0
+    informative = np.flatnonzero(np.any(np.abs(diffs) > (_RELATIVE_TIE * scale if clustered else 0), axis=0))
     distinct = _distinct_rows(diffs[:, informative])
     m, u = len(informative), len(distinct)
     base = dict(best=best, configured=configured, statistic=float(gains[best]), queries=n,
-                informative=m, settings=settings, distinct=u)
+                informative=m, settings=settings, distinct=u, units=units, unit=unit)
     if m == 0:
-        return SelectionTest(p_value=1.0, adjusted=np.ones(settings), method="no setting differs on any query", **base)
+        return SelectionTest(p_value=1.0, adjusted=np.ones(settings), method=f"no setting differs on any {unit}",
+                             floor=1.0, **base)
     if statistic == "standardized":  # each setting's sum over its own flip spread (0 for the configuration)
         observed = diffs.sum(axis=1) / _norms(diffs)
         columns = (distinct / _norms(distinct)[:, None]).T  # m x u
@@ -339,14 +619,17 @@ def max_statistic_test(scores: np.ndarray, configured: int, *, alternative: Lite
                                        for start in range(0, total, _BLOCK)])
             adjusted = _count_at_least(null_max, observed_sums - tolerance) / total
             method = (f"max-{statistic} sign-flip test over {settings:,} settings, "
-                      f"exact (2^{m} = {total:,} patterns)")
+                      f"exact (2^{m} = {total:,} patterns of {plural(unit, m)})")
+            floor, monte_carlo = 1.0 / total, False
         else:
             rng = np.random.default_rng(seed)
             null_max = np.concatenate([maxima(_random_signs(rng, size, m)) for size in _blocks(flips)])
             adjusted = (_count_at_least(null_max, observed_sums - tolerance) + 1) / (flips + 1)
             method = (f"max-{statistic} sign-flip test over {settings:,} settings "
-                      f"({flips:,} random sign patterns, seed {seed})")
-    return SelectionTest(p_value=float(adjusted[best]), adjusted=adjusted, method=method, **base)
+                      f"({flips:,} random sign patterns of {plural(unit, m)}, seed {seed})")
+            floor, monte_carlo = 1.0 / (flips + 1), True
+    return SelectionTest(p_value=float(adjusted[best]), adjusted=adjusted, method=method, floor=floor,
+                         monte_carlo=monte_carlo, **base)
 
 
 def _norms(rows: np.ndarray) -> np.ndarray:
@@ -415,26 +698,32 @@ class Comparison:
     queries: int
     mean_a: float
     mean_b: float
-    difference: Interval  # mean(a - b) with its paired bootstrap interval
+    difference: Interval  # mean(a - b) with its paired interval
     p_value: float  # paired sign-flip test
     p_holm: float  # Holm-corrected over the table's family of comparisons
     method: str
+    p_floor: float = 0.0  # the smallest p-value the test can give here
+    monte_carlo: bool = False
+    units: int | None = None  # resampling units (queries, or clusters)
+    unit: str = "query"
 
     def as_dict(self) -> dict[str, object]:
         return {"a": self.a, "b": self.b, "queries": self.queries, "mean_a": self.mean_a, "mean_b": self.mean_b,
                 "difference": self.difference.as_dict(), "p_value": self.p_value, "p_holm": self.p_holm,
+                "p_floor": self.p_floor, "monte_carlo": self.monte_carlo, "units": self.units, "unit": self.unit,
                 "method": self.method}
 
 
 def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: str | None = None,
                        pairs: Sequence[tuple[str, str]] | None = None, level: float = LEVEL,
-                       resamples: int = BOOTSTRAP_RESAMPLES, flips: int = FLIPS, seed: int = SEED
-                       ) -> list[Comparison]:
+                       resamples: int = BOOTSTRAP_RESAMPLES, flips: int = FLIPS, seed: int = SEED,
+                       clusters: Mapping[str, Hashable] | None = None, unit: str = "query") -> list[Comparison]:
     """Paired tests across a table whose columns are systems (presets, rounds, tokenizers, chunkers) and
     whose values are per-query figures ({column: {query id: value}}).  The family is `pairs` if given,
     else every column against `baseline`, else every pair of columns; each comparison uses the queries
     both columns have (sorted by id), and all p-values are Holm-corrected together.  A pair with no
-    common query gets NaN and stays out of the family."""
+    common query gets NaN and stays out of the family.  `clusters` ({query id: cluster}, e.g. the
+    conversation of each question) makes the cluster the unit of the interval and of the sign flips."""
     if pairs is None:
         names = list(columns)
         if baseline is not None:
@@ -449,16 +738,24 @@ def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: 
         x = np.array([columns[a][q] for q in common], dtype=float)
         y = np.array([columns[b][q] for q in common], dtype=float)
         if not common:
-            empty = Interval(math.nan, math.nan, math.nan, level, "no common queries")
-            raw.append((a, b, 0, math.nan, math.nan, empty, math.nan, "no common queries"))
+            empty = Interval(math.nan, math.nan, math.nan, level, "no common queries", 0, unit)
+            raw.append((a, b, 0, math.nan, math.nan, empty, None))
             continue
-        test = sign_flip_test(x, y, flips=flips, seed=seed)
-        interval = bootstrap_difference(x, y, level=level, resamples=resamples, seed=seed)
-        raw.append((a, b, len(common), float(x.mean()), float(y.mean()), interval, test.p_value, test.method))
-    family = {i: row[6] for i, row in enumerate(raw) if math.isfinite(row[6])}
+        labels = [clusters.get(q, q) for q in common] if clusters else None
+        test = sign_flip_test(x, y, flips=flips, seed=seed, clusters=labels, unit=unit)
+        interval = bootstrap_difference(x, y, level=level, resamples=resamples, seed=seed, clusters=labels, unit=unit)
+        raw.append((a, b, len(common), float(x.mean()), float(y.mean()), interval, test))
+    family = {i: row[6].p_value for i, row in enumerate(raw) if row[6] is not None}
     corrected = holm(family) if family else {}
-    return [Comparison(a, b, n, ma, mb, interval, p, corrected.get(i, math.nan), f"{method}; Holm over {len(family)}")
-            for i, (a, b, n, ma, mb, interval, p, method) in enumerate(raw)]
+    out = []
+    for i, (a, b, n, ma, mb, interval, test) in enumerate(raw):
+        if test is None:
+            out.append(Comparison(a, b, n, ma, mb, interval, math.nan, math.nan, "no common queries", unit=unit))
+            continue
+        out.append(Comparison(a, b, n, ma, mb, interval, test.p_value, corrected[i],
+                              f"{test.method}; Holm over {len(family)}", test.floor, test.monte_carlo,
+                              test.units, test.unit))
+    return out
 
 
 def holm_over_rows(rows: list[dict[str, Any]], family: str = "") -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from harness.evaluation.statistics import (
     NEAR_TIE_FRACTION,
     SEED,
     bootstrap_means,
+    cluster_labels,
 )
 
 NEAR_TIE_MARGINS = ("relevant", "min_score", "cut")
@@ -33,24 +34,72 @@ METRIC_COLUMN = re.compile(r"^(recall|pure_recall|chunk_recall|chunk_mrr|chunk_n
                            r"@\d+$")
 
 
-def with_intervals(out: dict[str, Any], df: pd.DataFrame, columns: Sequence[str], resamples: int) -> None:
+def query_clusters(df: pd.DataFrame) -> list[str] | None:
+    """Each row's cluster (its `cluster` column; a row without one is its own), or None when the rows
+    have no clusters at all."""
+    return cluster_labels(df["cluster"].tolist() if "cluster" in df.columns else None, df["query_id"].tolist())
+
+
+def with_intervals(out: dict[str, Any], df: pd.DataFrame, columns: Sequence[str], resamples: int,
+                   unit: str = "query") -> None:
     """out[c] = the mean of column c over the block's queries and out[c_ci95] = its 95% interval, for
-    every column with values; columns judged on the same queries share their resampled queries."""
+    every column with values (statistics.bootstrap_means: clusters of the rows' `cluster` column are the
+    unit); columns judged on the same queries share their resampled queries.  out["ci_method"] is the
+    method of most columns, out["ci_methods"] {column: method} names the others."""
     groups: dict[tuple[bool, ...], dict[str, np.ndarray]] = {}
+    methods: dict[str, str] = {}
+    clusters = query_clusters(df)
     for c in columns:
         values = pd.to_numeric(df[c], errors="coerce").astype(float).to_numpy()
         mask = ~np.isnan(values)
         if mask.any():
             groups.setdefault(tuple(mask), {})[c] = values[mask]
-    for group in groups.values():
-        for name, interval in bootstrap_means(group, resamples=resamples).items():
+    for mask, group in groups.items():
+        labels = [c for c, keep in zip(clusters, mask) if keep] if clusters is not None else None
+        for name, interval in bootstrap_means(group, resamples=resamples, clusters=labels, unit=unit).items():
             out[name] = interval.estimate
             out[f"{name}_ci95"] = [interval.low, interval.high]
+            methods[name] = interval.method
+    if methods:  # the most common method is the block's; the others are listed by column
+        common = max(sorted(set(methods.values())), key=list(methods.values()).count)
+        out["ci_method"] = common
+        others = {k: v for k, v in methods.items() if v != common}
+        if others:
+            out["ci_methods"] = others
+
+
+def tie_ranges(df: pd.DataFrame, columns: Sequence[str]) -> dict[str, list[float]]:
+    """{"mrr@6": [mean over the worst orders, mean over the best]} for the document-level
+    metrics whose value depends on the order of tied documents (a row's `tie_range` column; a row
+    without one has the same value in every order).  Metrics that no tie decides are left out."""
+    if "tie_range" not in df.columns:
+        return {}
+    ranges = df["tie_range"].tolist()
+    out = {}
+    for c in columns:
+        if not any(isinstance(r, dict) and c in r for r in ranges):
+            continue
+        values = pd.to_numeric(df[c], errors="coerce").tolist()
+        worst = [r[c][0] if isinstance(r, dict) and c in r else v for r, v in zip(ranges, values)]
+        best = [r[c][1] if isinstance(r, dict) and c in r else v for r, v in zip(ranges, values)]
+        pairs = [(w, b) for w, b in zip(worst, best) if w == w and b == b]
+        if pairs:
+            out[c] = [sum(w for w, _ in pairs) / len(pairs), sum(b for _, b in pairs) / len(pairs)]
+    return out
+
+
+def resampling(df: pd.DataFrame, unit: str) -> dict[str, Any]:
+    """What the block's intervals resample: {"unit": "conversation", "clusters": 10, "queries": 1536}."""
+    clusters = query_clusters(df)
+    count = len(set(clusters)) if clusters is not None else len(df)
+    return {"unit": unit if clusters is not None and count < len(df) else "query", "clusters": count,
+            "queries": int(len(df))}
 
 
 def ci_method(resamples: int = BOOTSTRAP_RESAMPLES) -> str:
-    return (f"95% BCa bootstrap over the block's queries ({resamples:,} resamples, seed {SEED}; percentile where "
-            "BCa is undefined; the value itself when every query has the same value)")
+    return (f"95% intervals (harness.evaluation.statistics): exact Clopper-Pearson for 0/1 values, Clopper-Pearson "
+            f"bounds for small samples of [0, 1] values, else BCa bootstrap over the queries; studentized cluster "
+            f"bootstrap where queries come in clusters ({resamples:,} resamples, seed {SEED})")
 
 
 def near_tie_rule(fraction: float = NEAR_TIE_FRACTION, absolute: float | None = None) -> str:
@@ -60,8 +109,9 @@ def near_tie_rule(fraction: float = NEAR_TIE_FRACTION, absolute: float | None = 
 
 
 def summarise(frame: pd.DataFrame, k: int, *, near_tie: str | None = None,
-              resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
-    """The summary of a run's rows.  `near_tie` describes the rule the rows' near_tie column followed."""
+              resamples: int = BOOTSTRAP_RESAMPLES, unit: str = "query") -> dict[str, Any]:
+    """The summary of a run's rows.  `near_tie` describes the rule the rows' near_tie column followed;
+    `unit` names the rows' clusters (the data set's resampling unit: "conversation", "record")."""
     suite = frame[frame["in_suite"]]
     negative = frame[frame["kind"] == "negative"]
     paraphrase = frame[frame["kind"] == "paraphrase"]
@@ -71,11 +121,15 @@ def summarise(frame: pd.DataFrame, k: int, *, near_tie: str | None = None,
         if df.empty:
             return {"queries": 0}
         out: dict[str, Any] = {"queries": int(len(df)), "passed": int(df["passed"].sum())}
-        with_intervals(out, df.assign(pass_rate=df["passed"].astype(float)), ["pass_rate", *metric_cols], resamples)
+        with_intervals(out, df.assign(pass_rate=df["passed"].astype(float)), ["pass_rate", *metric_cols], resamples,
+                       unit)
+        out["resampling"] = resampling(df, unit)
+        if ranges := tie_ranges(df, metric_cols):
+            out["tie_ranges"] = ranges
         ties = df["near_tie"].astype(bool) if "near_tie" in df else pd.Series(False, index=df.index)
         on = df["near_tie_on"].fillna("") if "near_tie_on" in df else pd.Series("", index=df.index)
         out.update({
-            "ci_method": ci_method(resamples),
+            "ci_method": out.get("ci_method", ci_method(resamples)),
             "top1_pure": int((df["top1_relevant"] & df["top1_pure"]).sum()),
             "text_score_nonzero": int(df["text_score_nonzero"].sum()),
             # queries whose outcome hangs on a near tie (per_query.near_tie_columns)
@@ -90,7 +144,7 @@ def summarise(frame: pd.DataFrame, k: int, *, near_tie: str | None = None,
         "queries": int(len(negative)), "returned_anything": int((negative["returned"] > 0).sum()),
         "max_top1_score": float(negative["top1_score"].max()) if len(negative) else None}
     with_intervals(negative_block, negative.assign(returned_rate=(negative["returned"] > 0).astype(float)),
-                   ["returned_rate"], resamples)
+                   ["returned_rate"], resamples, unit)
     if "skipped" in negative.columns:  # not searched at all (adaptive retrieval), a subset of those returning nothing
         negative_block["skipped"] = int(negative["skipped"].sum())
     out = {
@@ -106,5 +160,5 @@ def summarise(frame: pd.DataFrame, k: int, *, near_tie: str | None = None,
     if "category" in frame.columns:  # the suite per query category (LoCoMo)
         out["by_category"] = {str(cat): block(suite[suite["category"] == cat])
                               for cat in sorted(suite["category"].dropna().unique())}
-    add_context_summary(out, frame)  # context tokens and recall@{B}tokens, with bootstrap intervals
+    add_context_summary(out, frame, unit)  # context tokens and recall@{B}tokens, with bootstrap intervals
     return out

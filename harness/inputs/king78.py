@@ -16,6 +16,7 @@ from harness.inputs.layout import (
     Layout,
     LayoutWriter,
     Query,
+    clusters_by_shared_documents,
     fresh_root,
     jsonl_objects,
     project_path,
@@ -263,7 +264,10 @@ def render_king78(data_dir: Path | str, *, daily_logs: bool, combined: bool, rec
 @DATASETS.register("king78")
 @stage
 class King78:
-    """The project's own 78-record corpus (datasets/king78/)."""
+    """The project's own 78-record corpus (datasets/king78/).  A T-query and its paraphrases target the
+    same record, so the record is the unit intervals and tests resample (layout.clusters_by_shared_documents)."""
+
+    RESAMPLING_UNIT = "record"
 
     path: str | Path = "datasets/king78"
     """the folder (records.jsonl, daily_logs.jsonl, queries.jsonl); relative: working directory, else project root"""
@@ -272,7 +276,7 @@ class King78:
         self.path = project_path(self.path)
 
     def queries(self) -> list[Query]:
-        return load_queries(self.path / "queries.jsonl")
+        return clusters_by_shared_documents(load_queries(self.path / "queries.jsonl"))
 
     def records(self) -> list[dict[str, Any]]:
         return load_records(self.path / "records.jsonl")

@@ -8,6 +8,7 @@ overlaps no other document.  Every data set therefore reduces to the same thing:
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -139,6 +140,44 @@ class Query:
 
 
 QUERY_KINDS = ("suite", "negative", "paraphrase")
+
+
+def clusters_by_shared_documents(queries: Iterable[Query]) -> list[Query]:
+    """The queries with `cluster` set to the connected component of the documents they share: a T-query
+    and its paraphrases (the same record) form one cluster, as do queries linked through any document.
+    The label is the component's smallest document id; a query with no relevant document (a negative)
+    stays its own unit (cluster None).  A query whose cluster is already set keeps it."""
+    queries = list(queries)
+    parent: dict[str, str] = {}
+
+    def find(doc: str) -> str:
+        while parent.setdefault(doc, doc) != doc:
+            parent[doc] = parent[parent[doc]]
+            doc = parent[doc]
+        return doc
+
+    for q in queries:
+        docs = sorted(q.relevant)
+        for doc in docs[1:]:
+            a, b = find(docs[0]), find(doc)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    out = []
+    for q in queries:
+        if q.cluster is not None or not q.relevant:
+            out.append(q)
+            continue
+        out.append(dataclasses.replace(q, cluster=find(min(q.relevant))))
+    return out
+
+
+def resampling_unit(dataset: Any) -> str:
+    """What one cluster of a data set's queries is (its RESAMPLING_UNIT, or a `cluster` option's value):
+    "conversation", "article", "record"; "query" when the queries are independent draws."""
+    value = getattr(dataset, "cluster", None)
+    if isinstance(value, str) and value:
+        return value
+    return getattr(dataset, "RESAMPLING_UNIT", "query")
 
 
 

@@ -346,7 +346,10 @@ class LoCoMoConversation:
 @DATASETS.register("locomo")
 @stage
 class LoCoMo:
-    """LoCoMo: 10 long conversations as dated memory files, questions with evidence turns (one workspace each)."""
+    """LoCoMo: 10 long conversations as dated memory files, questions with evidence turns (one workspace each).
+    A conversation's questions are not independent draws: the conversation is the resampling unit."""
+
+    RESAMPLING_UNIT = "conversation"
 
     path: str | Path = "datasets/locomo/locomo10.json"
     """the JSON file (a relative path is read from the working directory, else the project root)"""

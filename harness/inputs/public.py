@@ -25,6 +25,7 @@ description (results.json "dataset"), as CMRC 2018 trial's TRIAL_20_QUERY_0 and 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import json.decoder
 import json.scanner
@@ -371,7 +372,8 @@ def _parse_squad(root: Any, empty_questions: str = "skip") -> SquadData:
                 answers = qa.get("answers", [])
                 texts = [a["text"] for a in answers if isinstance(a, dict) and isinstance(a.get("text"), str)] \
                     if isinstance(answers, list) else []
-                queries.append(Query(qid, question, {doc_id: 1}, extra={"answers": texts}))
+                queries.append(Query(qid, question, {doc_id: 1}, extra={"answers": texts, "article": f"a{ai}",
+                                                                         "paragraph": doc_id}))
     return SquadData(docs, queries, skipped)
 
 
@@ -414,6 +416,9 @@ class SquadDataset:
     """expected sha256 of the file (default: the published hash of a file named as upstream names it)"""
     verify: bool = True
     """check the sha256 before reading (false: measure a modified copy without a check)"""
+    cluster: Literal["article", "paragraph", "question"] = "article"
+    """the unit intervals and tests resample: the questions of one article (or paragraph) are not
+    independent draws; "question" treats every question as its own"""
 
     def __post_init__(self) -> None:
         self.path = project_path(self.path)
@@ -431,7 +436,10 @@ class SquadDataset:
 
     def queries(self) -> list[Query]:
         queries = self._load().queries
-        return queries[: self.limit_queries] if self.limit_queries else list(queries)
+        queries = queries[: self.limit_queries] if self.limit_queries else list(queries)
+        if self.cluster == "question":
+            return queries
+        return [dataclasses.replace(q, cluster=str(q.extra[self.cluster])) for q in queries]
 
     def describe(self) -> dict[str, Any]:
         """What was read: the file, its hash and check, and what was skipped."""

@@ -26,7 +26,7 @@ import yaml
 from harness.errors import DataError
 from harness.inputs.layout import QUERY_KINDS, jsonl_objects, read_utf8
 
-QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note")
+QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster")
 
 # A query is a question, not a document: longer texts are cut to this many characters (with a note).
 # The lexical leg's time grows faster than the query's length (cjk-bigram: 0.1 s at 2,000 characters,
@@ -47,6 +47,7 @@ class QuerySpec:
     lines: tuple[int, int] | None = None
     contains: str | None = None
     note: str | None = None
+    cluster: str | None = None  # queries that are not independent draws (one conversation, one topic)
     field_lines: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the harness changed, for the user to read
 
@@ -101,6 +102,12 @@ def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]
         if not isinstance(note, str):
             raise DataError(source, at, "note", "must be a string")
         spec.note = note
+    if "cluster" in fields:
+        value, at = fields["cluster"]
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+            raise DataError(source, at, "cluster", "must be a non-empty string naming the query's group "
+                                                   "(queries of one group are resampled together)")
+        spec.cluster = str(value).strip()
     targets = [k for k in ("path", "lines", "contains") if k in fields]
     if kind == "negative":
         if targets:

@@ -345,7 +345,7 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str],
         extra = {"target": target, "source": f"{spec.source}:{spec.line}"}
         if spec.note:
             extra["note"] = spec.note
-        queries.append(Query(spec.id, spec.text, relevant, spec.kind, None, extra))
+        queries.append(Query(spec.id, spec.text, relevant, spec.kind, None, extra, cluster=spec.cluster))
     return queries, [Span(*key) for key in spans]
 
 
@@ -405,7 +405,11 @@ def target_warnings(specs: Sequence[QuerySpec], texts: dict[str, str]) -> list[s
 @stage
 class WorkspaceDataset:
     """Your own OpenClaw workspace (path), a queries file (YAML/JSONL) and optionally openclaw.json; errors =
-    "skip" leaves out memory files that are not UTF-8, with a warning, instead of stopping the run."""
+    "skip" leaves out memory files that are not UTF-8, with a warning, instead of stopping the run.  Queries
+    are independent draws unless the queries file gives them a `cluster` (queries of one group are then
+    resampled together)."""
+
+    RESAMPLING_UNIT = "group"
 
     path: str | Path
     """the workspace folder (MEMORY.md, memory/); `~` expanded, relative to the working directory"""

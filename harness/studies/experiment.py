@@ -32,7 +32,7 @@ from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.runs import JudgedRuns, scoped_runs
 from harness.evaluation.summary import near_tie_rule, summarise
-from harness.inputs.layout import Layout
+from harness.inputs.layout import Layout, resampling_unit
 from harness.pipeline import (
     Index,
     Stages,
@@ -187,7 +187,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             legs = search_legs(index, part_stages, queries)
             stage = "evaluation" + at
             frame, hits, runs = evaluate_queries(index, part_stages, queries, legs, evaluation.get("round"),
-                                                 cutoffs, evidence_cutoffs, **near_tie)
+                                                 cutoffs, evidence_cutoffs, ties=evaluation.get("ties", "expected"),
+                                                 **near_tie)
             stage = "chunk statistics" + at
             parts.append(_Part(scope, _index_figures(index), frame, hits, runs, layout.description,
                                chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
@@ -210,7 +211,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
                 layout.cleanup()
     frame, hits = _joined(parts)
     summary = summarise(frame, stages.max_results,
-                        near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]))
+                        near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]),
+                        unit=resampling_unit(dataset))
     summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
                         "timings_ms": _summed([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
