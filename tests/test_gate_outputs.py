@@ -93,7 +93,7 @@ def test_markdown_table_and_the_github_step_summary(tmp_path, monkeypatch):
     assert "| metric | baseline | now | baseline 95% interval | rule | verdict |" in text
     lines = {line.split(" | ")[0]: line for line in text.splitlines() if line.startswith("| ")}
     assert lines["| passed"].startswith("| passed | 6 | 4 (judged 5) | [") and lines["| passed"].endswith("| **FAIL** |")
-    assert "may not leave the baseline's 95% interval" in lines["| mrr@6"]
+    assert "may not get worse with two-sample p < 0.05" in lines["| mrr@6"]
     assert "| T2 | 查询 T2 的文本 \\| with a pipe | passed | failed | -0.0500 | no | **FAIL** |" in text
     assert "| T5 | 查询 T5 的文本 \\| with a pipe | passed | failed | -0.0002 | yes | reported, not counted |" in text
     assert summary.read_text() == "earlier step\n" + text + "\n"  # appended, as GitHub collects it

@@ -2,7 +2,9 @@
 exact and statistical rules, near-tie flips, the gate file."""
 import json
 
+import numpy as np
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 from harness.cli import app
@@ -84,27 +86,39 @@ def test_flips_report_mode_keeps_the_gate_on_the_metrics(tmp_path):
     assert result.passed and "warn T6: passed -> failed (margin now -0.0500) - reported, not counted" in result.text()
 
 
-def test_interval_rule_fails_only_beyond_the_baselines_interval(tmp_path):
-    # 40 queries, 30 at rank 1 and 10 at rank 2: MRR 0.875; its bootstrap interval is about +-0.07
+def test_interval_rule_is_a_one_sided_two_sample_test(tmp_path):
+    # 40 queries, 30 at rank 1 and 10 at rank 2: MRR 0.875
     many = [f"Q{i:02d}" for i in range(40)]
 
     def doc(second: int) -> dict:
         return results([row(q, rank=2 if i < second else 1) for i, q in enumerate(many)])
 
+    def permutation_p(second_now: int, second_base: int) -> float:
+        """Independently of the harness: scipy's two-sample permutation test of the same values."""
+        now = np.array([0.5] * second_now + [1.0] * (40 - second_now))
+        base = np.array([0.5] * second_base + [1.0] * (40 - second_base))
+        return stats.permutation_test((now, base), lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
+                                      alternative="less", n_resamples=20_000, vectorized=True,
+                                      rng=np.random.default_rng(1)).pvalue
+
     base = write(tmp_path / "b.json", doc(10))
-    small = write(tmp_path / "small.json", doc(13))  # MRR 0.8375: inside the interval
-    large = write(tmp_path / "large.json", doc(22))  # MRR 0.725: outside
+    small = write(tmp_path / "small.json", doc(13))  # MRR 0.8375: a drop chance explains
+    large = write(tmp_path / "large.json", doc(22))  # MRR 0.725: it does not
     rules = ["mrr@6:interval"]
     gate = tmp_path / "g.toml"
     gate.write_text('[gate]\nflips = "report"\n[[rule]]\nmetric = "mrr@*"\nkind = "interval"\n')
     ok = run_gate(small, base, gate_file=gate)
     assert ok.passed, ok.text()
     check = ok.checks[0]
-    assert check.interval.low < 0.8375 < 0.875 < check.interval.high
+    assert check.test.p_value == pytest.approx(permutation_p(13, 10), abs=0.02) and check.test.p_value > 0.05
+    assert check.interval.low < 0.875 < check.interval.high  # the baseline's interval, shown in the reports
     bad = run_gate(large, base, rules)
     assert [c.metric for c in bad.failed_checks] == ["mrr@6"]
-    assert "may not leave the baseline's 95% interval [" in bad.text()
-    exact = run_gate(small, base, ["mrr@6:drop=0.02"])  # the exact rule flaps where the interval does not
+    p_large = bad.checks[0].test.p_value
+    assert p_large == pytest.approx(permutation_p(22, 10), abs=0.005) and p_large < 0.05
+    assert "two-sample permutation p = " in bad.text() and "may not get worse with two-sample p < 0.05" in bad.text()
+    assert not run_gate(base, large, rules).failed_checks  # an improvement never fails it
+    exact = run_gate(small, base, ["mrr@6:drop=0.02"])  # the exact rule flaps where the test does not
     assert [c.metric for c in exact.failed_checks] == ["mrr@6"]
 
 
@@ -125,7 +139,7 @@ def test_paired_rule_uses_a_sign_flip_test_across_queries(tmp_path):
     r10 = run_gate(ten, base, ["mrr@6:paired=0.01"])
     check = r10.checks[0]
     assert not check.ok and check.test.p_value == pytest.approx(2 / 2 ** 10)
-    assert "paired sign-flip p = 0.00195 over 30 queries" in check.line()
+    assert f"paired sign-flip p = {2 / 2 ** 10:.3g} (floor {2 / 2 ** 10:.3g}) over 30 queries" in check.line()
     better = run_gate(base, ten, ["mrr@6:paired"])  # an improvement never fails a paired rule
     assert not better.failed_checks
 

@@ -39,6 +39,8 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
+    from harness.evaluation.cross_validation import kind_sentence
+    from harness.reporting.markdown import difference_text, interval_text, p_cell
     from harness.studies.sweep import load_grid, run_sweep
     from harness.studies.sweep_report import label, write_sweep
 
@@ -64,10 +66,12 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     typer.echo(f"objective: {result.objective.description}")
     typer.echo(f"configured:     {label(d)}: objective {d['objective']:.3f}, passed {d['passed']}/{d['suite_queries']}")
     typer.echo(f"in-sample best: {label(b)}: objective {b['objective']:.3f}, passed {b['passed']}/{b['suite_queries']} "
-               f"(max-statistic p = {result.selection.p_value:.3g} vs configured, selection accounted for)")
+               f"(max-statistic p = {result.selection.p_text()} vs configured, selection accounted for)")
     typer.echo(f"cross-validated ({doc['cv']['scheme']}): held-out {cv.held_out_mean:.3f} vs configured "
-               f"{cv.configured_mean:.3f}, gain {cv.gain.estimate:+.3f} [{cv.gain.low:+.3f}, {cv.gain.high:+.3f}], "
-               f"p = {cv.p_value:.3g}")
+               f"{cv.configured_mean:.3f}, gain {interval_text(cv.gain.estimate, [cv.gain.low, cv.gain.high], sign='+')}, "
+               f"p = {cv.p_text}")
+    if cv.carried_by:
+        typer.echo(f"the gain rests on the {cv.carried_by}: {kind_sentence(cv.by_kind)}")
     if result.recommended is not None:
         typer.echo(f"recommended: {label(result.recommended)} ({cv.reason})")
         typer.echo("openclaw.json snippet:\n" + doc["openclaw_snippet"])
@@ -78,8 +82,8 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     if result.holdout:
         h = result.holdout
         typer.echo(f"held out ({h['experiment']}, {h['queries']} queries): {h['which']} objective "
-                   f"{h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}, gain {h['gain']['estimate']:+.3f} "
-                   f"{[round(x, 3) for x in h['gain']['ci95']]}, p = {h['p_value']:.3g}")
+                   f"{h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}, gain {difference_text(h['gain'])}, "
+                   f"p = {p_cell(h)}")
     typer.echo(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
 
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -57,9 +57,11 @@ from harness.evaluation.cross_validation import (
 from harness.evaluation.statistics import (
     BOOTSTRAP_RESAMPLES,
     LEVEL,
+    MIN_CLUSTERS,
     SEED,
     Interval,
     bootstrap_difference,
+    plural,
 )
 
 ABSTENTION_WEIGHT = 0.5
@@ -100,17 +102,28 @@ def _auroc_along(pos: np.ndarray, neg: np.ndarray, axis: int = -1) -> np.ndarray
 
 
 def bootstrap_auroc(answerable: Sequence[float] | np.ndarray, unanswerable: Sequence[float] | np.ndarray, *,
-                    level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED) -> Interval:
+                    level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED,
+                    clusters: tuple[Sequence[str], Sequence[str]] | None = None, unit: str = "query") -> Interval:
     """AUROC with a bootstrap interval that resamples the answerable and the unanswerable queries each
     within their own class (scipy.stats.bootstrap, two independent samples), percentile method: BCa's
-    jackknife over two samples of ~2,000 costs more than the interval gains here."""
+    jackknife over two samples of ~2,000 costs more than the interval gains here.  With `clusters`
+    (labels of the answerable and of the unanswerable queries, e.g. their conversations) the unit is the
+    cluster: a cluster jackknife (leave one cluster out, both classes) with a t interval on G - 1 degrees
+    of freedom, which keeps its level with few clusters where a percentile cluster bootstrap is narrow.
+    A sample whose scores are all equal has no spread to resample: "n too small"."""
     pos, neg = _scores(answerable, "answerable"), _scores(unanswerable, "unanswerable")
     estimate = auroc(pos, neg)
     if math.isnan(estimate):
         return Interval(math.nan, math.nan, math.nan, level, "a class has no queries")
     finite = np.concatenate([pos, neg])
     if np.all(finite == finite[0]):
-        return Interval(estimate, estimate, estimate, level, "every query has the same top-1 score")
+        return Interval(estimate, math.nan, math.nan, level, "n too small: every query has the same top-1 score",
+                        len(finite))
+    if clusters is not None:
+        labels_pos, labels_neg = np.asarray(clusters[0], dtype=object), np.asarray(clusters[1], dtype=object)
+        groups = sorted(set(labels_pos) | set(labels_neg), key=str)
+        if len(groups) < len(pos) + len(neg):
+            return _cluster_jackknife_auroc(pos, neg, labels_pos, labels_neg, groups, estimate, level, unit)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = stats.bootstrap((pos, neg), _auroc_along, n_resamples=resamples, confidence_level=level,
@@ -118,7 +131,26 @@ def bootstrap_auroc(answerable: Sequence[float] | np.ndarray, unanswerable: Sequ
     low, high = result.confidence_interval
     return Interval(estimate, float(low), float(high), level,
                     f"percentile bootstrap, classes resampled separately ({len(pos)} answerable, {len(neg)} "
-                    f"unanswerable; {resamples:,} resamples, seed {seed})")
+                    f"unanswerable; {resamples:,} resamples, seed {seed})", len(pos) + len(neg))
+
+
+def _cluster_jackknife_auroc(pos: np.ndarray, neg: np.ndarray, labels_pos: np.ndarray, labels_neg: np.ndarray,
+                             groups: list[Any], estimate: float, level: float, unit: str) -> Interval:
+    g = len(groups)
+    if g < MIN_CLUSTERS:
+        return Interval(estimate, math.nan, math.nan, level, f"n too small: {plural(unit, g)}", g, unit)
+    leave_out = []
+    for group in groups:
+        p, n = pos[labels_pos != group], neg[labels_neg != group]
+        leave_out.append(float(_auroc_along(p, n)) if len(p) and len(n) else math.nan)
+    values = np.array([v for v in leave_out if v == v])
+    if len(values) < 2:
+        return Interval(estimate, math.nan, math.nan, level, f"n too small: {plural(unit, g)}", g, unit)
+    se = math.sqrt((len(values) - 1) / len(values) * float(((values - values.mean()) ** 2).sum()))
+    half = float(stats.t.ppf(0.5 + level / 2, len(values) - 1)) * se
+    return Interval(estimate, max(0.0, estimate - half), min(1.0, estimate + half), level,
+                    f"cluster jackknife t interval over {plural(unit, g)} ({len(pos)} answerable, {len(neg)} "
+                    f"unanswerable; t with {len(values) - 1} degrees of freedom)", g, unit)
 
 
 def utility_values(answered_correctly: np.ndarray, silent: np.ndarray, answerable: Sequence[bool] | np.ndarray,
@@ -239,12 +271,15 @@ class Calibration:
 def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable: Sequence[bool],
               query_ids: Sequence[str], kinds: Sequence[str] | None = None, *, configured: float | None = None,
               weight: float = ABSTENTION_WEIGHT, thresholds: Sequence[float] | None = None, folds: int = FOLDS,
-              resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED) -> Calibration:
+              resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED, groups: Sequence[str | None] | None = None,
+              unit: str = "group") -> Calibration:
     """AUROC of the top-1 score with its interval, U(t) over candidate thresholds, the in-sample best
     threshold, and the threshold choice cross-validated over queries against `configured` (None: 0,
     keep everything) by harness.evaluation.cross_validation, so the recommendation is judged on queries
     the choice did not see (leave-one-out up to LEAVE_ONE_OUT_MAX queries, else `folds` folds
-    stratified by kind: answerable vs not when no kinds are given)."""
+    stratified by kind: answerable vs not when no kinds are given).  `groups` (a cluster per query, None:
+    alone; `unit` names them) make folds hold out whole clusters and every interval and test resample
+    clusters."""
     top = _scores(top1, "top1")
     rel = _scores(relevant_score, "relevant_score")
     mask = np.asarray(answerable, dtype=bool)
@@ -265,10 +300,16 @@ def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable
     configured_index = int(np.flatnonzero(grid == reference)[0])
     strata = list(kinds) if kinds is not None else ["answerable" if m else "unanswerable" for m in mask]
     cv = cross_validate(middle_of_best(prefer=configured_index), None, values, configured=configured_index,
-                        query_ids=query_ids, kinds=strata, folds=folds, leave_one_out_max=LEAVE_ONE_OUT_MAX,
-                        objective=utility_description(weight), resamples=resamples, seed=seed)
+                        query_ids=query_ids, kinds=strata, groups=groups, unit=unit, folds=folds,
+                        leave_one_out_max=LEAVE_ONE_OUT_MAX, objective=utility_description(weight),
+                        resamples=resamples, seed=seed)
     trivial = {"answer_all": int(np.flatnonzero(grid == 0.0)[0]), "silent_all": len(grid) - 1}
-    versus = {name: bootstrap_difference(cv.held_out, values[i], resamples=resamples, seed=seed)
+    labels = [f"g:{g}" if g is not None else f"q:{q}" for q, g in zip(query_ids, groups)] if groups is not None \
+        and any(g is not None for g in groups) else None
+    at_unit = dict(clusters=labels, unit=cv.unit)
+    versus = {name: bootstrap_difference(cv.held_out, values[i], resamples=resamples, seed=seed, **at_unit)
               for name, i in trivial.items()}
-    return Calibration(weight, bootstrap_auroc(top[mask], top[~mask], resamples=resamples, seed=seed), curve,
-                       configured, float(grid[cv.in_sample_best]), cv, int(mask.sum()), int((~mask).sum()), versus)
+    split = None if labels is None else ([l for l, m in zip(labels, mask) if m], [l for l, m in zip(labels, mask) if not m])
+    auroc_interval = bootstrap_auroc(top[mask], top[~mask], resamples=resamples, seed=seed, clusters=split, unit=cv.unit)
+    return Calibration(weight, auroc_interval, curve, configured, float(grid[cv.in_sample_best]), cv,
+                       int(mask.sum()), int((~mask).sum()), versus)

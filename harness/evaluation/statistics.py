@@ -49,6 +49,7 @@ from scipy import stats
 from threadpoolctl import ThreadpoolController
 
 from harness.config import NEAR_TIE_FRACTION
+from harness.evaluation.formatting import p_text, plural  # noqa: F401  (re-exported: reports read them here)
 
 LEVEL = 0.95
 SEED = 0
@@ -109,25 +110,6 @@ class PairedTest:
 
     def p_text(self) -> str:
         return p_text(self.p_value, self.floor, self.monte_carlo)
-
-
-def plural(unit: str, n: int | None) -> str:
-    """'1 conversation', '10 conversations', '12 queries'."""
-    word = unit if n == 1 else ("queries" if unit == "query" else unit + "s")
-    return f"{n:,} {word}" if n is not None else word
-
-
-def p_text(p: float, floor: float = 0.0, monte_carlo: bool = False, digits: int = 3) -> str:
-    """A p-value as reports print it: at the floor of a Monte Carlo test "< floor" (the test cannot
-    say more), else the value; with its floor beside it when the floor is not negligible."""
-    if p != p:
-        return "n/a"
-    if monte_carlo and floor > 0 and p <= floor * (1 + 1e-9):
-        return f"< {floor:.{digits}g}"
-    text = f"{p:.{digits}g}"
-    if floor >= 1e-4 and p < 0.2:
-        text += f" (floor {floor:.{digits}g})"
-    return text
 
 
 @cache
@@ -486,6 +468,55 @@ def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     return PairedTest(statistic, (hits + 1) / (flips + 1),
                       f"Monte Carlo sign-flip test ({flips:,} random sign patterns{over}, seed {seed})",
                       floor=1.0 / (flips + 1), monte_carlo=True, **base)
+
+
+def two_sample_test(now: Sequence[float] | np.ndarray, baseline: Sequence[float] | np.ndarray, *,
+                    clusters_now: Clusters = None, clusters_baseline: Clusters = None, unit: str = "query",
+                    alternative: Literal["less", "greater"] = "less", permutations: int = FLIPS,
+                    seed: int = SEED) -> PairedTest:
+    """One-sided two-sample permutation test of mean(now) against mean(baseline), unpaired: the units of
+    both samples (queries, or with clusters whole clusters, each with its total and size) are pooled and
+    relabelled at random, and p = (hits + 1) / (permutations + 1), hits counting relabellings whose
+    difference in means is as far on the `alternative` side ("less": now worse when higher is better)
+    as the observed one.  Valid at any sample size under the null that both samples come from the same
+    distribution (floor 1/(permutations + 1)); on the same queries it ignores the pairing, so it is
+    conservative there (the paired sign-flip test is the stronger one)."""
+    a, b = per_query(now, "now"), per_query(baseline, "baseline")
+    if len(a) == 0 or len(b) == 0:
+        return PairedTest(math.nan, math.nan, "no queries in one of the samples", len(a) + len(b), 0, unit=unit)
+    totals_a, sizes_a, clustered_a = _unit_totals(a, clusters_now)
+    totals_b, sizes_b, clustered_b = _unit_totals(b, clusters_baseline)
+    unit = unit if (clustered_a or clustered_b) else "query"
+    totals, sizes = np.concatenate([totals_a, totals_b]), np.concatenate([sizes_a, sizes_b])
+    k, units = len(totals_a), len(totals)
+    observed = float(a.mean() - b.mean())
+    base = dict(queries=len(a) + len(b), informative=units, units=units, unit=unit, floor=1.0 / (permutations + 1),
+                monte_carlo=True)
+    if np.all(totals / sizes == totals[0] / sizes[0]):
+        return PairedTest(observed, 1.0, f"no {unit} differs from another", **{**base, "floor": 1.0, "monte_carlo": False})
+    rng = np.random.default_rng(seed)
+    hits = 0
+    tolerance = _RELATIVE_TIE * max(1.0, abs(observed))
+    for size in _blocks(permutations):
+        order = np.argsort(rng.random((size, units)), axis=1)
+        first = np.zeros((size, units))
+        np.put_along_axis(first, order[:, :k], 1.0, axis=1)
+        with _one_blas_thread():
+            diff = (first @ totals) / (first @ sizes) - ((1 - first) @ totals) / ((1 - first) @ sizes)
+        hits += int(np.count_nonzero(diff <= observed + tolerance if alternative == "less"
+                                     else diff >= observed - tolerance))
+    return PairedTest(observed, (hits + 1) / (permutations + 1),
+                      f"one-sided two-sample permutation test ({permutations:,} relabellings of {plural(unit, units)}, "
+                      f"{k} now and {units - k} baseline; seed {seed})", **base)
+
+
+def _unit_totals(values: np.ndarray, clusters: Clusters) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Per unit (a query, or a cluster): the sum of its values and its size."""
+    codes = cluster_codes(clusters, len(values))
+    if codes is None:
+        return values.copy(), np.ones(len(values)), False
+    g = int(codes.max()) + 1
+    return np.bincount(codes, weights=values, minlength=g), np.bincount(codes, minlength=g).astype(float), True
 
 
 def _exact_two_sided(values: np.ndarray, threshold: float) -> float:

@@ -16,6 +16,7 @@ from harness.evaluation.statistics import (
     BOOTSTRAP_RESAMPLES,
     NEAR_TIE_FRACTION,
     SEED,
+    SMALL_CLUSTER,
     bootstrap_means,
     cluster_labels,
 )
@@ -88,6 +89,29 @@ def tie_ranges(df: pd.DataFrame, columns: Sequence[str]) -> dict[str, list[float
     return out
 
 
+BY_CLUSTER_MAX = 50  # per-cluster figures only for a few large clusters (LoCoMo's conversations)
+
+
+def by_cluster(df: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict[str, float]]:
+    """{cluster: {"queries": n, metric: mean}} when the rows come in a few large clusters (at most
+    BY_CLUSTER_MAX of SMALL_CLUSTER queries or more on average): how much one conversation differs from
+    another is what a user whose memory is one conversation needs to know."""
+    if "cluster" not in df.columns or df["cluster"].isna().any():
+        return {}
+    groups = df.assign(pass_rate=df["passed"].astype(float)).groupby("cluster", sort=True)
+    if not 2 <= groups.ngroups <= BY_CLUSTER_MAX or len(df) / groups.ngroups < SMALL_CLUSTER:
+        return {}
+    out = {}
+    for cluster, rows in groups:
+        entry: dict[str, float] = {"queries": int(len(rows))}
+        for c in columns:
+            values = pd.to_numeric(rows[c], errors="coerce").dropna()
+            if len(values):
+                entry[c] = float(values.mean())
+        out[str(cluster)] = entry
+    return out
+
+
 def resampling(df: pd.DataFrame, unit: str) -> dict[str, Any]:
     """What the block's intervals resample: {"unit": "conversation", "clusters": 10, "queries": 1536}."""
     clusters = query_clusters(df)
@@ -124,6 +148,8 @@ def summarise(frame: pd.DataFrame, k: int, *, near_tie: str | None = None,
         with_intervals(out, df.assign(pass_rate=df["passed"].astype(float)), ["pass_rate", *metric_cols], resamples,
                        unit)
         out["resampling"] = resampling(df, unit)
+        if spread := by_cluster(df, ["pass_rate", *metric_cols]):
+            out["by_cluster"] = spread
         if ranges := tie_ranges(df, metric_cols):
             out["tie_ranges"] = ranges
         ties = df["near_tie"].astype(bool) if "near_tie" in df else pd.Series(False, index=df.index)

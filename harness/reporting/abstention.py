@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.evaluation.formatting import p_text, plural
 from harness.reporting.markdown import markdown_table
 
 
@@ -18,9 +19,12 @@ def _num(value: Any, digits: int = 3) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-def _interval(block: dict[str, Any], digits: int = 3) -> str:
-    low, high = block["ci95"]
-    return f"{_num(block['estimate'], digits)} [{_num(low, digits)}, {_num(high, digits)}]"
+def _interval(block: dict[str, Any], digits: int = 3, sign: str = "") -> str:
+    from harness.reporting.markdown import interval_text
+
+    if block["estimate"] is None or block["estimate"] != block["estimate"]:
+        return ""
+    return interval_text(block["estimate"], block["ci95"], digits, sign)
 
 
 def _threshold(value: float | None) -> str:
@@ -45,9 +49,11 @@ def summary_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
                 f"{_threshold(run['best_threshold'])}: " + " / ".join(
                     _num(best[k]) for k in ("answered_correctly", "silent", "utility")),
             "folds chose": f"{folds['min']:.4g}-{folds['max']:.4g}",
-            "held-out U vs configured (gain [95% CI], p)":
-                f"{cv['held_out_mean']:.3f} vs {cv['configured_mean']:.3f} ({_interval(cv['gain'])}, "
-                f"p = {cv['p_value']:.3g})",
+            "held-out U vs configured (gain [95% CI], p, p Holm)":
+                f"{cv['held_out_mean']:.3f} vs {cv['configured_mean']:.3f} ({_interval(cv['gain'], sign='+')}, "
+                f"p = {p_text(cv['p_value'], cv.get('p_floor') or 0.0, bool(cv.get('p_monte_carlo')))}, "
+                f"Holm {_num(run.get('p_holm'), 3) or 'n/a'})",
+            "resampled": plural(cv.get("unit", "query"), cv.get("units")),
             "recommended": _threshold(run["recommended_threshold"]),
         })
     return rows
@@ -65,7 +71,9 @@ def write_abstention_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
              "minScore (hits scoring >= t kept, no keyword fallback). \"held-out U\": the threshold chosen on the "
              "other folds' queries, scored on each held-out query (harness.evaluation.cross_validation), against "
              "the configured minScore on the same queries; a threshold is recommended only when that gain's "
-             "interval lies above zero and the paired sign-flip test agrees. Two policies need no score at all "
+             "interval lies above zero, the paired sign-flip test agrees, and its p survives Holm over every row "
+             "of this table. Intervals and tests resample the data set's unit (`resampled`: LoCoMo's "
+             "conversations, king78's records). Two policies need no score at all "
              "(answer everything: U = (1 - w) x the share answered correctly at minScore 0; stay silent on "
              "everything: U = w): a threshold is worth setting only where it beats both.\n",
              markdown_table(pd.DataFrame(summary_rows(doc))) + "\n",

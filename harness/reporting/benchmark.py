@@ -18,7 +18,14 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from harness.reporting.markdown import difference_text, markdown_table
+from harness.reporting.markdown import (
+    difference_text,
+    interval_text,
+    markdown_table,
+    p_cell,
+    resampling_note,
+    units_cell,
+)
 
 METRICS = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10", "mrr@10", "ndcg@10"]
 STAGES = ("query_embedding", "vector", "lexical", "fusion", "postprocess", "retrieval")
@@ -34,9 +41,7 @@ def metric_cell(block: dict[str, Any], metric: str) -> str:
     value = block.get(metric)
     if value is None or value != value:
         return ""
-    text = f"{value:.3f}"
-    interval = block.get(f"{metric}_ci95")
-    return f"{text} [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else text
+    return interval_text(value, block.get(f"{metric}_ci95"))
 
 
 def _metrics(spec: dict[str, Any], doc: dict[str, Any] | None = None) -> list[str]:
@@ -105,6 +110,24 @@ def group_table(run: dict[str, Any], spec: dict[str, Any], metrics: list[str] | 
     return pd.DataFrame(rows)
 
 
+def cluster_table(run: dict[str, Any], metrics: list[str]) -> tuple[pd.DataFrame, str]:
+    """The suite per cluster (LoCoMo: per conversation) and a sentence on the spread of the first metric."""
+    suite = run["summary"]["suite"]
+    clusters = suite.get("by_cluster") or {}
+    unit = (suite.get("resampling") or {}).get("unit", "cluster")
+    if not clusters:
+        return pd.DataFrame(), ""
+    frame = pd.DataFrame([{unit: name, "queries": block["queries"],
+                           **{m: _number(block.get(m)) for m in metrics}} for name, block in clusters.items()])
+    first = next((m for m in metrics if all(m in b for b in clusters.values())), None)
+    if first is None:
+        return frame, ""
+    values = {name: b[first] for name, b in clusters.items()}
+    low, high = min(values, key=values.get), max(values, key=values.get)
+    return frame, (f"{first} ranges from {values[low]:.3f} ({low}) to {values[high]:.3f} ({high}) across the "
+                   f"{len(values)} {unit}s: one {unit}'s figure can sit far from the mean.")
+
+
 def per_group(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     parts = []
     for run in doc["runs"]:
@@ -114,6 +137,9 @@ def per_group(spec: dict[str, Any], doc: dict[str, Any]) -> str:
                      if neg.get("queries") else "")
         parts += [f"## {_title(run)}\n", markdown_table(group_table(run, spec, _metrics(spec, doc))),
                   f"\n{negatives}Results: `{run['results']}`.\n"]
+        clusters, spread = cluster_table(run, _metrics(spec, doc))
+        if not clusters.empty:
+            parts += [f"Per {clusters.columns[0]} (the unit intervals resample): {spread}\n", markdown_table(clusters), ""]
     return "\n".join(parts)
 
 
@@ -135,7 +161,8 @@ def side_by_side(spec: dict[str, Any], doc: dict[str, Any]) -> str:
         frame = pd.DataFrame(rows)
         if (frame["negatives answered"] == "0 / 0").all():  # a data set without negative queries
             frame = frame.drop(columns="negatives answered")
-        parts += [f"### {label}\n", markdown_table(frame), ""]
+        notes = dict.fromkeys(resampling_note(r["summary"]["suite"]) for r in doc["runs"] if r["label"] == label)
+        parts += [f"### {label}\n", markdown_table(frame), "", *(f"{n}.\n" for n in notes if n)]
     return "\n".join(parts) + "\n"
 
 
@@ -147,11 +174,14 @@ def paired(spec: dict[str, Any], doc: dict[str, Any]) -> str:
         return ""
     titles = {run["slug"]: _title(run) for run in doc["runs"]}
     frame = pd.DataFrame([{"metric": r["metric"], "a": titles.get(r["a"], r["a"]), "b": titles.get(r["b"], r["b"]),
-                           "queries": r["queries"], "mean a": f"{r['mean_a']:.3f}", "mean b": f"{r['mean_b']:.3f}",
-                           "a - b [95% CI]": difference_text(r["difference"]), "p": f"{r['p_value']:.3g}",
-                           "p (Holm)": f"{r.get('p_holm', float('nan')):.3g}"} for r in rows])
-    return ("## Paired differences\n\nOn the suite queries both runs scored: paired BCa bootstrap interval of "
-            "the mean difference, sign-flip test; p (Holm) corrects over every row of this table.\n\n"
+                           "queries": r["queries"], "resampled": units_cell(r), "mean a": f"{r['mean_a']:.3f}",
+                           "mean b": f"{r['mean_b']:.3f}", "a - b [95% CI]": difference_text(r["difference"]),
+                           "p": p_cell(r), "p (Holm)": p_cell(r, "p_holm")} for r in rows])
+    methods = sorted({r["difference"].get("method", "") for r in rows if r["difference"].get("method")})
+    return ("## Paired differences\n\nOn the suite queries both runs scored, resampled at the data set's unit "
+            "(whole clusters of queries where it has them: intervals and sign flips move a conversation's "
+            "questions together); p (Holm) corrects over every row of this table; a p-value's floor is the "
+            "smallest its test can give with these units. Intervals: " + "; ".join(methods) + ".\n\n"
             + markdown_table(frame) + "\n")
 
 

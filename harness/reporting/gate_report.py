@@ -113,7 +113,10 @@ def _num(value: float | None) -> str:
 def _interval(interval: Interval | None) -> str:
     if interval is None:
         return ""
-    return f"[{_num(interval.low)}, {_num(interval.high)}]"
+    if not interval.defined:
+        return "n too small"
+    where = f" ({interval.units} {interval.unit}s)" if interval.unit != "query" and interval.units else ""
+    return f"[{_num(interval.low)}, {_num(interval.high)}]{where}"
 
 
 def _cell(text: str) -> str:
@@ -136,7 +139,7 @@ def gate_markdown(result: GateResult) -> str:
             now += f" (judged {_num(check.judged)})"
         verdict = "ok" if check.ok else "**FAIL**"
         if check.test is not None:
-            verdict += f" (p = {check.test.p_value:.3g})"
+            verdict += f" (p = {check.test.p_text()})"
         if check.problem:
             verdict += f": {_cell(check.problem)}"
         lines.append(f"| {check.metric} | {_num(check.baseline)} | {now} | {_interval(intervals.get(check.metric))} "

@@ -8,16 +8,14 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from harness.reporting.markdown import markdown_table
+from harness.reporting.markdown import interval_text, markdown_table
 
 
 def cell(stat: dict[str, Any] | None, digits: int = 3) -> str:
     """`mean [low, high]` of a mean_ci block."""
     if not stat or stat.get("mean") is None:
         return ""
-    ci = stat.get("ci")
-    text = f"{stat['mean']:.{digits}f}"
-    return f"{text} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else text
+    return interval_text(stat["mean"], stat.get("ci"), digits)
 
 
 def value(x: Any, digits: int = 3) -> str:

@@ -21,15 +21,60 @@ def cutoffs_of(block: dict[str, Any]) -> list[int]:
     return sorted({int(k.split("@")[1]) for k in block if k.startswith("mrr@") and not k.endswith("_ci95")})
 
 
+def interval_text(value: float, interval: Any, digits: int = 3, sign: str = "") -> str:
+    """`0.950 [0.850, 1.000]`; `0.950 (n too small)` when the sample has no interval (NaN bounds); the
+    value alone without an interval.  sign="+": differences (`+0.012 [-0.003, +0.030]`)."""
+    text = f"{value:{sign}.{digits}f}"
+    if not interval:
+        return text
+    low, high = interval
+    if low is None or high is None or low != low or high != high:
+        return text + " (n too small)"
+    return f"{text} [{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
+
+
 def figure(block: dict[str, Any], name: str, digits: int = 3) -> str:
-    """`0.950 [0.850, 1.000]`: a block's mean with its 95% interval (just the mean when it has none)."""
+    """`0.950 [0.850, 1.000]`: a block's mean with its 95% interval (just the mean when it has none); a
+    record-level figure that the order of tied records decides gets its range over those orders:
+    `0.533 [0.137, 0.899] (tied records: 0.290-0.886)`."""
     value = block.get(name)
     if value is None or value != value:
         return "—"
-    interval = block.get(f"{name}_ci95")
-    if not interval:
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+    text = interval_text(value, block.get(f"{name}_ci95"), digits)
+    tied = (block.get("tie_ranges") or {}).get(name)
+    if tied:
+        text += f" (tied records: {tied[0]:.{digits}f}-{tied[1]:.{digits}f})"
+    return text
+
+
+def resampling_note(block: dict[str, Any]) -> str:
+    """What a block's intervals rest on: "95% intervals over 10 conversations (1,536 queries): <method>"."""
+    from harness.evaluation.formatting import plural
+
+    resampling = block.get("resampling") or {}
+    if not resampling:
+        return ""
+    unit, clusters, queries = resampling["unit"], resampling["clusters"], resampling["queries"]
+    where = plural(unit, clusters) + (f" ({queries:,} queries)" if unit != "query" else "")
+    return f"95% intervals over {where}: {block.get('ci_method', '')}"
+
+
+def p_cell(row: dict[str, Any], key: str = "p_value") -> str:
+    """A comparison row's p-value with its floor (statistics.p_text): "< 0.0001" at a random test's floor."""
+    from harness.evaluation.formatting import p_text
+
+    p = row.get(key)
+    if p is None or p != p:
+        return "—"
+    return p_text(p, row.get("p_floor", 0.0) or 0.0, bool(row.get("monte_carlo")))
+
+
+def units_cell(row: dict[str, Any]) -> str:
+    """On how many of what a comparison rests: "10 conversations", "34 queries"."""
+    from harness.evaluation.formatting import plural
+
+    units = row.get("units")
+    return plural(row.get("unit") or "query", units if units is not None else row.get("queries"))
 
 
 def headline_text(block: dict[str, Any], separator: str = " · ") -> str:
@@ -325,10 +370,15 @@ def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
     rounds = list(results)
     k = max_results_of(results[rounds[0]])
     out = []
+    clusters = {}
+    for r in rounds:  # a query keeps its cluster (the record it targets) in every round
+        clusters.update(results[r].clusters() or {})
+    unit = results[rounds[0]].unit
     for metric in ("passed", f"mrr@{k}"):
         columns = {f"round {r}": per_query_values(results[r], metric) for r in rounds}
         pairs = [(f"round {b}", f"round {a}") for a, b in zip(rounds, rounds[1:])]
-        out += [{"metric": metric, **c.as_dict()} for c in paired_comparisons(columns, pairs=pairs)]
+        out += [{"metric": metric, **c.as_dict()}
+                for c in paired_comparisons(columns, pairs=pairs, clusters=clusters or None, unit=unit)]
     from harness.evaluation.statistics import holm_over_rows
 
     return holm_over_rows(out)  # both metrics: one family
@@ -336,15 +386,16 @@ def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
 
 def difference_text(d: dict[str, Any]) -> str:
     """A paired difference (Interval.as_dict()) as "+0.012 [-0.003, +0.030]"; "—" without common queries."""
-    low, high = d["ci95"]
-    return f"{d['estimate']:+.3f} [{low:+.3f}, {high:+.3f}]" if d["estimate"] == d["estimate"] else "—"
+    if d["estimate"] != d["estimate"]:
+        return "—"
+    return interval_text(d["estimate"], d.get("ci95"), sign="+")
 
 
 def comparison_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{"metric": r["metric"] if r["metric"] != "passed" else "pass", "comparison": f"{r['a']} vs {r['b']}",
-                          "queries": r["queries"], "mean a": f"{r['mean_a']:.3f}", "mean b": f"{r['mean_b']:.3f}",
-                          "difference [95% CI]": difference_text(r["difference"]), "p": f"{r['p_value']:.3g}",
-                          "p (Holm)": f"{r['p_holm']:.3g}"} for r in rows])
+                          "queries": r["queries"], "resampled": units_cell(r), "mean a": f"{r['mean_a']:.3f}",
+                          "mean b": f"{r['mean_b']:.3f}", "difference [95% CI]": difference_text(r["difference"]),
+                          "p": p_cell(r), "p (Holm)": p_cell(r, "p_holm")} for r in rows])
 
 
 def ablation_rows(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:

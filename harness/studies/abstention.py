@@ -67,7 +67,8 @@ def without_min_score(config: dict[str, Any], without: list[str] | tuple = ()) -
 def query_scores(result: RunResult) -> dict[str, list]:
     """Per counted query: id, kind, answerable, top-1 score and the first relevant hit's score (NaN: none)."""
     frame = result.per_query
-    out: dict[str, list] = {"query_id": [], "kind": [], "answerable": [], "top1": [], "relevant_score": []}
+    out: dict[str, list] = {"query_id": [], "kind": [], "answerable": [], "top1": [], "relevant_score": [],
+                            "cluster": []}
     for row in frame.itertuples(index=False):
         if row.kind == "negative":
             answerable = False
@@ -83,6 +84,8 @@ def query_scores(result: RunResult) -> dict[str, list]:
         out["answerable"].append(answerable)
         out["top1"].append(float(hits[0]["score"]) if hits else math.nan)
         out["relevant_score"].append(math.nan if first is None else float(first))
+        cluster = getattr(row, "cluster", None)
+        out["cluster"].append(None if cluster is None or cluster != cluster else str(cluster))
     return out
 
 
@@ -100,7 +103,8 @@ def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[
             result = run_experiment(config, stages=stages)
             scores = query_scores(result)
             calibration = calibrate(scores["top1"], scores["relevant_score"], scores["answerable"],
-                                    scores["query_id"], scores["kind"], configured=configured, weight=weight)
+                                    scores["query_id"], scores["kind"], configured=configured, weight=weight,
+                                    groups=scores["cluster"], unit=result.unit)
             out.append({"label": run["label"], "preset": config.get("preset"), "experiment": run["experiment"],
                         "fusion": config["fusion"]["name"], "without": list(run.get("without", [])), "calibration": calibration, "scores": scores,
                         "config": result.config, "timings": result.timings, "environment": result.environment})
@@ -117,10 +121,32 @@ def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dic
                      "scores": {k: [None if isinstance(v, float) and math.isnan(v) else v for v in vs]
                                 for k, vs in r["scores"].items()},
                      "config": r["config"], "timings": r["timings"]})
+    holm_over_table(rows)
     # package and model versions and core count, as every results file carries them (the runs share one)
     return {"name": spec["name"], "description": spec.get("description", ""), "notes": spec.get("notes", ""),
             "weight": float(spec.get("weight", ABSTENTION_WEIGHT)),
             "environment": runs[0]["environment"] if runs else {}, "runs": rows}
+
+
+ALPHA = 0.05
+
+
+def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA) -> None:
+    """A threshold is recommended in a row only when its cross-validated test also survives Holm over
+    every row of the table (each row is one more chance of a false "recommended"): rows get `p_holm`, and
+    a recommendation whose p_holm is not below alpha is withdrawn with the reason."""
+    from harness.evaluation.statistics import holm
+
+    finite = [i for i, r in enumerate(rows) if r["cv"]["p_value"] == r["cv"]["p_value"]]
+    for i, p in zip(finite, holm([rows[i]["cv"]["p_value"] for i in finite])):
+        row = rows[i]
+        row["p_holm"] = p
+        row["holm_family"] = len(finite)
+        if row["recommended_threshold"] is not None and not p < alpha:
+            row["recommended_before_holm"] = row["recommended_threshold"]
+            row["recommended_threshold"] = None
+            row["reason"] = (f"no threshold after Holm over the {len(finite)} rows of this table (p = "
+                             f"{row['cv']['p_value']:.3g} -> {p:.3g}); before the correction: {row['reason']}")
 
 
 def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: Path | str) -> dict[str, Any]:

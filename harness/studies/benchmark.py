@@ -178,8 +178,9 @@ def paired_pairs(spec: dict[str, Any], slugs: list[tuple[str, str | None, str]])
 def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None, RunResult]]
                        ) -> list[dict[str, Any]]:
     """Paired differences between runs on the queries both scored ([paired]: `metrics`, optional `pairs`
-    of run slugs as "a minus b"): BCa bootstrap interval and sign-flip p, Holm over every row (all metrics
-    and pairs) -- the family the report shows."""
+    of run slugs as "a minus b"): paired interval and sign-flip p at the data set's unit (the cluster of
+    each query, e.g. its conversation), Holm over every row (all metrics and pairs) -- the family the
+    report shows."""
     from harness.evaluation.statistics import holm_over_rows, paired_comparisons
     from harness.studies.matrix import suite_values
 
@@ -190,10 +191,14 @@ def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None
              if all(slug in by_slug for slug in pair)]  # --preset/--run may leave a pair's runs out
     metrics = list(paired.get("metrics", []))
     values = {slug: suite_values(result, metrics) for slug, result in by_slug.items()}
+    clusters: dict[str, str] = {}
+    for result in by_slug.values():
+        clusters.update(result.clusters() or {})
+    unit = next(iter(by_slug.values())).unit if by_slug else "query"
     rows = []
     for metric in metrics:
         columns = {slug: v.get(metric, {}) for slug, v in values.items()}
-        comparisons = paired_comparisons(columns, pairs=pairs) if pairs else []
+        comparisons = paired_comparisons(columns, pairs=pairs, clusters=clusters or None, unit=unit) if pairs else []
         rows += [{"metric": metric, **c.as_dict()} for c in comparisons]
     return holm_over_rows(rows, " (this table)")
 

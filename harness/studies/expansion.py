@@ -34,6 +34,7 @@ from harness.errors import ConfigError
 from harness.evaluation.statistics import (
     bootstrap_difference,
     bootstrap_mean,
+    cluster_labels,
     sign_flip_test,
 )
 from harness.inputs.layout import project_path
@@ -61,9 +62,10 @@ def per_query_values(frame: pd.DataFrame, metric: str) -> pd.Series:
                          errors="coerce").fillna(0.0)
 
 
-def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str]) -> dict[str, Any]:
+def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str], unit: str = "query") -> dict[str, Any]:
     """Per group and variant: each metric's mean with its interval, and the paired difference from the
-    reference variant (same queries) with its interval and sign-flip p."""
+    reference variant (same queries) with its interval and sign-flip p, at the data set's unit (the rows'
+    `cluster` column: a CMRC article's questions move together)."""
     out: dict[str, Any] = {}
     ref = frames[reference]
     for group, select in GROUPS.items():
@@ -71,6 +73,9 @@ def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str])
         if not mask.any():
             continue
         ids = ref.loc[mask, "query_id"].tolist()
+        chosen = ref.set_index("query_id").loc[ids]
+        clusters = cluster_labels(chosen["cluster"].tolist() if "cluster" in chosen.columns else None, ids)
+        at_unit = dict(clusters=clusters, unit=unit)
         block: dict[str, Any] = {"queries": len(ids), "variants": {}}
         for label, frame in frames.items():
             frame = frame.set_index("query_id").loc[ids].reset_index()
@@ -79,14 +84,16 @@ def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str])
                 if metric not in frame.columns:
                     continue
                 values = per_query_values(frame, metric).to_numpy()
-                interval = bootstrap_mean(values)
+                interval = bootstrap_mean(values, **at_unit)
                 row[metric] = {"mean": float(values.mean()), "ci": [interval.low, interval.high]}
                 if label != reference:
                     base = per_query_values(ref.set_index("query_id").loc[ids].reset_index(), metric).to_numpy()
-                    diff = bootstrap_difference(values, base)
-                    test = sign_flip_test(values, base)
+                    diff = bootstrap_difference(values, base, **at_unit)
+                    test = sign_flip_test(values, base, **at_unit)
                     row[metric]["difference"] = {"mean": diff.estimate, "ci": [diff.low, diff.high],
-                                                 "p": test.p_value, "informative": test.informative}
+                                                 "p": test.p_value, "p_floor": test.floor,
+                                                 "monte_carlo": test.monte_carlo, "units": test.units,
+                                                 "unit": test.unit, "informative": test.informative}
             if "expansion_skipped" in frame.columns:
                 row["skipped_by_probe"] = float(frame["expansion_skipped"].fillna(False).astype(bool).mean())
             if "context_tokens" in frame.columns:
@@ -113,7 +120,8 @@ def run_expansion_study(spec: dict[str, Any], *, progress: bool = True) -> dict[
             frames[variant["label"]] = result.per_query
             configs[variant["label"]] = {k: config.get(k) for k in ("fusion", "expansion", "tokenizer", "postprocess")}
         runs.append({"label": run["label"], "metrics": run["metrics"], "configs": configs,
-                     "groups": compare(frames, reference, run["metrics"])})
+                     "groups": compare(frames, reference, run["metrics"], result.unit)})
+    holm_over_study(runs)
     from harness.studies.experiment import environment
 
     return {"name": spec["name"], "description": spec.get("description", ""), "reference": reference,
@@ -133,6 +141,19 @@ def write_expansion_study(spec: dict[str, Any], doc: dict[str, Any], out_dir: Pa
     return path
 
 
+def holm_over_study(runs: list[dict[str, Any]]) -> None:
+    """Holm over every difference the report shows (all runs, groups, variants and metrics: one family),
+    written beside each raw p as p_holm."""
+    from harness.evaluation.statistics import holm
+
+    differences = [stat["difference"] for run in runs for block in run["groups"].values()
+                   for row in block["variants"].values() for stat in row.values()
+                   if isinstance(stat, dict) and "difference" in stat]
+    for diff, p in zip(differences, holm([d["p"] for d in differences])):
+        diff["p_holm"] = p
+        diff["holm_family"] = len(differences)
+
+
 def _json(obj: Any) -> Any:
     if isinstance(obj, (np.floating, np.integer)):
         return obj.item()
@@ -140,12 +161,18 @@ def _json(obj: Any) -> Any:
 
 
 def _cell(stat: dict[str, Any] | None) -> str:
+    from harness.evaluation.formatting import p_text
+    from harness.reporting.markdown import interval_text
+
     if not stat:
         return ""
-    text = f"{stat['mean']:.3f} [{stat['ci'][0]:.3f}, {stat['ci'][1]:.3f}]"
+    text = interval_text(stat["mean"], stat["ci"])
     diff = stat.get("difference")
     if diff:
-        text += f"; {diff['mean']:+.3f} [{diff['ci'][0]:+.3f}, {diff['ci'][1]:+.3f}], p {diff['p']:.2g}"
+        text += (f"; {interval_text(diff['mean'], diff['ci'], sign='+')}, "
+                 f"p {p_text(diff['p'], diff.get('p_floor', 0.0), diff.get('monte_carlo', False), 2)}")
+        if "p_holm" in diff:
+            text += f" (Holm {diff['p_holm']:.2g})"
     return text
 
 
@@ -153,8 +180,10 @@ def expansion_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     from harness.reporting.markdown import markdown_table
 
     parts = [f"# {doc['name']}\n", (spec.get("description") or doc.get("description", "")).strip() + "\n",
-             f"Each cell: mean [95% bootstrap interval]; for variants other than `{doc['reference']}`, then the "
-             "paired difference from it [interval] and the two-sided sign-flip p (same queries).\n"]
+             f"Each cell: mean [95% interval]; for variants other than `{doc['reference']}`, then the "
+             "paired difference from it [interval], the two-sided sign-flip p (same queries) and that p after Holm "
+             "over every difference in this report. Intervals and sign flips resample the data set's unit (CMRC: "
+             "the article; king78: the record).\n"]
     for run in doc["runs"]:
         for group, block in run["groups"].items():
             rows = []

@@ -31,6 +31,7 @@ from harness.errors import ProfileLimitExceeded
 from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.runs import JudgedRuns, scoped_runs
+from harness.evaluation.statistics import cluster_labels
 from harness.evaluation.summary import near_tie_rule, summarise
 from harness.inputs.layout import Layout, resampling_unit
 from harness.pipeline import (
@@ -92,6 +93,23 @@ class RunResult:
     dataset: dict[str, Any] = field(default_factory=dict)  # what was read: file hash, counts, what was skipped
     notes: list[str] = field(default_factory=list)  # what the run did differently from what was written
     fusion_weights: dict[str, Any] | None = None  # configured and applied (fusion.base.applied_weights)
+
+    @property
+    def unit(self) -> str:
+        """What the run's query clusters are ("conversation", "record"; "query": independent queries)."""
+        for block in ("suite", "paraphrase"):
+            resampling = (self.summary.get(block) or {}).get("resampling")
+            if resampling:
+                return resampling["unit"]
+        return "query"
+
+    def clusters(self) -> dict[str, str] | None:
+        """{query id: cluster} for paired tests at the data's unit (a query without one is its own), or
+        None when the queries are independent."""
+        frame = self.per_query
+        labels = cluster_labels(frame["cluster"].tolist() if "cluster" in frame.columns else None,
+                                frame["query_id"].tolist())
+        return dict(zip(frame["query_id"], labels)) if labels is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         rows = json.loads(self.per_query.to_json(orient="records", force_ascii=False))

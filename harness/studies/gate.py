@@ -16,7 +16,6 @@ from the baseline, kept out of the metrics the rules judge.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -241,10 +240,22 @@ def check_metric(metric: str, current: GateDocument, baseline: GateDocument, rul
                           f"{metric} has none in {(baseline if base_pq is None else current).path} (latency is a "
                           f"percentile: gate it with growth=R)")
     if rule.kind == "interval":
-        assert base_pq is not None
+        assert base_pq is not None and now_pq is not None
         check.interval = metric_interval(base_pq, rule.level)
-        if math.isnan(check.interval.low):
-            check.problem = f"the baseline has no per-query values of {metric} to resample"
+        if not base_pq.values or not now_values:
+            check.problem = f"no per-query values of {metric} to compare"
+        else:
+            from harness.evaluation.statistics import (
+                two_sample_test,  # scipy: imported only when needed
+            )
+
+            keys_now, keys_base = sorted(now_values), sorted(base_pq.values)
+            clusters = {**(base_pq.clusters or {}), **(now_pq.clusters or {})}
+            check.test = two_sample_test(
+                [now_values[k] for k in keys_now], [base_pq.values[k] for k in keys_base],
+                clusters_now=[clusters.get(k, k) for k in keys_now] if clusters else None,
+                clusters_baseline=[clusters.get(k, k) for k in keys_base] if clusters else None,
+                unit=base_pq.unit, alternative="less" if rule.higher_is_better(metric) else "greater")
     elif rule.kind == "paired":
         assert base_pq is not None
         common = sorted(now_values.keys() & base_pq.values.keys())
@@ -255,7 +266,10 @@ def check_metric(metric: str, current: GateDocument, baseline: GateDocument, rul
                 sign_flip_test,  # scipy: imported only when needed
             )
 
-            check.test = sign_flip_test([now_values[k] for k in common], [base_pq.values[k] for k in common])
+            clusters = base_pq.clusters or {}
+            check.test = sign_flip_test([now_values[k] for k in common], [base_pq.values[k] for k in common],
+                                        clusters=[clusters.get(k, k) for k in common] if clusters else None,
+                                        unit=base_pq.unit)
     return check
 
 
@@ -267,11 +281,14 @@ def metric_interval(per_query: PerQuery, level: float) -> Interval:
         bootstrap_mean,
     )
 
-    values = list(per_query.values.values())
-    interval = bootstrap_mean(values, level=level)
+    keys = list(per_query.values)
+    values = [per_query.values[k] for k in keys]
+    clusters = [per_query.clusters.get(k, k) for k in keys] if per_query.clusters else None
+    interval = bootstrap_mean(values, level=level, clusters=clusters, unit=per_query.unit)
     if per_query.aggregate == "sum":
         n = len(values)
-        return Interval(interval.estimate * n, interval.low * n, interval.high * n, level, interval.method)
+        return Interval(interval.estimate * n, interval.low * n, interval.high * n, level, interval.method,
+                        interval.units, interval.unit)
     return interval
 
 

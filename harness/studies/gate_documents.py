@@ -61,6 +61,8 @@ class PerQuery:
 
     values: dict[str, float]  # query key -> value
     aggregate: str  # "sum" or "mean"
+    clusters: dict[str, str] | None = None  # query key -> its cluster (the data set's unit), None: independent
+    unit: str = "query"
 
     def total(self, values: dict[str, float] | None = None) -> float:
         v = list((values if values is not None else self.values).values())
@@ -177,11 +179,15 @@ def _results_part(doc: dict[str, Any], prefix: str) -> _Part:
     neg_rows = {qid: r for qid, r in rows.items() if r.get("kind") == "negative"}
     per_query: dict[str, PerQuery] = {}
 
+    unit = (suite.get("resampling") or {}).get("unit", "query")
+    clusters = {prefix + qid: prefix + str(r["cluster"]) for qid, r in rows.items()
+                if r.get("cluster") is not None} if unit != "query" else {}
+
     def add(name: str, selected: dict[str, dict[str, Any]], get: Callable[[dict[str, Any]], float | None],
             aggregate: str) -> None:
         values = {prefix + qid: v for qid, r in selected.items() if (v := get(r)) is not None}
         if values or not selected:
-            per_query[prefix + name] = PerQuery(values, aggregate)
+            per_query[prefix + name] = PerQuery(values, aggregate, clusters or None, unit)
 
     for name in metrics:
         if name == "passed":

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
+from harness.evaluation.formatting import plural
 
 if TYPE_CHECKING:  # scipy takes seconds to import: only rules that resample need it
     from harness.evaluation.statistics import Interval, PairedTest
@@ -83,7 +84,7 @@ class Rule:
         if self.kind == "compare":
             return f"must be {self.op} {self.limit:g}"
         if self.kind == "interval":
-            return f"may not leave the baseline's {self.level:.0%} interval"
+            return f"may not get worse with two-sample p < {1 - self.level:.2g}"
         return f"may not get worse with paired p < {self.alpha:g}"
 
 
@@ -121,14 +122,11 @@ class Check:
             close = abs(now - r.limit) <= _EPS  # float rounding is not a difference
             return close if op == "==" else (OPS[op](now, r.limit) or (close and op in (">=", "<=")))
         higher = r.higher_is_better(self.metric)
-        if r.kind == "interval":
-            if self.interval is None:
-                return False
-            return now >= self.interval.low - _EPS if higher else now <= self.interval.high + _EPS
         if self.test is None:
             return False
         worse = self.test.statistic < 0 if higher else self.test.statistic > 0
-        return not (worse and self.test.p_value < r.alpha)
+        alpha = 1 - r.level if r.kind == "interval" else r.alpha
+        return not (worse and self.test.p_value < alpha - _EPS)
 
     @property
     def verdict(self) -> str:
@@ -142,11 +140,13 @@ class Check:
             return self.problem
         r = self.rule
         parts = [f"{self.current - self.baseline:+.4g}"]
-        if r.kind == "interval" and self.interval is not None:
-            parts.append(f"{r.describe()} [{self.interval.low:.4g}, {self.interval.high:.4g}]")
+        if r.kind == "interval" and self.test is not None:
+            parts.append(f"two-sample permutation p = {self.test.p_text()} over "
+                         f"{plural(self.test.unit, self.test.units)}; {r.describe()}")
         elif r.kind == "paired" and self.test is not None:
-            parts.append(f"paired sign-flip p = {self.test.p_value:.3g} over {self.test.queries} queries; "
-                         f"{r.describe()}")
+            parts.append(f"paired sign-flip p = {self.test.p_text()} over {self.test.queries} queries"
+                         + (f" in {plural(self.test.unit, self.test.units)}" if self.test.unit != "query" else "")
+                         + f"; {r.describe()}")
         else:
             parts.append(r.describe())
         if self.set_aside:

@@ -113,7 +113,7 @@ def grep_conversation(conv: Conversation, spec: dict[str, Any]) -> list[dict[str
                 pattern = agent_pattern(terms, form["mode"]) if terms else ""
             result = lcm_grep(store, pattern, form["mode"], "messages", limit, form["sort"]) if pattern else None
             found = set(store.refs(int(h.ident) for h in result.messages)) if result else set()
-            rows.append({**form, "query_id": q.id, "category": q.extra["category"], "pattern": pattern,
+            rows.append({**form, "query_id": q.id, "cluster": q.cluster, "category": q.extra["category"], "pattern": pattern,
                          "results": len(result.messages) if result else 0,
                          "recall_any": float(bool(found & evidence)), "recall_all": float(evidence <= found),
                          "evidence_share": len(found & evidence) / len(evidence),
@@ -155,7 +155,7 @@ def context_conversation(conv: Conversation, setting: dict[str, Any], chat: Any 
     for q in suite_questions(conv):
         evidence = sorted(q.relevant)
         kept_text = [e for e in evidence if all(s in context_text for s in sentences(turn_text(store, e)))]
-        questions.append({"query_id": q.id, "category": q.extra["category"],
+        questions.append({"query_id": q.id, "cluster": q.cluster, "category": q.extra["category"],
                           "raw": sum(e in raw for e in evidence) / len(evidence),
                           "raw_or_summarised": sum(e in raw or e in summarised for e in evidence) / len(evidence),
                           "text_kept": len(kept_text) / len(evidence)})
@@ -174,12 +174,16 @@ def turn_text(store: LosslessStore, ref: str) -> str:
 
 # --- aggregation ---------------------------------------------------------------------------------------
 
-def mean_ci(values: list[float]) -> dict[str, Any]:
-    x = np.asarray([v for v in values if v is not None], dtype=float)
+def mean_ci(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """The mean of rows[key] with its interval at the conversation level (each row's `cluster`)."""
+    kept = [r for r in rows if r.get(key) is not None]
+    x = np.asarray([r[key] for r in kept], dtype=float)
     if len(x) == 0:
         return {"mean": None, "ci": None, "n": 0}
-    interval = bootstrap_mean(x)
-    return {"mean": float(x.mean()), "ci": [interval.low, interval.high], "n": int(len(x))}
+    clusters = [r.get("cluster") or r["query_id"] for r in kept]
+    interval = bootstrap_mean(x, clusters=clusters, unit="conversation")
+    return {"mean": float(x.mean()), "ci": [interval.low, interval.high], "n": int(len(x)),
+            "units": interval.units, "method": interval.method}
 
 
 def aggregate_grep(rows: list[dict[str, Any]], spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -189,14 +193,14 @@ def aggregate_grep(rows: list[dict[str, Any]], spec: dict[str, Any]) -> list[dic
         routes: dict[str, int] = {}
         for r in sel:
             routes[r["route"]] = routes.get(r["route"], 0) + 1
-        out.append({**form, "questions": len(sel), "recall_any": mean_ci([r["recall_any"] for r in sel]),
-                    "recall_all": mean_ci([r["recall_all"] for r in sel]),
-                    "evidence_share": mean_ci([r["evidence_share"] for r in sel]),
+        out.append({**form, "questions": len(sel), "recall_any": mean_ci(sel, "recall_any"),
+                    "recall_all": mean_ci(sel, "recall_all"),
+                    "evidence_share": mean_ci(sel, "evidence_share"),
                     "with_results": float(np.mean([r["results"] > 0 for r in sel])) if sel else None,
                     "at_limit": float(np.mean([r["results"] >= int(spec.get("limit", 50)) for r in sel])) if sel else None,
                     "results_mean": float(np.mean([r["results"] for r in sel])) if sel else None,
-                    "tool_tokens": mean_ci([r["tool_tokens"] for r in sel]), "routes": routes,
-                    "by_category": {str(c): mean_ci([r["recall_any"] for r in sel if r["category"] == c])["mean"]
+                    "tool_tokens": mean_ci(sel, "tool_tokens"), "routes": routes,
+                    "by_category": {str(c): mean_ci([r for r in sel if r["category"] == c], "recall_any")["mean"]
                                     for c in sorted({r["category"] for r in sel})}})
     return out
 
@@ -210,9 +214,9 @@ def aggregate_context(setting: dict[str, Any], runs: list[dict[str, Any]]) -> di
             depth_counts[depth] = depth_counts.get(depth, 0) + n / len(shapes)
     per_leaf = [s["messages_per_leaf_mean"] for s in shapes if s["messages_per_leaf_mean"] is not None]
     return {**setting, "conversations": len(runs), "questions": len(questions),
-            "raw": mean_ci([q["raw"] for q in questions]),
-            "raw_or_summarised": mean_ci([q["raw_or_summarised"] for q in questions]),
-            "text_kept": mean_ci([q["text_kept"] for q in questions]),
+            "raw": mean_ci(questions, "raw"),
+            "raw_or_summarised": mean_ci(questions, "raw_or_summarised"),
+            "text_kept": mean_ci(questions, "text_kept"),
             "context_tokens_mean": float(np.mean([r["context_tokens"] for r in runs])),
             "session_tokens_mean": float(np.mean([r["session_tokens"] for r in runs])),
             "leaves_mean": float(np.mean([s["leaves"] for s in shapes])),

@@ -207,7 +207,9 @@ def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric:
         columns = {c["value"]: c.get("per_query", {}).get(metric, {}) for c in cells if c["run"] == run}
         if reference not in columns or len(columns) < 2 or not columns[reference]:
             continue  # the metric is not computed on this run (e.g. recall@10 where the cut-offs stop at 6)
-        for comparison in paired_comparisons(columns, baseline=reference):
+        first = next(c for c in cells if c["run"] == run)
+        for comparison in paired_comparisons(columns, baseline=reference, clusters=first.get("clusters"),
+                                             unit=first.get("unit", "query")):
             rows.append({"run": run, "metric": metric, **comparison.as_dict()})
     return holm_over_rows(rows, " (this table)")
 
@@ -221,7 +223,8 @@ def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], 
     compared = compared_metrics(spec, metrics)
     doc = {"name": spec["name"], "description": spec.get("description", ""), "environment": first.environment,
            "cells": [{"run": r, "value": v, "config": res.config, "summary": res.summary,
-                      "row": cell_row(r, v, res), "per_query": suite_values(res, compared)} for r, v, res in cells]}
+                      "row": cell_row(r, v, res), "per_query": suite_values(res, compared),
+                      "clusters": res.clusters(), "unit": res.unit} for r, v, res in cells]}
     doc["comparisons"] = {m: value_comparisons(spec, doc["cells"], m) for m in compared}
     tmp = out_dir / f"{spec['name']}.json.tmp"
     tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
@@ -271,7 +274,8 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
 COUNT_METRICS = {"passed", "queries", "chunks", "top1_pure", "negative_returned"}
 METRIC_NOTE = ("\nRecall, MRR and nDCG are on records (documents; a record scores its best returned chunk); "
                "pure_recall counts a record 1/m when its chunk holds m records; chunk_* figures are on chunks and "
-               "compare runs of one chunker only. [low, high]: 95% bootstrap interval over the run's suite queries.\n")
+               "compare runs of one chunker only. [low, high]: 95% interval over the run's suite queries, at the data "
+               "set's unit (clusters of queries where it has them; the method is in each cell's summary).\n")
 
 
 def _cell_text(x: Any, count: bool = False, interval: Any = None) -> str:
@@ -280,16 +284,18 @@ def _cell_text(x: Any, count: bool = False, interval: Any = None) -> str:
     if count:
         return str(int(x))
     if isinstance(x, float) and isinstance(interval, (list, tuple)) and len(interval) == 2:
-        return f"{x:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+        from harness.reporting.markdown import interval_text
+
+        return interval_text(x, interval)
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
 def comparison_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    from harness.reporting.markdown import difference_text
+    from harness.reporting.markdown import difference_text, p_cell, units_cell
 
-    return pd.DataFrame([{"run": r["run"], "value": r["a"], "queries": r["queries"],
-                          "difference [95% CI]": difference_text(r["difference"]), "p": f"{r['p_value']:.3g}",
-                          "p (Holm)": f"{r['p_holm']:.3g}"} for r in rows if r["a"] != r["b"]])
+    return pd.DataFrame([{"run": r["run"], "value": r["a"], "queries": r["queries"], "resampled": units_cell(r),
+                          "difference [95% CI]": difference_text(r["difference"]), "p": p_cell(r),
+                          "p (Holm)": p_cell(r, "p_holm")} for r in rows if r["a"] != r["b"]])
 
 
 def plot_matrix(frame: pd.DataFrame, spec: dict[str, Any], path: Path, metrics: list[str]) -> None:

@@ -180,17 +180,26 @@ class Objective:
     description: str = OBJECTIVE
     kind: str = "pass"  # one of OBJECTIVES
     weight: float = ABSTENTION_WEIGHT  # the abstention utility's weight of silence (kind "abstention")
+    groups: list[str | None] = field(default_factory=list)  # per counted query: its cluster (None: alone)
+    categories: list[object] = field(default_factory=list)  # per counted query: its category (LoCoMo), or None
+    unit: str = "query"  # what the groups are (the data set's resampling unit)
+
+    def clusters(self) -> list[str] | None:
+        """Labels for the statistics: a query's cluster, or the query itself; None without clusters."""
+        if not any(g is not None for g in self.groups):
+            return None
+        return [f"g:{g}" if g is not None else f"q:{q}" for q, g in zip(self.query_ids, self.groups)]
 
 
 def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int | None, max_results: int,
-                 kind: str = "pass", weight: float = ABSTENTION_WEIGHT) -> Objective:
+                 kind: str = "pass", weight: float = ABSTENTION_WEIGHT, unit: str = "query") -> Objective:
     """kind "pass": suite queries of the round: pass; paraphrases: a relevant chunk among the returned ones;
     negatives: nothing returned.  kind "abstention": the same queries, the suite's too judged by a
     relevant chunk among the returned ones (answered correctly), each class weighted as the abstention
     utility states (harness.evaluation.abstention).  Suite queries outside the round do not count."""
     if kind not in OBJECTIVES:
         raise ConfigError(f"unknown sweep objective {kind!r}; one of {list(OBJECTIVES)}")
-    columns, ids, kinds, rows = [], [], [], []
+    columns, ids, kinds, rows, groups, categories = [], [], [], [], [], []
     for j, q in enumerate(queries):
         if q.kind == "suite" and q.in_suite(round_no):
             rows.append(scores.passed[:, j] if kind == "pass" else scores.hits[max_results][:, j])
@@ -203,12 +212,16 @@ def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int 
         columns.append(j)
         ids.append(q.id)
         kinds.append(q.kind)
+        groups.append(q.cluster)
+        categories.append(q.extra.get("category"))
     matrix = np.column_stack(rows).astype(float) if rows else np.zeros((len(scores.settings), 0))
+    categories = categories if any(c is not None for c in categories) else []
     if kind == "abstention" and rows:
         answerable = np.array([k != "negative" for k in kinds])
         matrix = utility_values(matrix, matrix, answerable, weight)
-        return Objective(matrix, ids, kinds, np.array(columns, dtype=int), utility_description(weight), kind, weight)
-    return Objective(matrix, ids, kinds, np.array(columns, dtype=int))
+        return Objective(matrix, ids, kinds, np.array(columns, dtype=int), utility_description(weight), kind, weight,
+                         groups, categories, unit)
+    return Objective(matrix, ids, kinds, np.array(columns, dtype=int), groups=groups, categories=categories, unit=unit)
 
 
 def settings_frame(settings: Sequence[Setting], scores: SettingScores, queries: Sequence[Query],
@@ -299,15 +312,18 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     settings = grid_settings(config, grid, list(tables))
     scores = score_grid(settings, legs, cutoffs, executor=executor)
     t_score = time.perf_counter()
-    objective = objective_of(scores, legs.queries, round_no, legs.max_results, objective, abstention_weight)
+    objective = objective_of(scores, legs.queries, round_no, legs.max_results, objective, abstention_weight, legs.unit)
     frame = settings_frame(settings, scores, legs.queries, objective, round_no, legs.max_results, cutoffs)
     configured = configured_index(settings, config)
-    selection = max_statistic_test(objective.matrix, configured)
+    unit = objective.unit
+    selection = max_statistic_test(objective.matrix, configured, clusters=objective.clusters(), unit=unit)
     frame["p_adjusted"] = selection.adjusted
-    # leave-one-out when the suite is small (king78's 10-12 queries), whatever the paraphrases and negatives add
+    # leave-one-out when the suite is small (king78's 10-12 queries), whatever the paraphrases and negatives
+    # add; folds hold out whole groups (a T-query with its paraphrases, a conversation's questions)
     small_suite = sum(k == "suite" for k in objective.kinds) <= LEAVE_ONE_OUT_MAX
     cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured,
-                        query_ids=objective.query_ids, kinds=objective.kinds, folds=folds,
+                        query_ids=objective.query_ids, kinds=objective.kinds, groups=objective.groups or None,
+                        unit=unit, categories=objective.categories or None, folds=folds,
                         leave_one_out_max=len(objective.query_ids) if small_suite else LEAVE_ONE_OUT_MAX,
                         objective=objective.description)
     best = cv.in_sample_best
@@ -352,13 +368,14 @@ def robustness(frame: pd.DataFrame, objective: Objective, best: int, configured:
     if objective.matrix.shape[1] == 0:
         return out
     reference = bests.index(family_best[family_of[best]])
-    across = max_statistic_test(objective.matrix[bests], reference, alternative="two-sided")
+    clusters = dict(clusters=objective.clusters(), unit=objective.unit)
+    across = max_statistic_test(objective.matrix[bests], reference, alternative="two-sided", **clusters)
     out["families_indistinguishable_from_best"] = [
         {"family": family, "setting": int(i), "objective": float(means[i]), "p_adjusted": float(p)}
         for (family, i), p in zip(family_best.items(), across.adjusted) if p >= ALPHA]
     out["families_method"] = across.method
     rows = list(frame.index[family_of == family_of[best]])
-    within = max_statistic_test(objective.matrix[rows], rows.index(best), alternative="two-sided")
+    within = max_statistic_test(objective.matrix[rows], rows.index(best), alternative="two-sided", **clusters)
     equivalent = [rows[j] for j, p in enumerate(within.adjusted) if p >= ALPHA]
     weights = sorted(float(frame.loc[i, "vector_weight"]) for i in equivalent
                      if frame.loc[i, "vector_weight"] == frame.loc[i, "vector_weight"])

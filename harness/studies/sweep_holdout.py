@@ -34,10 +34,12 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
     scores = score_grid([configured, chosen], legs, cutoffs)
     round_no = config.get("evaluation", {}).get("round")
     objective = objective_of(scores, legs.queries, round_no, legs.max_results, result.objective.kind,
-                             result.objective.weight)
+                             result.objective.weight, legs.unit)
     base, tuned = objective.matrix[0], objective.matrix[1]
-    gain = bootstrap_difference(tuned, base)
-    test = sign_flip_test(tuned, base)
+    at_unit = dict(clusters=objective.clusters(), unit=objective.unit)
+    gain = bootstrap_difference(tuned, base, **at_unit)
+    test = sign_flip_test(tuned, base, **at_unit)
+    clusters = dict(zip(objective.query_ids, objective.clusters() or objective.query_ids))
     frames, headline = {}, {}
     for name, setting in (("configured", configured), ("chosen", chosen)):
         frames[name], headline[name] = headline_frame(setting, legs, cutoffs)
@@ -47,7 +49,8 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
         columns = {name: dict(zip(f[f["in_suite"]]["query_id"], f[f["in_suite"]][metric].astype(float)))
                    for name, f in frames.items()}
         differences += [{"metric": metric, **c.as_dict()}
-                        for c in paired_comparisons(columns, pairs=[("chosen", "configured")])]
+                        for c in paired_comparisons(columns, pairs=[("chosen", "configured")], clusters=clusters,
+                                                    unit=objective.unit)]
     from harness.evaluation.statistics import holm
 
     for row, p in zip(differences, holm([d["p_value"] for d in differences])):
@@ -60,5 +63,6 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
             "queries": int(len(base)), "objective": objective.description,
             "configured_mean": float(np.mean(base)) if len(base) else float("nan"),
             "chosen_mean": float(np.mean(tuned)) if len(tuned) else float("nan"),
-            "gain": gain.as_dict(), "p_value": test.p_value, "method": test.method, "cutoffs": cutoffs,
+            "gain": gain.as_dict(), "p_value": test.p_value, "p_floor": test.floor, "monte_carlo": test.monte_carlo,
+            "units": test.units, "unit": test.unit, "method": test.method, "cutoffs": cutoffs,
             "headline": headline, "differences": differences}

@@ -29,8 +29,10 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any
         "objective": {"kind": result.objective.kind, "description": result.objective.description,
                       "queries": len(result.objective.query_ids), "by_kind": kinds},
         "configured": result.default, "best": result.best, "recommended": recommended,
-        "selection_test": {"p_value": selection.p_value, "method": selection.method, "gain": selection.statistic,
-                           "informative_queries": selection.informative, "settings": selection.settings,
+        "selection_test": {"p_value": selection.p_value, "p_floor": selection.floor,
+                           "monte_carlo": selection.monte_carlo, "method": selection.method,
+                           "gain": selection.statistic, "informative_queries": selection.informative,
+                           "units": selection.units, "unit": selection.unit, "settings": selection.settings,
                            "distinct_settings": selection.distinct},
         "p_value_best_vs_default": selection.p_value,
         "cv": {**result.cv.as_dict(), "scheme": cv_scheme(result)},
@@ -49,10 +51,19 @@ def _plain(obj: Any) -> Any:
 
 
 def cv_scheme(result: SweepResult) -> str:
-    folds, n = len(result.cv.folds), len(result.objective.query_ids)
+    from harness.evaluation.formatting import plural
+
+    cv = result.cv
+    folds, n = len(cv.folds), len(result.objective.query_ids)
+    grouped = cv.unit != "query"
     if folds == n:
         return f"leave-one-out over {n} queries (the suite has 20 queries or fewer)"
-    return f"{folds}-fold over {n} queries, stratified by query kind"
+    if grouped and folds == cv.units:
+        return (f"leave-one-{cv.unit}-out over {plural(cv.unit, cv.units)} ({n} queries; a {cv.unit}'s queries are "
+                f"held out together; the suite has 20 queries or fewer, or there are fewer {cv.unit}s than folds), "
+                f"so nearly every fold sees the same training queries and agreement between folds is expected")
+    return (f"{folds}-fold over {n} queries" + (f" in {plural(cv.unit, cv.units)} (held out whole)" if grouped else "")
+            + ", stratified by query kind")
 
 
 def label(row: dict[str, Any]) -> str:
@@ -95,8 +106,22 @@ def per_tokenizer(result: SweepResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gain_by_kind_table(cv: Any) -> pd.DataFrame:
+    """One row per query kind (and 'answerable', and categories): gained / lost / unchanged, the mean gain
+    with its interval and p."""
+    from harness.reporting.markdown import interval_text
+
+    rows = []
+    for name, part in cv.by_kind.items():
+        gain = part["gain"]
+        rows.append({"queries": name, "n": part["queries"], "gained": part["gained"], "lost": part["lost"],
+                     "held-out gain [95% CI]": interval_text(gain["estimate"], gain["ci95"], sign="+"),
+                     "p": part["p_text"]})
+    return pd.DataFrame(rows)
+
+
 def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]) -> dict[str, Any]:
-    from harness.reporting.markdown import markdown_table
+    from harness.reporting.markdown import interval_text, markdown_table
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -121,9 +146,10 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
         "the mean of the per-query objective over every counted query.\n",
         markdown_table(headline_table(result)),
         f"\n**Is the in-sample best better than the configuration?** Max-statistic test over the grid "
-        f"(the selection is part of the null): p = {sel.p_value:.3g} ({sel.method}; {sel.informative} queries "
-        f"where some setting differs from the configuration). An ordinary paired test of the best against the "
-        f"configuration would ignore that it was picked among {sel.settings:,} settings.\n",
+        f"(the selection is part of the null): p = {sel.p_text()} ({sel.method}; {sel.informative} "
+        f"{'queries' if sel.unit == 'query' else sel.unit + 's'} where some setting differs from the configuration). "
+        f"An ordinary paired test of the best against the configuration would ignore that it was picked among "
+        f"{sel.settings:,} settings.\n",
         "\n## Cross-validation: the tuning procedure on queries it did not see\n",
         f"{cv_scheme(result)}: on each fold the best setting is chosen on the other queries and scored on the "
         f"held-out ones.\n",
@@ -131,10 +157,13 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
             "configured (mean objective)": f"{cv.configured_mean:.3f}",
             "in-sample best (optimistic)": f"{cv.in_sample_mean:.3f}",
             "cross-validated (held out)": f"{cv.held_out_mean:.3f}",
-            "held-out gain [95% CI]": f"{cv.gain.estimate:+.3f} [{cv.gain.low:+.3f}, {cv.gain.high:+.3f}]",
-            "paired sign-flip p": f"{cv.p_value:.3g}",
-            "folds choosing the in-sample best": f"{cv.agreement:.0%}"}])),
+            "held-out gain [95% CI]": interval_text(cv.gain.estimate, [cv.gain.low, cv.gain.high], sign="+"),
+            "paired sign-flip p": cv.p_text,
+            "folds choosing the in-sample best": f"{sum(c == cv.in_sample_best for c in cv.chosen)}/{len(cv.chosen)}"}])),
         f"\n{cv.reason[0].upper() + cv.reason[1:]}.\n",
+        "\n**Which queries carry the held-out gain** (held-out minus configured, per query kind; paired "
+        f"interval and sign-flip p at the unit above: {cv.gain.method}):\n",
+        markdown_table(gain_by_kind_table(cv)),
         "\n## Robust or noise\n", robustness_text(result),
         "\n## Best setting per tokenizer (in-sample)\n", markdown_table(per_tokenizer(result)),
         "\n## minScore at the configured weights: suite passes vs negative queries answered\n",
@@ -152,7 +181,9 @@ def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
         reason = result.cv.reason.removeprefix("keep the configuration: ")
         return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
                 "suggested.\n")
-    text = [f"**Change to {label(result.recommended)}**: {result.cv.reason}.\n",
+    verdict = ("**Change to" if result.cv.carried_by is None else
+               "**An abstention change, not a retrieval improvement: change to")
+    text = [f"{verdict} {label(result.recommended)}**: {result.cv.reason}.\n",
             "openclaw.json snippet:\n", "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
     if doc["not_expressible_in_openclaw_json"]:
         text.append("Not expressible in openclaw.json: " + "; ".join(doc["not_expressible_in_openclaw_json"]) + "\n")
@@ -196,24 +227,26 @@ def robustness_text(result: SweepResult) -> str:
 
 
 def holdout_text(h: dict[str, Any]) -> str:
-    from harness.reporting.markdown import figure, markdown_table
+    from harness.reporting.markdown import (
+        difference_text,
+        figure,
+        markdown_table,
+        p_cell,
+    )
 
     gain = h["gain"]
-    low, high = gain["ci95"]
     lines = [f"`{h['experiment']}` ({h['queries']} queries, never used for the selection): the {h['which']} "
              f"({h['setting']}) against the configuration ({h['configured']}).\n",
-             f"Objective {h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}: gain {gain['estimate']:+.3f} "
-             f"[{low:+.3f}, {high:+.3f}], paired sign-flip p = {h['p_value']:.3g} ({h['method']}).\n"]
+             f"Objective {h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}: gain {difference_text(gain)}, "
+             f"paired sign-flip p = {p_cell(h)} ({h['method']}).\n"]
     rows = []
     for name, block in (("configured", h["headline"]["configured"]), (h["which"], h["headline"]["chosen"])):
         suite = block.get("suite", {})
         rows.append({"": name, "pass rate": figure(suite, "pass_rate"),
                      **{f"{m}@{k}": figure(suite, f"{m}@{k}") for k in h["cutoffs"] for m in ("recall", "mrr", "ndcg")}})
     lines.append(markdown_table(pd.DataFrame(rows)))
-    diffs = pd.DataFrame([{"metric": d["metric"], "difference [95% CI]":
-                           f"{d['difference']['estimate']:+.3f} [{d['difference']['ci95'][0]:+.3f}, "
-                           f"{d['difference']['ci95'][1]:+.3f}]", "p": f"{d['p_value']:.3g}",
-                           "p (Holm)": f"{d['p_holm']:.3g}"} for d in h["differences"]])
+    diffs = pd.DataFrame([{"metric": d["metric"], "difference [95% CI]": difference_text(d["difference"]),
+                           "p": p_cell(d), "p (Holm)": p_cell(d, "p_holm")} for d in h["differences"]])
     lines += ["\nPer-query differences (paired, Holm over these metrics):\n", markdown_table(diffs)]
     return "\n".join(lines)
 
@@ -239,23 +272,26 @@ def plot_sweep(result: SweepResult, path: Path) -> None:
     sub = s[np.logical_and.reduce([(s[c] == default[c]) | (s[c].isna() & pd.isna(default[c])) for c in held])]
     suite = [j for j, kind in enumerate(result.objective.kinds) if kind == "suite"]
     passed = result.scores.passed[:, result.objective.columns[suite]] if suite else None
-    panels = [("objective", "objective (mean over counted queries)", result.objective.matrix),
-              ("pass_rate", "suite pass rate", passed)]
+    everyone = result.objective.clusters()
+    suite_clusters = [everyone[j] for j in suite] if everyone else None
+    panels = [("objective", "objective (mean over counted queries)", result.objective.matrix, everyone),
+              ("pass_rate", "suite pass rate", passed, suite_clusters)]
     if result.settings["negative_false_recalls"].max() > 0:
-        panels.append(("negative_false_recalls", "negative queries answered", None))
+        panels.append(("negative_false_recalls", "negative queries answered", None, None))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.9), squeeze=False)
     for tok, group in sub.groupby("tokenizer", sort=False):
         group = group.sort_values(along)
         xs = group[along].to_numpy()
-        for ax, (column, _, matrix) in zip(axes[0], panels):
+        for ax, (column, _, matrix, clusters) in zip(axes[0], panels):
             line = ax.plot(xs, group[column], marker=".", label=tok)[0]
             if matrix is not None and matrix.shape[1] > 1:
-                bands = bootstrap_means({str(i): matrix[i] for i in group.index}, resamples=2000)
+                bands = bootstrap_means({str(i): matrix[i] for i in group.index}, resamples=2000,
+                                        clusters=clusters, unit=result.objective.unit)
                 low = [bands[str(i)].low for i in group.index]
                 high = [bands[str(i)].high for i in group.index]
                 ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.12, linewidth=0)
     own = default[along]
-    for ax, (_, title, _) in zip(axes[0], panels):
+    for ax, (_, title, _, _) in zip(axes[0], panels):
         ax.set_xlabel("minScore" if along == "min_score" else "vectorWeight (textWeight = 1 - vectorWeight)")
         ax.set_title(title, fontsize=10)
         if not (isinstance(own, float) and math.isnan(own)):
@@ -265,7 +301,7 @@ def plot_sweep(result: SweepResult, path: Path) -> None:
     fixed = f"minScore {default['min_score']:g}" if along == "vector_weight" else \
         f"vectorWeight {default['vector_weight']:g}"
     fig.suptitle(f"{result.experiment}: fusion {default['fusion']}, {fixed} "
-                 f"(bands: 95% bootstrap intervals over queries; dotted: configured)", fontsize=10)
+                 f"(bands: 95% intervals at the data set's unit; dotted: configured)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

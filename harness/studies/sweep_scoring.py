@@ -41,7 +41,7 @@ from harness.evaluation.metrics import Evaluator
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.statistics import score_spread
 from harness.evaluation.summary import summarise
-from harness.inputs.layout import Query
+from harness.inputs.layout import Query, resampling_unit
 from harness.pipeline import (
     Index,
     QueryLegs,
@@ -102,6 +102,7 @@ class SweepLegs:
     candidates: int
     chunk_qrels: dict[str, dict[str, int]]
     cached_tokenizers: list[str] = field(default_factory=list)  # lexical legs read from the leg cache
+    unit: str = "query"  # what the queries' clusters are (layout.resampling_unit of the data set)
 
     def legs(self, tokenizer: str) -> dict[str, Legs]:
         return {q.id: Legs(self.vector[q.id], self.lexical[tokenizer][q.id]) for q in self.queries}
@@ -154,7 +155,8 @@ def search_sweep_legs(config: dict[str, Any], tokenizers: dict[str, dict[str, An
     index = Index(layout, chunks, {c.id: c for c in chunks}, docs_of, None, None, {},
                   {c.id: v for c, v in zip(chunks, vectors)})
     return SweepLegs(config, index, queries, {q.id: v for q, v in zip(queries, qvecs)}, vector_legs, lexical_legs,
-                     base.max_results, base.candidates, chunk_qrels(docs_of, queries), cached)
+                     base.max_results, base.candidates, chunk_qrels(docs_of, queries), cached,
+                     resampling_unit(dataset))
 
 
 # --- the lexical leg cache ------------------------------------------------------------------------------
@@ -343,9 +345,10 @@ def headline_frame(setting: Setting, legs: SweepLegs, cutoffs: Sequence[int]) ->
     by_tokenizer = legs.legs(setting.tokenizer)
     query_legs = {q.id: QueryLegs(by_tokenizer[q.id], {"query_embedding": 0.0, "vector": 0.0, "lexical": 0.0},
                                   legs.query_vectors[q.id]) for q in legs.queries}
-    frame, _, _ = evaluate_queries(legs.index, stages, legs.queries, query_legs,
-                                   config.get("evaluation", {}).get("round"), cutoffs)
-    summary = summarise(frame, legs.max_results)
+    evaluation = config.get("evaluation", {})
+    frame, _, _ = evaluate_queries(legs.index, stages, legs.queries, query_legs, evaluation.get("round"), cutoffs,
+                                   ties=evaluation.get("ties", "expected"))
+    summary = summarise(frame, legs.max_results, unit=legs.unit)
     summary.pop("latency_ms", None)  # zeros here: the legs were searched once for every setting
     return frame, summary
 
