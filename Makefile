@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo t2ranking context lossless expansion scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo t2ranking context lossless expansion statistics scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -78,6 +78,10 @@ lossless: $(STAMP) ## lossless-claw on LoCoMo (offline, extractive summaries) be
 
 expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroid) on king78 and CMRC -> reports/qmd-expansion/
 	$(HARNESS) expansion experiments/expansion.toml --out reports/qmd-expansion
+
+SIZE ?= default
+statistics: $(STAMP) ## Coverage and error rates of the intervals and tests in simulation (SIZE=full: minutes) -> reports/statistics/
+	$(BIN)/python -m harness.studies.coverage --size $(SIZE) --out $(if $(filter default,$(SIZE)),reports/statistics,reports/statistics-full)
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
 	$(HARNESS) scale --out reports/scale

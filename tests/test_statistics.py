@@ -30,69 +30,16 @@ from harness.evaluation.statistics import (
     paired_comparisons,
     sign_flip_test,
 )
+from harness.studies.coverage import (
+    expected_rr,
+    grid_world,
+    rejection_rates,
+)
 
 ALPHA = 0.05
 
 
-# --- simulated worlds -------------------------------------------------------------------------------
-
-def grid_world(rng: np.random.Generator, queries: int, *, families: int = 48, weights: int = 21,
-               effect: float = 0.0, better_family: int = 1, objective: str = "rr") -> np.ndarray:
-    """Per-query scores of families x weights settings (48 x 21 = 1,008, like tokenizer x fusion x
-    minScore by vectorWeight).  A query's latent match quality z is its difficulty (shared by every
-    setting) + a family effect + a stationary AR(1) walk along the weights (neighbouring weights agree),
-    so every setting has the same distribution of z: all are equally good unless `effect` lifts one
-    family.  z becomes the rank of the relevant chunk, so the objective is discrete with many ties:
-    reciprocal rank (0 beyond rank 10) or a 0/1 pass (rank 1)."""
-    difficulty = rng.normal(0.0, 1.0, size=(1, 1, queries))
-    family = rng.normal(0.0, 0.5, size=(families, 1, queries))
-    steps = rng.normal(0.0, 0.5, size=(families, weights, queries))
-    walk = np.empty_like(steps)
-    walk[:, 0] = steps[:, 0]
-    rho = 0.9
-    for w in range(1, weights):
-        walk[:, w] = rho * walk[:, w - 1] + math.sqrt(1 - rho ** 2) * steps[:, w]
-    z = difficulty + family + walk
-    z[better_family] += effect
-    rank = 1 + np.floor(np.clip(1.0 - z, 0.0, None) * 2.0)
-    values = (rank == 1).astype(float) if objective == "pass" else np.where(rank <= 10, 1.0 / rank, 0.0)
-    return values.reshape(families * weights, queries)
-
-
-CONFIGURED = 14  # family 0, weight index 14 (vectorWeight 0.7 on a 0.05 grid)
-Z_SD = math.sqrt(1.0 + 0.5 ** 2 + 0.5 ** 2)  # sd of z: difficulty + family + walk
-
-
-def expected_rr(shift: float = 0.0) -> float:
-    """E[reciprocal rank] of a setting whose z is N(shift, Z_SD^2): rank r <=> 1 - r/2 < z <= 1 - (r-1)/2."""
-    upper = [math.inf] + [1 - (r - 1) / 2 for r in range(2, 11)]
-    lower = [1 - r / 2 for r in range(1, 11)]
-    cdf = lambda x: stats.norm.cdf((x - shift) / Z_SD)  # noqa: E731
-    return float(sum((cdf(hi) - cdf(lo)) / r for r, (lo, hi) in enumerate(zip(lower, upper), start=1)))
-
-
-def rejection_rates(reps: int, queries: int, flips: int, seed: int, held_out: bool = False,
-                    statistics: tuple[str, ...] = ("standardized",), **world) -> dict[str, float]:
-    """Share of `reps` worlds in which each test rejects at ALPHA, and the mean in-sample gain of the best.
-    naive: pick the best setting on all queries, then an ordinary two-sided paired sign-flip test of it
-    against the configuration on the same queries (what sweep.py did).  standardized / mean:
-    max_statistic_test with that statistic.  held_out (optional): the 5-fold cross-validated procedure
-    against the configuration (its recommendation rule: interval above zero and sign-flip p < 0.05)."""
-    rng = np.random.default_rng(seed)
-    counts = dict.fromkeys(("naive", *statistics, *(("held_out",) if held_out else ())), 0)
-    gains = []
-    for r in range(reps):
-        scores = grid_world(rng, queries, **world)
-        for statistic in statistics:
-            test = max_statistic_test(scores, CONFIGURED, flips=flips, seed=r, statistic=statistic)
-            counts[statistic] += test.p_value < ALPHA
-        counts["naive"] += sign_flip_test(scores[test.best], scores[CONFIGURED], flips=flips, seed=r).p_value < ALPHA
-        if held_out:
-            cv = cross_validate(None, None, scores, configured=CONFIGURED, resamples=1000, flips=flips, seed=r)
-            counts["held_out"] += cv.recommended is not None
-        gains.append(test.statistic)
-    return {**{k: v / reps for k, v in counts.items()}, "gain": float(np.mean(gains))}
-
+# --- simulated worlds (harness.studies.coverage: `make statistics` reports them) -------------------------
 
 def test_null_world_naive_test_is_inflated_and_selection_aware_test_holds_its_level():
     """1,008 equally good settings, 200 repetitions, 30 queries, reciprocal rank."""

@@ -1,0 +1,323 @@
+"""Do the harness's intervals and tests hold their stated levels?  Measured in simulated worlds whose truth
+is known (`make statistics` -> reports/statistics/; tests/test_coverage.py asserts the same figures at
+the default size in `make test`).
+
+    intervals   exact coverage of the pass-rate interval at n = 12 over true rates 0.5-0.95 (every
+                outcome enumerated), the coverage of small samples of reciprocal ranks (n = 12), and the
+                coverage on LoCoMo-like clustered data (10 conversations of LoCoMo's sizes, the
+                intra-cluster correlation measured on LoCoMo)
+    selection   the sweep's worlds of 1,008 equally good settings: how often the old naive test, the
+                max-statistic test and the cross-validated recommendation say "better" (false
+                positives), with independent queries and with queries in groups (a T-query and its
+                paraphrases) whose folds and flips are grouped; the power where one family is better
+    gate        the statistical gate rules on two runs of one system: how often `interval` (two-sample
+                permutation) and `paired` (sign flips) fail a run that did not regress
+
+    >>> doc = measure("default")      # seconds; measure("full") for the opt-in sizes (minutes)
+    >>> write_report(doc, "reports/statistics")
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import stats
+
+from harness.evaluation.cross_validation import cross_validate
+from harness.evaluation.statistics import (
+    bootstrap_mean,
+    bootstrap_pass_rate,
+    max_statistic_test,
+    sign_flip_test,
+    two_sample_test,
+)
+
+ALPHA = 0.05
+LOCOMO_SIZES = (150, 81, 152, 199, 178, 123, 150, 191, 156, 156)  # questions per conversation (suite)
+LOCOMO_ICC = 0.008  # intra-conversation correlation of recall_any@10 (openclaw-2026.02), ANOVA estimator
+RR_VALUES = (1.0, 0.5, 1 / 3, 0.25, 0.0)
+RR_WORLDS = ((0.55, 0.15, 0.1, 0.05, 0.15), (0.85, 0.05, 0.03, 0.02, 0.05), (0.3, 0.2, 0.2, 0.1, 0.2))
+SIZES = {
+    # reps of each simulated world; "full" is opt-in (HARNESS_FULL_STATISTICS=1, `make statistics SIZE=full`)
+    "default": {"rr": 1000, "clustered": 600, "null": 200, "effect": 100, "grouped": 200, "gate": 400, "flips": 100,
+                "resamples": 1000},
+    "full": {"rr": 5000, "clustered": 4000, "null": 1000, "effect": 400, "grouped": 1000, "gate": 2000, "flips": 500,
+             "resamples": 2000},
+}
+
+
+# --- intervals ------------------------------------------------------------------------------------------
+
+def binomial_coverage(n: int = 12, rates: Sequence[float] = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)) -> dict[str, Any]:
+    """The pass-rate interval's exact coverage at n queries: sum over k of P(k passes | p) when the
+    interval made from k passes contains p (no simulation: every outcome is enumerated).  Beside it, what
+    the plain percentile bootstrap the harness printed before would cover (a constant sample collapses)."""
+    ours = {k: bootstrap_pass_rate([True] * k + [False] * (n - k)) for k in range(n + 1)}
+    rows = []
+    for p in rates:
+        weights = stats.binom.pmf(np.arange(n + 1), n, p)
+        covered = sum(w for k, w in enumerate(weights) if ours[k].low <= p <= ours[k].high)
+        rows.append({"rate": p, "coverage": float(covered), "percentile_bootstrap": _percentile_coverage(n, p)})
+    return {"n": n, "method": ours[n - 1].method, "rows": rows, "min_coverage": min(r["coverage"] for r in rows)}
+
+
+def _percentile_coverage(n: int, p: float, resamples: int = 2000) -> float:
+    """Exact over outcomes: the plain percentile bootstrap of k passes of n (what reports printed before)."""
+    weights = stats.binom.pmf(np.arange(n + 1), n, p)
+    covered = 0.0
+    for k, w in enumerate(weights):
+        boot = np.random.default_rng(k).binomial(n, k / n, size=resamples) / n
+        low, high = np.percentile(boot, [2.5, 97.5])
+        covered += w * (low <= p <= high)
+    return float(covered)
+
+
+def rr_coverage(reps: int, n: int = 12, seed: int = 1) -> dict[str, Any]:
+    """Samples of n reciprocal ranks (values 1, 1/2, 1/3, 1/4, 0) from known distributions: how often the
+    interval covers the true mean reciprocal rank."""
+    rng = np.random.default_rng(seed)
+    values = np.array(RR_VALUES)
+    rows = []
+    for probs in RR_WORLDS:
+        truth = float(values @ np.array(probs))
+        covered = sum(bootstrap_mean(rng.choice(values, p=probs, size=n)).excludes(truth) is False for _ in range(reps))
+        rows.append({"true_mrr": truth, "coverage": covered / reps})
+    return {"n": n, "reps": reps, "method": bootstrap_mean(rng.choice(values, size=n)).method, "rows": rows,
+            "min_coverage": min(r["coverage"] for r in rows)}
+
+
+def clustered_coverage(reps: int, resamples: int, means: Sequence[float] = (0.75, 0.85, 0.95),
+                       iccs: Sequence[float] = (LOCOMO_ICC, 0.03), sizes: Sequence[int] = LOCOMO_SIZES,
+                       seed: int = 2) -> dict[str, Any]:
+    """LoCoMo-like worlds: each conversation's recall rate drawn from a beta distribution of mean `mean`
+    and intra-cluster correlation `icc`, each question a 0/1 draw at its conversation's rate: how often
+    the interval over the conversations covers `mean`; beside it, the interval that treats the
+    questions as independent draws."""
+    rng = np.random.default_rng(seed)
+    sizes = np.asarray(sizes)
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    rows = []
+    for icc in iccs:
+        spread = 1 / icc - 1
+        for mean in means:
+            clustered = independent = 0
+            for r in range(reps):
+                rates = rng.beta(mean * spread, (1 - mean) * spread, size=len(sizes))
+                y = (rng.random(sizes.sum()) < rates[labels]).astype(float)
+                clustered += not bootstrap_mean(y, clusters=labels, unit="conversation", resamples=resamples,
+                                                seed=r).excludes(mean)
+                independent += not bootstrap_mean(y, resamples=resamples, seed=r).excludes(mean)
+            rows.append({"icc": icc, "mean": mean, "coverage": clustered / reps,
+                         "coverage_if_independent": independent / reps})
+    return {"clusters": len(sizes), "questions": int(sizes.sum()), "reps": reps, "resamples": resamples, "rows": rows,
+            "min_coverage": min(r["coverage"] for r in rows)}
+
+
+# --- selection: the sweep's worlds ----------------------------------------------------------------------
+
+CONFIGURED = 14  # family 0, weight index 14 (vectorWeight 0.7 on a 0.05 grid)
+Z_SD = math.sqrt(1.0 + 0.5 ** 2 + 0.5 ** 2)  # sd of z: difficulty + family + walk
+
+
+def grid_world(rng: np.random.Generator, queries: int, *, families: int = 48, weights: int = 21,
+               effect: float = 0.0, better_family: int = 1, objective: str = "rr", group: int = 1) -> np.ndarray:
+    """Per-query scores of families x weights settings (48 x 21 = 1,008, like tokenizer x fusion x
+    minScore by vectorWeight).  A query's latent match quality z is its difficulty (shared by every
+    setting) + a family effect + a stationary AR(1) walk along the weights (neighbouring weights agree),
+    so every setting has the same distribution of z: all are equally good unless `effect` lifts one
+    family.  z becomes the rank of the relevant chunk, so the objective is discrete with many ties:
+    reciprocal rank (0 beyond rank 10) or a 0/1 pass (rank 1).  group > 1: queries come in groups of that
+    size (a T-query and its paraphrases) sharing their difficulty and their settings' effects, as
+    paraphrases of one record do."""
+    units = -(-queries // group)
+    difficulty = rng.normal(0.0, 1.0, size=(1, 1, units))
+    family = rng.normal(0.0, 0.5, size=(families, 1, units))
+    steps = rng.normal(0.0, 0.5, size=(families, weights, units))
+    walk = np.empty_like(steps)
+    walk[:, 0] = steps[:, 0]
+    rho = 0.9
+    for w in range(1, weights):
+        walk[:, w] = rho * walk[:, w - 1] + math.sqrt(1 - rho ** 2) * steps[:, w]
+    z = np.repeat(difficulty + family + walk, group, axis=2)[:, :, :queries]
+    if group > 1:  # each paraphrase words the question its own way: a little noise of its own
+        z = z + rng.normal(0.0, 0.2, size=z.shape)
+    z[better_family] += effect
+    rank = 1 + np.floor(np.clip(1.0 - z, 0.0, None) * 2.0)
+    values = (rank == 1).astype(float) if objective == "pass" else np.where(rank <= 10, 1.0 / rank, 0.0)
+    return values.reshape(families * weights, queries)
+
+
+def expected_rr(shift: float = 0.0) -> float:
+    """E[reciprocal rank] of a setting whose z is N(shift, Z_SD^2): rank r <=> 1 - r/2 < z <= 1 - (r-1)/2."""
+    upper = [math.inf] + [1 - (r - 1) / 2 for r in range(2, 11)]
+    lower = [1 - r / 2 for r in range(1, 11)]
+    cdf = lambda x: stats.norm.cdf((x - shift) / Z_SD)  # noqa: E731
+    return float(sum((cdf(hi) - cdf(lo)) / r for r, (lo, hi) in enumerate(zip(lower, upper), start=1)))
+
+
+def rejection_rates(reps: int, queries: int, flips: int, seed: int, held_out: bool = False,
+                    statistics: tuple[str, ...] = ("standardized",), group: int = 1, grouped_tests: bool = True,
+                    **world: Any) -> dict[str, float]:
+    """Share of `reps` worlds in which each test rejects at ALPHA, and the mean in-sample gain of the best.
+    naive: pick the best setting on all queries, then an ordinary two-sided paired sign-flip test of it
+    against the configuration on the same queries (what sweep.py did).  standardized / mean:
+    max_statistic_test with that statistic.  held_out (optional): the cross-validated procedure against
+    the configuration (its recommendation rule: interval above zero and sign-flip p < 0.05).  group > 1:
+    queries in groups (grid_world); grouped_tests: the tests and folds use the groups (as the harness
+    does), else they treat the queries as independent."""
+    rng = np.random.default_rng(seed)
+    counts = dict.fromkeys(("naive", *statistics, *(("held_out",) if held_out else ())), 0)
+    gains = []
+    groups = [str(q // group) for q in range(queries)] if group > 1 and grouped_tests else None
+    for r in range(reps):
+        scores = grid_world(rng, queries, group=group, **world)
+        for statistic in statistics:
+            test = max_statistic_test(scores, CONFIGURED, flips=flips, seed=r, statistic=statistic, clusters=groups)
+            counts[statistic] += test.p_value < ALPHA
+        counts["naive"] += sign_flip_test(scores[test.best], scores[CONFIGURED], flips=flips, seed=r).p_value < ALPHA
+        if held_out:
+            cv = cross_validate(None, None, scores, configured=CONFIGURED, groups=groups, resamples=1000, flips=flips,
+                                seed=r)
+            counts["held_out"] += cv.recommended is not None
+        gains.append(test.statistic)
+    return {**{k: v / reps for k, v in counts.items()}, "gain": float(np.mean(gains))}
+
+
+def selection_worlds(size: dict[str, int]) -> dict[str, Any]:
+    null = rejection_rates(reps=size["null"], queries=30, flips=size["flips"], seed=20261130)
+    effect = rejection_rates(reps=size["effect"], queries=30, flips=size["flips"], seed=7, effect=1.2)
+    grouped = rejection_rates(reps=size["grouped"], queries=36, flips=size["flips"], seed=3, group=3, held_out=True)
+    ignored = rejection_rates(reps=size["grouped"], queries=36, flips=size["flips"], seed=3, group=3, held_out=True,
+                              grouped_tests=False)
+    return {
+        "null": {"settings": 1008, "queries": 30, "reps": size["null"], "naive": null["naive"],
+                 "max_statistic": null["standardized"], "in_sample_gain": null["gain"]},
+        "effect": {"settings_better": 21, "queries": 30, "reps": size["effect"], "true_mrr_gain":
+                   expected_rr(1.2) - expected_rr(0.0), "power": effect["standardized"]},
+        "grouped_null": {"queries": 36, "group": 3, "reps": size["grouped"],
+                         "max_statistic": grouped["standardized"], "cross_validated": grouped["held_out"],
+                         "max_statistic_ignoring_groups": ignored["standardized"],
+                         "cross_validated_ignoring_groups": ignored["held_out"]},
+    }
+
+
+# --- the gate's statistical rules --------------------------------------------------------------------
+
+def gate_false_alarms(reps: int, seed: int = 5) -> dict[str, Any]:
+    """Two runs of one system: how often each statistical rule fails the second against the first.
+    interval (two-sample permutation test at 0.05): both runs' per-query values drawn from one
+    distribution, 40 independent queries (reciprocal ranks) and LoCoMo-like clusters (10
+    conversations, 0/1 recall); paired (sign flips at 0.05): the same 40 queries, each query's second
+    value a fresh draw from its own distribution (what a new embedding model of equal quality does)."""
+    rng = np.random.default_rng(seed)
+    values = np.array(RR_VALUES)
+    probs = np.array(RR_WORLDS[0])
+    sizes = np.array(LOCOMO_SIZES)
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    spread = 1 / LOCOMO_ICC - 1
+    alarms = {"interval_queries": 0, "interval_clusters": 0, "paired_queries": 0}
+    for r in range(reps):
+        a, b = rng.choice(values, p=probs, size=40), rng.choice(values, p=probs, size=40)
+        alarms["interval_queries"] += two_sample_test(b, a, permutations=999, seed=r).p_value < ALPHA
+        rates = rng.beta(0.85 * spread, 0.15 * spread, size=len(sizes))
+        first = (rng.random(sizes.sum()) < rates[labels]).astype(float)
+        second = (rng.random(sizes.sum()) < rng.beta(0.85 * spread, 0.15 * spread, size=len(sizes))[labels]).astype(float)
+        test = two_sample_test(second, first, clusters_now=labels, clusters_baseline=labels, unit="conversation",
+                               permutations=999, seed=r)
+        alarms["interval_clusters"] += test.p_value < ALPHA
+        quality = rng.dirichlet(np.ones(len(values)) * 2, size=40)  # each query its own distribution
+        first_run = np.array([rng.choice(values, p=q) for q in quality])
+        second_run = np.array([rng.choice(values, p=q) for q in quality])
+        test = sign_flip_test(second_run, first_run, flips=999, seed=r)
+        alarms["paired_queries"] += test.statistic < 0 and test.p_value < ALPHA
+    return {"reps": reps, "alpha": ALPHA, **{k: v / reps for k, v in alarms.items()}}
+
+
+# --- the report ---------------------------------------------------------------------------------------
+
+def measure(size: str = "default") -> dict[str, Any]:
+    """Every measurement at one size ("default": what `make test` asserts; "full": opt-in)."""
+    sizes = SIZES[size]
+    started = time.perf_counter()
+    doc = {
+        "size": size, "sizes": sizes, "alpha": ALPHA, "level": 0.95,
+        "binomial": binomial_coverage(),
+        "reciprocal_rank": rr_coverage(sizes["rr"]),
+        "clustered": clustered_coverage(sizes["clustered"], sizes["resamples"]),
+        "selection": selection_worlds(sizes),
+        "gate": gate_false_alarms(sizes["gate"]),
+    }
+    doc["seconds"] = time.perf_counter() - started
+    return doc
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    b, rr, c, s, g = doc["binomial"], doc["reciprocal_rank"], doc["clustered"], doc["selection"], doc["gate"]
+    lines = ["# Do the intervals and tests hold their level?\n",
+             f"Simulated worlds whose truth is known (`make statistics`, size `{doc['size']}`: "
+             + ", ".join(f"{k} {v:,}" for k, v in doc["sizes"].items()) + "); tests/test_coverage.py asserts "
+             "these figures at the default size in `make test`.\n",
+             f"## Pass rates of {b['n']} queries\n",
+             f"Coverage of the 95% interval, exact over every outcome ({b['method'].split(' over')[0]}), beside the "
+             "plain percentile bootstrap the reports printed before (a sample of 12 passes collapses to [1, 1]).\n",
+             "| true pass rate | coverage | percentile bootstrap |", "|---:|---:|---:|"]
+    lines += [f"| {r['rate']:.2f} | {r['coverage']:.3f} | {r['percentile_bootstrap']:.3f} |" for r in b["rows"]]
+    lines += ["", f"## Mean reciprocal rank of {rr['n']} queries ({rr['reps']:,} samples each)\n",
+              f"Method: {rr['method'].split(' over')[0]}.\n", "| true MRR | coverage |", "|---:|---:|"]
+    lines += [f"| {r['true_mrr']:.3f} | {r['coverage']:.3f} |" for r in rr["rows"]]
+    lines += ["", f"## LoCoMo-like clusters: {c['clusters']} conversations, {c['questions']:,} questions "
+              f"({c['reps']:,} samples each)\n",
+              "0/1 recall per question at its conversation's rate; ICC 0.008 is what LoCoMo's recall_any@10 shows "
+              "(openclaw-2026.02). `coverage`: the harness's interval over conversations; `if independent`: "
+              "the interval that treats the questions as independent draws.\n",
+              "| ICC | true mean | coverage | if independent |", "|---:|---:|---:|---:|"]
+    lines += [f"| {r['icc']:g} | {r['mean']:.2f} | {r['coverage']:.3f} | {r['coverage_if_independent']:.3f} |"
+              for r in c["rows"]]
+    n, e, gn = s["null"], s["effect"], s["grouped_null"]
+    lines += ["", "## The sweep's selection\n",
+              f"- {n['settings']:,} equally good settings, {n['queries']} queries, {n['reps']} worlds: the old "
+              f"procedure (best on all queries, then an ordinary paired test) says p < 0.05 in "
+              f"**{n['naive']:.1%}** of worlds; the max-statistic test in **{n['max_statistic']:.1%}**.",
+              f"- One family of {e['settings_better']} settings truly better (+{e['true_mrr_gain']:.2f} MRR), "
+              f"{e['reps']} worlds: power **{e['power']:.2f}**.",
+              f"- Queries in groups of {gn['group']} (a T-query and its paraphrases), {gn['queries']} queries, "
+              f"{gn['reps']} null worlds: with the groups as the unit, the max-statistic test rejects in "
+              f"**{gn['max_statistic']:.1%}** and the cross-validated recommendation (grouped folds) in "
+              f"**{gn['cross_validated']:.1%}**; treating the queries as independent, "
+              f"{gn['max_statistic_ignoring_groups']:.1%} and {gn['cross_validated_ignoring_groups']:.1%}.", "",
+              f"## The gate's statistical rules on runs that did not regress ({g['reps']} pairs of runs)\n",
+              f"- `interval` (two-sample permutation test, alpha {g['alpha']:g}): 40 independent queries "
+              f"**{g['interval_queries']:.1%}**; 10 LoCoMo-like conversations **{g['interval_clusters']:.1%}**.",
+              f"- `paired` (sign flips, alpha {g['alpha']:g}): 40 queries, each re-drawn from its own distribution "
+              f"**{g['paired_queries']:.1%}**.", "",
+              f"Measured in {doc['seconds']:.0f} s.\n"]
+    return "\n".join(lines)
+
+
+def write_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in (("statistics.json", json.dumps(doc, indent=1) + "\n"), ("statistics.md", markdown(doc))):
+        tmp = out_dir / (name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out_dir / name)
+    return out_dir / "statistics.md"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="coverage and error rates of the harness's statistics")
+    parser.add_argument("--out", default="reports/statistics")
+    parser.add_argument("--size", choices=sorted(SIZES), default="default")
+    args = parser.parse_args(argv)
+    path = write_report(measure(args.size), args.out)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
