@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo t2ranking context lossless expansion statistics scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo t2ranking context lossless expansion statistics example scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -88,6 +88,12 @@ scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidt
 
 gate: $(STAMP) ## Gate reports/ablation/ablation.json against reports/baseline/ablation.json
 	$(HARNESS) gate reports/ablation/ablation.json --baseline reports/baseline/ablation.json
+
+example: $(STAMP) ## The README's own-memory walkthrough on datasets/example-workspace (init, run) -> reports/example-workspace/
+	@tmp=$$(mktemp -d) && $(HARNESS) init datasets/example-workspace --out $$tmp/example --queries datasets/example-workspace/queries.yaml --now 2026-03-08 >/dev/null \
+		&& $(HARNESS) run $$tmp/example/experiment.toml --out reports/example-workspace \
+		&& sed -i "s#$(CURDIR)/##g; s#$$tmp/#<init-out>/#g" reports/example-workspace/results.json reports/example-workspace/report.md; \
+		status=$$?; rm -rf $$tmp; exit $$status  # the committed files name the clone's files relative to it
 
 validate: $(STAMP) ## Validate datasets/king78 (records, logs, queries)
 	$(HARNESS) validate datasets/king78

@@ -46,9 +46,16 @@ def test_paraphrase_metric_is_named_by_the_configured_cutoff(tmp_path):
     assert "FAIL P1: found -> not in the top 5 (paraphrase)" in report
 
 
-def test_default_rules_are_one_list_of_rule_strings():
+def test_default_rules_are_exact_rules_and_each_one_can_fail(tmp_path):
+    """Every default rule is an exact rule (drop or growth), and for each, a document that breaks it by the
+    smallest step fails the gate on that metric (so none of them is inert)."""
     assert all(Rule.parse(r).kind in ("drop", "growth") for r in DEFAULT_RULES)
-    assert "paraphrase_hit@*:drop=0" in DEFAULT_RULES
+    base = write(tmp_path / "b.json", suite())
+    worse = {"passed": suite({"T1": 2}), "paraphrase_hit@6": suite(p1_rank=None), "negative_returned": suite(n1=6),
+             "mrr@6": suite({"T2": 2})}
+    for metric, doc in worse.items():
+        result = run_gate(write(tmp_path / f"{metric}.json", doc), base)
+        assert metric in [c.metric for c in result.failed_checks], (metric, result.text())
 
 
 def test_a_swap_of_passes_fails_on_the_query_that_got_worse(tmp_path):

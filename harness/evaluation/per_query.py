@@ -157,4 +157,6 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     add_columns(frame, index, stages, queries, fused, legs)  # context tokens and recall@{B}tokens; expansion
     if any("category" in q.extra for q in queries):
         frame["category"] = [q.extra.get("category") for q in queries]
+    if any("evidence_age_days" in q.extra for q in queries):  # the summary reports by age (temporal decay)
+        frame["evidence_age_days"] = [q.extra.get("evidence_age_days") for q in queries]
     return frame, hit_lists, runs

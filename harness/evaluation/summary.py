@@ -22,6 +22,8 @@ from harness.evaluation.statistics import (
 )
 
 NEAR_TIE_MARGINS = ("relevant", "min_score", "cut")
+# the age of a question's newest evidence when it is asked, in days (what a temporal decay's half-life reads)
+AGE_BANDS = (("0-30 days", 0, 30), ("31-90 days", 31, 90), ("91-180 days", 91, 180), ("over 180 days", 181, 10 ** 9))
 
 
 def percentiles(values: Sequence[float]) -> dict[str, float]:
@@ -186,5 +188,9 @@ def summarise(frame: pd.DataFrame, k: int, *, near_tie: str | None = None,
     if "category" in frame.columns:  # the suite per query category (LoCoMo)
         out["by_category"] = {str(cat): block(suite[suite["category"] == cat])
                               for cat in sorted(suite["category"].dropna().unique())}
+    if "evidence_age_days" in frame.columns:  # the suite by the age of its newest evidence (temporal decay)
+        ages = pd.to_numeric(suite["evidence_age_days"], errors="coerce")
+        out["by_age"] = {label: block(suite[(ages >= low) & (ages <= high)]) for label, low, high in AGE_BANDS
+                         if ((ages >= low) & (ages <= high)).any()}
     add_context_summary(out, frame, unit)  # context tokens and recall@{B}tokens, with bootstrap intervals
     return out

@@ -285,6 +285,8 @@ class ConversationQueries:
 def conversation_queries(conv: Conversation, granularity: str) -> ConversationQueries:
     turn_ids = conv.turn_ids()
     session_of = {t.dia_id: s.number for s in conv.sessions for t in s.turns}
+    when_of = {t.dia_id: s.when for s in conv.sessions for t in s.turns}
+    asked = max(s.when for s in conv.sessions)  # the parts' reference_time
     totals = dict.fromkeys(EVIDENCE_CASES, 0)
     skipped: dict[str, list[str]] = {}
     queries: list[Query] = []
@@ -297,6 +299,8 @@ def conversation_queries(conv: Conversation, granularity: str) -> ConversationQu
         answer = item.get("adversarial_answer" if category == ADVERSARIAL else "answer", item.get("answer"))
         extra = {"category": category, "category_name": CATEGORY_NAMES[category], "conversation": conv.sample_id,
                  "answer": answer, "evidence": evidence}
+        if evidence:  # how long before the question its newest evidence was said (what temporal decay reads)
+            extra["evidence_age_days"] = (asked - max(when_of[e] for e in evidence)).days
         if not item["question"].strip():
             skipped.setdefault("empty_question", []).append(qid)
             continue

@@ -2,7 +2,8 @@
 
 The report is a list of sections, each a function (spec, doc) -> Markdown text ("" leaves it out):
 
-    SECTIONS = (header, data_set, side_by_side, paired, per_group, comparison, latency, notes, environment)
+    SECTIONS = (header, data_set, side_by_side, by_age, paired, per_group, comparison, latency, notes,
+                environment)
 
 so that later work adds a section (abstention AUROC and plots, the four presets side by side) by
 appending one function, without touching the others.  Every metric cell goes through `metric_cell`,
@@ -128,6 +129,24 @@ def cluster_table(run: dict[str, Any], metrics: list[str]) -> tuple[pd.DataFrame
                    f"{len(values)} {unit}s: one {unit}'s figure can sit far from the mean.")
 
 
+def by_age(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+    """The suite by the age of each question's newest evidence (days before the question), one row per
+    run: what a temporal decay does to old memories."""
+    runs = [r for r in doc["runs"] if r["summary"].get("by_age")]
+    if not runs:
+        return ""
+    metric = next((m for m in ("recall_any@10", "recall_any@5", "recall@10") if m in _metrics(spec, doc)),
+                  _metrics(spec, doc)[0])
+    bands = list(dict.fromkeys(b for r in runs for b in r["summary"]["by_age"]))
+    rows = [{"run": _title(r), **{band: metric_cell(r["summary"]["by_age"].get(band, {}), metric) for band in bands}}
+            for r in runs]
+    counts = {band: runs[0]["summary"]["by_age"].get(band, {}).get("queries", 0) for band in bands}
+    return (f"## {metric} by the age of the evidence\n\nEach question's newest evidence turn, in days before the "
+            "question is asked (the conversation's last session): what a temporal decay's half-life reads. "
+            "Questions per band: " + ", ".join(f"{band} {n:,}" for band, n in counts.items()) + ".\n\n"
+            + markdown_table(pd.DataFrame(rows)) + "\n")
+
+
 def per_group(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     parts = []
     for run in doc["runs"]:
@@ -247,7 +266,7 @@ def environment(spec: dict[str, Any], doc: dict[str, Any]) -> str:
 
 
 SECTIONS: tuple[Callable[[dict[str, Any], dict[str, Any]], str], ...] = (
-    header, data_set, side_by_side, paired, per_group, comparison, latency, notes, environment)
+    header, data_set, side_by_side, by_age, paired, per_group, comparison, latency, notes, environment)
 
 
 def _number(value: Any, digits: int = 3) -> str:
