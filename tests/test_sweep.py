@@ -98,11 +98,18 @@ def test_fast_scorer_and_pipeline_stages_give_the_same_arrays(monkeypatch, priva
 
 
 def test_the_choice_is_cross_validated_leave_one_out_and_tested_with_selection(sweep):
-    """King78 round 3: the suite has 10 queries, so leave-one-out over every counted query; the
-    recommendation needs the held-out interval above zero and the sign-flip test."""
+    """King78 round 3: the suite has 10 queries, so leave-one-out, by record: a T-query and its
+    paraphrases (the same record) are held out together, a negative query alone; the recommendation
+    needs the held-out interval above zero and the sign-flip test, both over records."""
     n = len(sweep.objective.query_ids)
     assert n == 32 and sorted(set(sweep.objective.kinds)) == ["negative", "paraphrase", "suite"]
-    assert len(sweep.cv.folds) == n  # leave-one-out
+    groups = sweep.objective.groups
+    units = {g for g in groups if g is not None} | {q for q, g in zip(sweep.objective.query_ids, groups) if g is None}
+    assert len(sweep.cv.folds) == len(units) < n  # leave-one-group-out
+    for fold in sweep.cv.folds:  # a fold is one record's queries, or one negative
+        assert len({groups[i] or sweep.objective.query_ids[i] for i in fold}) == 1
+    assert any(len(fold) > 1 for fold in sweep.cv.folds)
+    assert sweep.cv.unit == "record" and sweep.cv.units == len(units)
     assert sweep.cv.in_sample_mean >= sweep.cv.held_out_mean  # the in-sample best is optimistic
     assert 0 < sweep.selection.p_value <= 1 and "max-standardized" in sweep.selection.method
     assert sweep.settings["p_adjusted"].between(0, 1).all()
@@ -115,8 +122,8 @@ def test_the_choice_is_cross_validated_leave_one_out_and_tested_with_selection(s
 def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
     doc = write_sweep(sweep, tmp_path, round3)
     md = (tmp_path / "sweep.md").read_text(encoding="utf-8")
-    assert "## Cross-validation" in md and "leave-one-out" in md and "## Robust or noise" in md
-    assert 0 < doc["p_value_best_vs_default"] <= 1 and doc["cv"]["folds"] == 32
+    assert "## Cross-validation" in md and "leave-one-record-out" in md and "## Robust or noise" in md
+    assert 0 < doc["p_value_best_vs_default"] <= 1 and doc["cv"]["folds"] == len(sweep.cv.folds)
     if doc["recommended"] is None:
         assert doc["openclaw_snippet"] is None and "Keep the configuration" in md and "```json5" not in md
     else:
@@ -136,7 +143,9 @@ def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_le
                                       "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "out" / "sweep.json").read_text(encoding="utf-8"))
-    assert doc["cv"]["folds"] == 5 and doc["cv"]["scheme"].startswith("5-fold over 500 queries, stratified")
+    # CMRC questions of one article are held out together (the article is the unit)
+    assert doc["cv"]["folds"] == 5 and doc["cv"]["scheme"].startswith("5-fold over 500 queries in ")
+    assert doc["cv"]["unit"] == "article" and "articles (held out whole)" in doc["cv"]["scheme"]
     assert doc["recommended"] is not None and doc["cv"]["gain"]["ci95"][0] > 0 and doc["cv"]["p_value"] < 0.05
     assert doc["recommended"]["tokenizer"].startswith("cjk-bigram")
     assert "openclaw.json snippet:" in result.output and "```json5" in (tmp_path / "out" / "sweep.md").read_text()

@@ -4,6 +4,8 @@ the environment block and the machine.  Fields only the new tree has are not dif
 harness may record more); a field the new tree lost is.
 
     python -m harness.reporting.compare OLD_REPORTS_DIR NEW_REPORTS_DIR
+    python -m harness.reporting.compare --estimates OLD NEW   # point estimates only (intervals, p-values
+                                                              # and their methods ignored)
     make compare-reports BASE=HEAD~3      # reports/ as committed at BASE against the working tree
 
 JSON files are compared value by value (numbers to 1e-9); Markdown files line by line after dropping
@@ -34,6 +36,15 @@ IGNORED_KEY = re.compile(
 TIMING_LINE = re.compile(r"(?<![A-Za-z])ms(?![A-Za-z])|latency|seconds|\b\d+(\.\d+)? s\b|MiB|GiB|version|took|p50|p95|p99|"
                          r"generated|wall|throughput|GB/s|peak|headline|exponent|ratio|(?<=\w) s\s*(\||$)", re.IGNORECASE)
 SKIPPED_DIRS = {"bench", "_scratch"}
+# --estimates: what an interval or a test says about a figure, not the figure (a change of statistical
+# method moves these and no point estimate)
+STATISTICS_KEY = re.compile(r"(^|_)(ci\d*|ci_methods?|methods?|p_value|p_holm|p_floor|p_text|p_monte_carlo|monte_carlo|"
+                            r"units?|resampling|reason|informative|informative_queries|holm_family|adjusted|"
+                            r"p_adjusted|agreement|folds|chosen|by_kind|carried_by|scheme|description)($|_)|_ci95$|"
+                            r"^tie_ranges$|^by_cluster$|^by_age$|^recommended_before_holm$")
+INTERVAL_TEXT = re.compile(r"\[\s*[-+]?(\d+(\.\d+)?|nan)\s*,\s*[-+]?(\d+(\.\d+)?|nan)\s*\]|\(n too small\)|"
+                           r"\(tied records: [^)]*\)|\bp\s*[=<]?\s*[<≤]?\s*\d[\d.e-]*( \(floor [^)]*\))?|"
+                           r"\(floor [^)]*\)|< ?0\.\d+")
 
 
 @dataclass(frozen=True)
@@ -47,8 +58,11 @@ class Difference:
         return f"{self.file}: {self.where}: {self.old!r} -> {self.new!r}"
 
 
+ESTIMATES_ONLY = False  # set by --estimates
+
+
 def _ignored(key: str) -> bool:
-    return bool(IGNORED_KEY.search(key))
+    return bool(IGNORED_KEY.search(key)) or (ESTIMATES_ONLY and bool(STATISTICS_KEY.search(key)))
 
 
 def compare_json(old: Any, new: Any, where: str = "") -> Iterator[tuple[str, Any, Any]]:
@@ -128,6 +142,8 @@ def compare_markdown(old: str, new: str) -> Iterator[tuple[str, Any, Any]]:
     """Lines of the old report (timings dropped) that the new one changed or lost; lines only the new
     one has (a row or a section a newer harness adds) are not differences."""
     a, b = _without_timings(old), _without_timings(new)
+    if ESTIMATES_ONLY:  # intervals and p-values masked: a line differs only in a point estimate
+        a, b = [INTERVAL_TEXT.sub("…", x) for x in a], [INTERVAL_TEXT.sub("…", x) for x in b]
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "replace":
             for k, x in enumerate(a[i1:i2]):
@@ -156,9 +172,13 @@ def compare_trees(old_dir: Path | str, new_dir: Path | str) -> list[Difference]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    global ESTIMATES_ONLY
+    args = list(sys.argv[1:] if argv is None else argv)
+    ESTIMATES_ONLY = "--estimates" in args
+    args = [a for a in args if a != "--estimates"]
     if len(args) != 2:
-        print("usage: python -m harness.reporting.compare OLD_REPORTS_DIR NEW_REPORTS_DIR", file=sys.stderr)
+        print("usage: python -m harness.reporting.compare [--estimates] OLD_REPORTS_DIR NEW_REPORTS_DIR",
+              file=sys.stderr)
         return 2
     differences = compare_trees(*args)
     for d in differences:

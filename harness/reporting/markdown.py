@@ -48,15 +48,13 @@ def figure(block: dict[str, Any], name: str, digits: int = 3) -> str:
 
 
 def resampling_note(block: dict[str, Any]) -> str:
-    """What a block's intervals rest on: "95% intervals over 10 conversations (1,536 queries): <method>"."""
-    from harness.evaluation.formatting import plural
-
-    resampling = block.get("resampling") or {}
-    if not resampling:
+    """What a block's intervals rest on, from its method: "95% intervals: studentized cluster bootstrap
+    over 10 conversations (1,536 queries) ..." (other methods of some columns are listed in ci_methods)."""
+    method = block.get("ci_method")
+    if not method or not block.get("resampling"):
         return ""
-    unit, clusters, queries = resampling["unit"], resampling["clusters"], resampling["queries"]
-    where = plural(unit, clusters) + (f" ({queries:,} queries)" if unit != "query" else "")
-    return f"95% intervals over {where}: {block.get('ci_method', '')}"
+    others = sorted(set((block.get("ci_methods") or {}).values()))
+    return f"95% intervals: {method}" + (f" (some columns: {'; '.join(others)})" if others else "")
 
 
 def p_cell(row: dict[str, Any], key: str = "p_value") -> str:

@@ -236,7 +236,7 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
                         metrics: list[str]) -> pd.DataFrame:
     """The Markdown and PNG of a matrix from its JSON document (so a report can be redrawn without
     re-running: `harness matrix SPEC --redraw`)."""
-    from harness.reporting.markdown import markdown_table
+    from harness.reporting.markdown import markdown_table, resampling_note
 
     out_dir = Path(out_dir)
     frame = pd.DataFrame([c["row"] for c in doc["cells"]])
@@ -256,6 +256,14 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
         if comparisons.get(metric):
             parts += [f"\nAgainst `{spec['values'][0]['label']}` (paired, the run's suite queries; p (Holm) over "
                       "this table):\n", markdown_table(comparison_frame(comparisons[metric]))]
+    notes = {}
+    for cell in doc["cells"]:  # what each run's intervals rest on (its data set's unit)
+        note = resampling_note(cell["summary"].get("suite") or {})
+        if note:
+            notes.setdefault(note, []).append(cell["run"])
+    if notes:
+        parts.append("\nIntervals, per run: " + "; ".join(f"{', '.join(dict.fromkeys(runs))}: {note}"
+                                                         for note, runs in notes.items()) + ".\n")
     reference = spec["values"][0]["label"]
     parts += [f"\n## Suite queries rescued (and lost) relative to `{reference}`\n",
               markdown_table(rescued(frame, reference))]
