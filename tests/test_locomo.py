@@ -120,8 +120,11 @@ def test_questions_become_suite_negative_or_skipped(tiny):
     assert queries["conv-a/qa002"].relevant == {"D2:1": 1}  # 'D:2:01' reformatted
     adversarial = queries["conv-a/qa004"]
     assert (adversarial.kind, adversarial.relevant) == ("negative", {})
+    # its evidence was said on 8 May 2023 1:56 pm, the question is asked after the last session with
+    # turns (1 June 2023 10:00 am; session 4 has none): 23 days and 20 hours before
     assert adversarial.extra == {"category": 5, "category_name": "adversarial", "conversation": "conv-a",
-                                 "answer": "Rex", "evidence": ["D1:2"]}
+                                 "answer": "Rex", "evidence": ["D1:2"], "evidence_age_days": 23}
+    assert adversarial.cluster == "conv-a" and queries["conv-b/qa000"].cluster == "conv-b"
     described = dataset.describe()
     assert described["skipped"] == {"no_evidence": ["conv-a/qa003"]}  # D9:9 absent, 'D' empty
     assert described["evidence"] == {"items": 8, "kept": 7, "split": 1, "reformatted": 1, "dropped_absent": 1,

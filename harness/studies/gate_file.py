@@ -3,7 +3,7 @@
     [gate]
     flips = "fail"              # a query that got worse (beyond a near tie) fails its test case and the gate
     near_tie_flips = "report"   # a flip decided by less than the near-tie margin is listed, never failing
-    level = 0.95                # interval rules: the baseline's bootstrap interval
+    level = 0.95                # interval rules: a two-sample permutation test at 1 - level
     alpha = 0.05                # paired rules: the sign-flip test's threshold
 
     [[rule]]                    # exact: a pass count on a small literal suite
@@ -17,7 +17,7 @@
 
     [[rule]]                    # statistical: recall on LoCoMo's 1,536 questions
     metric = "recall@*"
-    kind = "interval"           # fail only below the baseline's 95% interval
+    kind = "interval"           # fail only when a two-sample test says now is worse (p < 1 - level)
 
     [[rule]]
     metric = "ndcg@*"
@@ -49,7 +49,8 @@ class GateSettings:
     near_tie_flips: Literal["fail", "report"] = "report"
     """a flip decided by less than the near-tie margin: "report" (listed, not counted) or "fail" """
     level: float = Field(0.95, gt=0, lt=1)
-    """interval rules: confidence level of the baseline's bootstrap interval"""
+    """interval rules: the one-sided two-sample permutation test fails at p < 1 - level (the baseline's
+    interval shown in the reports is at this level too)"""
     alpha: float = Field(0.05, gt=0, lt=1)
     """paired rules: a regression fails when the sign-flip test's p-value is below this"""
     defaults: bool = False
@@ -75,7 +76,7 @@ class RuleTable:
     better: Literal["higher", "lower"] | None = None
     """interval and paired rules: which direction is better (inferred from the metric's name)"""
     level: float | None = Field(None, gt=0, lt=1)
-    """interval rules: this rule's confidence level (default [gate] level)"""
+    """interval rules: this rule's level (its test fails at p < 1 - level; default [gate] level)"""
     alpha: float | None = Field(None, gt=0, lt=1)
     """paired rules: this rule's threshold (default [gate] alpha)"""
 
