@@ -147,6 +147,9 @@ def _cluster_jackknife_auroc(pos: np.ndarray, neg: np.ndarray, labels_pos: np.nd
     if len(values) < 2:
         return Interval(estimate, math.nan, math.nan, level, f"n too small: {plural(unit, g)}", g, unit)
     se = math.sqrt((len(values) - 1) / len(values) * float(((values - values.mean()) ** 2).sum()))
+    if se <= 1e-12:  # leaving any cluster out changes nothing: no spread to estimate, not a point interval
+        return Interval(estimate, math.nan, math.nan, level, f"n too small: every leave-one-{unit}-out AUROC is "
+                        f"the same ({plural(unit, g)})", g, unit)
     half = float(stats.t.ppf(0.5 + level / 2, len(values) - 1)) * se
     return Interval(estimate, max(0.0, estimate - half), min(1.0, estimate + half), level,
                     f"cluster jackknife t interval over {plural(unit, g)} ({len(pos)} answerable, {len(neg)} "
@@ -235,13 +238,13 @@ class Calibration:
     def recommended_threshold(self) -> float | None:
         """The in-sample best, when cross-validation recommends it over the configured threshold and its
         held-out gain over both trivial policies also lies above zero."""
-        if self.cv.recommended is None or any(g.low <= 0 for g in self.versus_trivial.values()):
-            return None
+        if self.cv.recommended is None or any(not g.low > 0 for g in self.versus_trivial.values()):
+            return None  # (an interval too small to exist shows nothing: not > 0)
         return float(self.curve["threshold"][self.cv.recommended])
 
     @property
     def reason(self) -> str:
-        beaten = [name.replace("_", " ") for name, g in self.versus_trivial.items() if g.low <= 0]
+        beaten = [name.replace("_", " ") for name, g in self.versus_trivial.items() if not g.low > 0]
         if self.cv.recommended is not None and beaten:
             return (f"no threshold: the held-out gain over the configuration holds ({self.cv.reason}), but not "
                     f"over {' or '.join(beaten)} (" + "; ".join(

@@ -4,11 +4,14 @@ Exact rules compare two numbers:
     METRIC:drop=X      fail when the metric falls by more than X (absolute)
     METRIC:growth=R    fail when it grows by more than the ratio R (0.5 = +50%): latency
     op + value         (gate file only) fail unless `now OP value`, e.g. passed >= 12: a floor
-Statistical rules read the per-query values of the files (harness.evaluation.statistics):
-    METRIC:interval    fail only when `now` lies beyond the baseline's bootstrap interval (95% by default)
-                       on the worse side: the drop is larger than resampling the same queries explains
+Statistical rules read the per-query values of the files (harness.evaluation.statistics), at the data
+set's unit (whole clusters where the results have them: a LoCoMo conversation's questions move together):
+    METRIC:interval    fail only when `now` is worse and a one-sided two-sample permutation test of now's
+                       per-query values against the baseline's gives p < 1 - LEVEL (0.05 at the default
+                       0.95): unpaired, so it also works when the two runs scored different queries; on runs
+                       of one system it fails 4-5% of the time (reports/statistics, make statistics)
     METRIC:paired      fail only when `now` is worse and a paired sign-flip test across the queries both
-                       files have gives p < alpha (0.05 by default)
+                       files have gives p < alpha (0.05 by default): the stronger test on the same queries
 Exact rules suit a small literal suite, where every pass is a decision someone made; statistical ones a
 large sample such as LoCoMo's, where a few questions move with any change of model or chunking.
 """
