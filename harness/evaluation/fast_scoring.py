@@ -387,6 +387,9 @@ def positions(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, thres
     return np.where(some_clear, passing, fallback)
 
 
+_NOT_RETURNED = np.iinfo(np.int32).max  # the "rank" of a relevant chunk that is not returned, above any cut-off
+
+
 class _RankScorer:
     """The figures of returned lists given as masks over candidates in ranked order."""
 
@@ -402,7 +405,7 @@ class _RankScorer:
         """`position`: 1-based place of each candidate in the returned list before the cut (0: dropped)."""
         returned = (position > 0) & (position <= self.max_results)
         out.returned[rows] = returned.sum(axis=-1)
-        first_relevant = np.where(returned & (gain > 0), position, self.max_results + 1).min(axis=-1)
+        first_relevant = np.where(returned & (gain > 0), position, _NOT_RETURNED).min(axis=-1)
         out.reciprocal_rank[rows] = np.where(first_relevant <= self.max_results, 1.0 / first_relevant, 0.0)
         out.found[rows] = first_relevant <= self.max_results
         for k, hits in out.hits.items():
