@@ -417,6 +417,9 @@ class WorkspaceDataset:
     """the agent whose overrides of openclaw.json apply"""
     errors: str = "strict"
     """a memory file that is not UTF-8: "strict" stops the run, "skip" leaves it out with a warning"""
+    follow_config: bool = True
+    """read openclaw.json's memory-search settings at every run (the experiment's own tables win); false:
+    only the experiment's tables (openclaw.json is still read for extraPaths)"""
 
     @field_validator("errors")
     @classmethod

@@ -225,7 +225,9 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         description = dataset.describe() if hasattr(dataset, "describe") else {"scopes": {p.scope: p.description for p in parts}}
     runs = parts[0].runs if parts[0].scope is None else scoped_runs([(p.scope, p.runs) for p in parts])
     weights = applied_weights(stages.fusion)
-    notes = []
+    from harness.inputs.workspace_config import layer_notes
+
+    notes = layer_notes(config.get("openclaw_json"))  # what the workspace's openclaw.json set, and what won over it
     if weights and weights["rescaled"]:
         c, a = weights["configured"], weights["applied"]
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "
