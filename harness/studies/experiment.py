@@ -211,6 +211,9 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     frame, hits = _joined(parts)
     summary = summarise(frame, stages.max_results,
                         near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]))
+    from harness.evaluation.stage_trace import stage_summary
+
+    summary["stages"] = stage_summary(frame)  # why the failed queries failed, by stage
     summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
                         "timings_ms": _summed([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
