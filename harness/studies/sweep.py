@@ -25,6 +25,7 @@ What the sweep selects, and how the choice is judged (harness.evaluation.statist
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -85,6 +86,16 @@ OBJECTIVE = ("per query: 1 when a suite query passes (top-1 relevant and >= minS
              "record is among the returned chunks, when a negative query returns nothing; else 0")
 OBJECTIVES = ("pass", "abstention")  # `harness sweep --objective`: OBJECTIVE, or harness.evaluation.abstention's U
 ALPHA = 0.05
+
+
+def default_grid(config: dict[str, Any]) -> Path:
+    """`harness sweep`'s grid when none is given: experiments/sweep-openclaw.toml (the settings openclaw.json
+    has keys for: weights, tokenizer, minScore, temporal decay, MMR) for an OpenClaw workspace experiment,
+    experiments/sweep.toml (weights x fusions x tokenizers x minScores) otherwise."""
+    from harness.inputs.layout import project_path
+
+    workspace = (config.get("dataset") or {}).get("name") == "workspace"
+    return project_path("experiments/sweep-openclaw.toml" if workspace else "experiments/sweep.toml")
 
 
 def load_grid(path: Path | str | None) -> dict[str, Any]:
@@ -399,6 +410,8 @@ class SweepResult:
     scores: SettingScores  # every setting's per-query figures (settings x queries of the data set)
     timings: dict[str, float] = field(default_factory=dict)
     holdout: dict[str, Any] | None = None
+    release_limits: list[list[str]] = field(default_factory=list)  # per setting: what openclaw.json cannot express
+    preset: str | None = None
 
     @property
     def best(self) -> dict[str, Any]:
@@ -440,6 +453,8 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     objective = objective_of(scores, legs.queries, round_no, legs.max_results, objective, abstention_weight)
     frame = settings_frame(settings, scores, legs.queries, objective, round_no, legs.max_results, cutoffs)
     configured = configured_index(settings, config)
+    limits = release_limits(settings, config, tables)
+    frame["openclaw_json"] = [not items for items in limits]  # the release's openclaw.json can set it as it is
     selection = max_statistic_test(objective.matrix, configured)
     frame["p_adjusted"] = selection.adjusted
     # leave-one-out when the suite is small (king78's 10-12 queries), whatever the paraphrases and negatives add
@@ -454,7 +469,8 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     headline = {name: headline_summary(settings[i], legs, cutoffs) for name, i in shown.items()}
     result = SweepResult(config.get("name", "sweep"), frame, settings, objective, configured, best, selection, cv,
                          robustness(frame, objective, best, configured), headline,
-                         min_score_table(frame, configured), legs.max_results, tables, scores)
+                         min_score_table(frame, configured), legs.max_results, tables, scores,
+                         release_limits=limits, preset=config.get("preset"))
     if holdout is not None:
         from harness.studies.sweep_holdout import score_holdout
 
@@ -537,3 +553,43 @@ def setting_tables(setting: dict[str, Any]) -> dict[str, Any]:
     tables["postprocess"] = [{"name": "min_score", "min_score": setting["min_score"]}]
     tables["tokenizer"] = {"name": setting["tokenizer"].split("(")[0]}
     return tables
+
+
+def grid_tables(setting: Setting, config: dict[str, Any], tokenizers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The experiment tables a grid setting stands for, whole: its fusion, tokenizer, every post-processing
+    stage (a stage it lacks is off), [search] and the chunking budget when it differs."""
+    post = [dict(p) for p in setting.post]
+    if setting.min_score is not None:
+        post.append({"name": "min_score", "min_score": setting.min_score})
+    tables: dict[str, Any] = {"fusion": dict(setting.fusion), "postprocess": post,
+                              "tokenizer": dict(tokenizers.get(setting.tokenizer, {"name": setting.tokenizer})),
+                              "search": {"max_results": setting.results(config),
+                                         "candidate_multiplier": int(setting.candidate_multiplier or
+                                                                     config["search"]["candidate_multiplier"])}}
+    if setting.chunk_tokens is not None:
+        tables["chunker"] = {"tokens": setting.chunk_tokens}
+    return tables
+
+
+def release_limits(settings: Sequence[Setting], config: dict[str, Any],
+                   tokenizers: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """Per setting, what the openclaw.json of the release the preset models cannot express (empty: the
+    setting can be pasted as it is; harness.inputs.openclaw_releases)."""
+    from harness.inputs.openclaw_config import openclaw_snippet
+
+    preset = config.get("preset")
+    own_options = {k: v for k, v in config["tokenizer"].items() if k != "name"}
+    seen: dict[str, list[str]] = {}
+    out = []
+    for s in settings:
+        tables = grid_tables(s, config, tokenizers)
+        key = json.dumps(tables, sort_keys=True, default=str)
+        if key not in seen:
+            cannot = openclaw_snippet(tables, preset=preset, complete_postprocess=True)[1]
+            options = {k: v for k, v in tables["tokenizer"].items() if k != "name"}
+            renamed = tables["tokenizer"].get("name") != config["tokenizer"]["name"]  # the release's own of that name
+            if not renamed and options != own_options and not any(c.startswith("tokenizer") for c in cannot):
+                cannot.append(f"tokenizer options {s.tokenizer} (openclaw.json names the tokenizer only)")
+            seen[key] = cannot
+        out.append(seen[key])
+    return out

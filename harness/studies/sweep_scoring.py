@@ -506,6 +506,9 @@ def headline_frame(setting: Setting, legs: SweepLegs, cutoffs: Sequence[int]) ->
                                    config.get("evaluation", {}).get("round"), cutoffs)
     summary = summarise(frame, stages.max_results)
     summary.pop("latency_ms", None)  # zeros here: the legs were searched once for every setting
+    from harness.evaluation.stage_trace import stage_summary
+
+    summary["stages"] = stage_summary(frame)  # why its failed queries failed, by stage
     return frame, summary
 
 
