@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test bench bench-baseline gate tokenizers presets sweep abstention chunkers locomo t2ranking context lossless expansion scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
+.PHONY: help install test bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo t2ranking context lossless expansion scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -53,6 +53,12 @@ sweep: $(STAMP) ## Cross-validated sweeps: king78 rounds 3 and 4, CMRC 2018 dev 
 	$(HARNESS) sweep experiments/round3.toml --out reports/sweep/round3
 	$(HARNESS) sweep experiments/round4.toml --out reports/sweep/round4
 	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml --holdout experiments/cmrc2018-trial.toml --out reports/sweep/cmrc2018-dev
+
+workspaces: $(STAMP) ## Your own workspace, by example: run and sweep the example and old-logs workspaces -> reports/workspaces/
+	$(HARNESS) run experiments/example-workspace.toml --out reports/workspaces/example
+	$(HARNESS) sweep experiments/example-workspace.toml --out reports/workspaces/example/sweep
+	$(HARNESS) run experiments/old-logs-workspace.toml --out reports/workspaces/old-logs
+	$(HARNESS) sweep experiments/old-logs-workspace.toml --out reports/workspaces/old-logs/sweep
 
 ABSTENTION_SWEEP := sweep experiments/round4.toml --objective abstention --grid experiments/sweep-abstention.toml
 abstention: $(STAMP) ## Abstention: top-1 score AUROC and minScore per preset (king78 r4, LoCoMo), minScore sweeps -> reports/abstention/

@@ -75,7 +75,8 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
                f"p = {cv.p_value:.3g}")
     if result.recommended is not None:
         typer.echo(f"recommended: {label(result.recommended)} ({cv.reason})")
-        typer.echo("openclaw.json snippet:\n" + doc["openclaw_snippet"])
+        partial = " (partial: what it cannot set follows)" if doc["not_expressible_in_openclaw_json"] else ""
+        typer.echo(f"openclaw.json snippet{partial}:\n" + doc["openclaw_snippet"])
         for item in doc["not_expressible_in_openclaw_json"]:
             typer.echo(f"not expressible in openclaw.json: {item}{other_releases(item)}")
     else:

@@ -304,6 +304,16 @@ def configured_index(settings: Sequence[Setting], config: dict[str, Any]) -> int
     raise ValueError("the configured setting is not in the grid")  # grid_settings always adds it
 
 
+def dimension_text(column: str, value: Any) -> str:
+    """`decay off`, `decay 30 d`, `MMR 0.7`, `maxResults 8`: one value of an extra dimension in words."""
+    if column == "half_life_days":
+        return "decay off" if not value else f"decay {value:g} d"
+    if column == "mmr_lambda":
+        return "MMR off" if value != value else f"MMR {value:g}"
+    names = {"max_results": "maxResults", "candidate_multiplier": "candidates x", "chunk_tokens": "chunks of"}
+    return f"{names.get(column, column)} {value:g}"
+
+
 def dimension_columns(frame: pd.DataFrame) -> list[str]:
     """The extra dimensions' columns a settings frame has."""
     return [c for c in EXTRA_DIMENSIONS.values() if c in frame.columns]
@@ -503,7 +513,7 @@ def robustness(frame: pd.DataFrame, objective: Objective, best: int, configured:
         frame["min_score"].map("{:g}".format)
     for column in dimension_columns(frame):  # the other dimensions the grid varies: a family holds them fixed
         if frame[column].nunique(dropna=False) > 1:
-            family_of = family_of + f" | {column} " + frame[column].map("{:g}".format)
+            family_of = family_of + " | " + frame[column].map(lambda v, c=column: dimension_text(c, v))
     means = objective.matrix.mean(axis=1) if objective.matrix.shape[1] else np.zeros(len(frame))
     family_best = {}
     for family, rows in frame.groupby(family_of, sort=False).groups.items():

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from harness.evaluation.statistics import bootstrap_means
-from harness.studies.sweep import SweepResult, dimension_columns, grid_tables
+from harness.studies.sweep import SweepResult, dimension_columns, dimension_text, grid_tables
 
 
 def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any]:
@@ -59,14 +59,9 @@ def label(row: dict[str, Any]) -> str:
     weights = "" if row["vector_weight"] != row["vector_weight"] else \
         f" {row['vector_weight']:g}/{row['text_weight']:g}"
     text = f"{row['tokenizer']}, {row['fusion']}{weights}, minScore {row['min_score']:g}"
-    if "half_life_days" in row:
-        text += ", decay off" if not row["half_life_days"] else f", decay {row['half_life_days']:g} d"
-    if "mmr_lambda" in row:
-        text += ", MMR off" if row["mmr_lambda"] != row["mmr_lambda"] else f", MMR {row['mmr_lambda']:g}"
-    for column, name in (("max_results", "maxResults"), ("candidate_multiplier", "candidates x"),
-                         ("chunk_tokens", "chunks of")):
-        if column in row and row[column] == row[column] and row[column] is not None:
-            text += f", {name} {row[column]:g}"
+    for column in ("half_life_days", "mmr_lambda", "max_results", "candidate_multiplier", "chunk_tokens"):
+        if column in row and row[column] is not None:
+            text += ", " + dimension_text(column, row[column])
     return text
 
 
@@ -226,11 +221,12 @@ def release_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
     lines = [f"\n## What OpenClaw {rel['release']}'s openclaw.json can set ({rel['preset']})\n",
              f"{rel['settable']:,} of the {rel['settings']:,} settings can be written in `{rel['block']}` as they are; "
              "the others need keys this release does not read (they are shown, never put in a snippet)"
-             + ("" if rel["configured_settable"] else "; the configuration itself is one of them (openclaw.json "
-                "sets a value this release ignores, evaluated as written)") + ".\n"]
+             + ("" if rel["configured_settable"] else "; the configuration itself cannot be written as it is (its "
+                "openclaw.json sets a value this release ignores, evaluated as written)") + ".\n"]
     if "best" in rel:
         cv = rel["cv"]
-        lines.append(f"Best of them on these queries: {rel['best_label']} (objective {rel['best_objective']:.3f}, "
+        lines.append(f"Best of them on these queries, the configuration included as the reference: {rel['best_label']} "
+                     f"(objective {rel['best_objective']:.3f}, "
                      f"{rel['best_passed']} suite queries passed). Chosen and cross-validated on the same folds as "
                      f"the whole grid, restricted to these settings: held-out gain {cv['gain']:+.3f} "
                      f"[{cv['low']:+.3f}, {cv['high']:+.3f}], p = {cv['p_value']:.3g}; {cv['reason']}.\n")
@@ -255,6 +251,9 @@ def stage_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
     lines.append(f"With the configuration, {stage_words(link['stage'])} lost {link['queries']} of the "
                  f"{link['failed']} failed queries (each replayed stage by stage). What turns it off or softens it: "
                  f"{link['softened_by']}.\n")
+    if link["stage"] == "temporal_decay" and any(v.get("cannot") for v in link["values"]):
+        lines.append("This release builds temporal decay in. What it never decays: MEMORY.md, USER.md and undated "
+                     "files under memory/ (OpenClaw's evergreen files), so what must stay findable can live there.\n")
     if not link["values"]:
         lines.append("This grid has no setting that does; add it to the grid (e.g. `temporal_decay = [\"off\", 60]`, "
                      "`mmr = [\"off\", 0.9]`) to see what it would do.\n")
@@ -368,8 +367,10 @@ def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
         reason = result.cv.reason.removeprefix("keep the configuration: ")
         return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
                 "suggested.\n")
+    partial = bool(doc["not_expressible_in_openclaw_json"])
     text = [f"**Change to {label(result.recommended)}**: {result.cv.reason}.\n",
-            "openclaw.json snippet:\n", "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
+            "openclaw.json snippet" + (" (partial: what it cannot set follows)" if partial else "") + ":\n",
+            "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
     if doc["not_expressible_in_openclaw_json"]:
         text.append("Not expressible in openclaw.json (so the snippet alone is not this setting): "
                     + "; ".join(c + other_releases(c) for c in doc["not_expressible_in_openclaw_json"]) + "\n")
