@@ -30,9 +30,11 @@ from harness.stages.chunkers.openclaw import utf16_prefix
 from harness.stages.postprocess.base import age_days, memory_date, reference_time
 from harness.stages.postprocess.openclaw import (
     MMR,
+    MMR_TOKENIZERS,
     ImportanceMultiplier,
     TemporalDecay,
     curated_importance,
+    jaccard,
     snippet_similarity,
 )
 
@@ -121,15 +123,29 @@ def _factors(chunk_ids: Sequence[Sequence[str]], width: int, factor: Callable[[s
 
 def _similarities(chunk_ids: Sequence[Sequence[str]], width: int, stage: MMR,
                   chunk_text: Callable[[str], str]) -> np.ndarray:
+    """Each query's candidates' pairwise snippet similarities, as the stage computes them: Jaccard of the
+    stage's token sets (its own tokenizer and `jaccard`), and for two token-less snippets the stage's
+    snippet_similarity (its rule for them); each pair computed once however many queries share it."""
+    tokenize = MMR_TOKENIZERS[stage.tokens]
     snippets: dict[str, str] = {}
+    tokens: dict[str, frozenset[str]] = {}
+    pairs: dict[tuple[str, str], float] = {}
     out = np.zeros((len(chunk_ids), width, width))
     for q, row in enumerate(chunk_ids):
         for cid in row:
             if cid not in snippets:
                 snippets[cid] = utf16_prefix(chunk_text(cid), stage.snippet_chars)
+                tokens[cid] = tokenize(snippets[cid])
         for i, a in enumerate(row):
             for j in range(i + 1, len(row)):
-                out[q, i, j] = out[q, j, i] = snippet_similarity(stage.tokens, snippets[a], snippets[row[j]])
+                b = row[j]
+                key = (a, b) if a < b else (b, a)
+                value = pairs.get(key)
+                if value is None:
+                    ta, tb = tokens[a], tokens[b]
+                    value = jaccard(ta, tb) if ta or tb else snippet_similarity(stage.tokens, snippets[a], snippets[b])
+                    pairs[key] = value
+                out[q, i, j] = out[q, j, i] = value
     return out
 
 
@@ -139,14 +155,15 @@ Need = tuple[np.ndarray, np.ndarray]  # (mask over candidates, how many of them 
 
 
 def mmr_order(score: np.ndarray, present: np.ndarray, rank: np.ndarray, query: np.ndarray, step: Diversify,
-              needs: Sequence[Need] | None = None) -> np.ndarray:
+              needs: Sequence[Need] | None = None, score_ordered: bool = False) -> np.ndarray:
     """MMR's order of each row's present candidates: rows x candidates of column indices, -1 after the
     last one picked.  score, present, rank (each candidate's place in the input order, the final
     tie-break): rows x candidates; query: each row's query (its row of step.similarity).
 
     With `needs`, a row stops as soon as, for every (mask, count), `count` of its masked candidates have
     been picked: what the minScore selection and the cut read of the order is then decided (the
-    candidates it never picks are beyond the cut), which saves most of the O(n^2) greedy."""
+    candidates it never picks are beyond the cut), which saves most of the O(n^2) greedy.
+    `score_ordered`: the input order is (score desc, id), so it is already the tie-break's order."""
     rows, width = score.shape
     order = np.full((rows, width), -1, dtype=np.int64)
     lam = step.lambda_
@@ -159,47 +176,50 @@ def mmr_order(score: np.ndarray, present: np.ndarray, rank: np.ndarray, query: n
         hi = np.where(present, score, -np.inf).max(axis=1, keepdims=True)
         span = hi - lo
         relevance = np.where(span == 0, 1.0, (score - lo) / np.where(span == 0, 1.0, span))
+    # lambda x relevance is the same float at every step; a picked or absent candidate gets -inf instead
+    weighted = np.where(present, lam * relevance, -np.inf)
+    # the stage's tie-break among equal values: the higher score, then the earlier in its input order
+    if score_ordered:
+        tie_rank = rank
+    else:
+        tie_order = np.lexsort((rank, -np.where(present, score, -np.inf)), axis=1)
+        tie_rank = np.empty_like(tie_order)
+        np.put_along_axis(tie_rank, tie_order, np.arange(width)[None, :], axis=1)
     big = np.iinfo(np.int64).max
     active = np.arange(rows)
-    remaining = present.copy()
+    left = present.sum(axis=1)  # candidates not yet picked
     max_similarity = np.zeros((rows, width))
     counts = [np.zeros(rows, dtype=np.int64) for _ in (needs or ())]
-    done = _done(counts, needs, active, remaining)
+    diversity = 1 - lam
+    weighted_a, tie_a = weighted, tie_rank
     t = 0
-    while True:
-        if done.any():  # compact: only the rows still choosing take part in the next steps
-            keep = ~done
-            active, remaining, max_similarity = active[keep], remaining[keep], max_similarity[keep]
-        if active.size == 0:
+    while active.size:
+        exhausted = left[active] == 0
+        enough = np.full(active.size, bool(needs))  # every need met (none given: run to the end)
+        for (_, need), count in zip(needs or (), counts):
+            enough &= count[active] >= need[active]
+        done = exhausted | enough
+        if done.all():
             break
-        s, rel, rk = score[active], relevance[active], rank[active]
-        value = lam * rel - (1 - lam) * max_similarity
-        value = np.where(remaining, value, -np.inf)
+        # compact: a row with nothing left to pick must go; rows whose needs are met go once they are many
+        # (a row that stays picks on, which is still the stage's order)
+        if exhausted.any() or done.mean() > 0.25:
+            keep = ~done
+            active, weighted_a, max_similarity, tie_a = active[keep], weighted_a[keep], max_similarity[keep], tie_a[keep]
+        elif t == 0:
+            weighted_a = weighted_a.copy()  # picks are marked in it
+        value = weighted_a - diversity * max_similarity
         best = value.max(axis=1, keepdims=True)
-        tied = remaining & (value == best)
-        top = np.where(tied, s, -np.inf).max(axis=1, keepdims=True)
-        tied &= s == top
-        pick = np.where(tied, rk, big).argmin(axis=1)
+        pick = np.where(value == best, tie_a, big).argmin(axis=1)
         order[active, t] = pick
         local = np.arange(active.size)
-        remaining[local, pick] = False
+        weighted_a[local, pick] = -np.inf
+        left[active] -= 1
         max_similarity = np.maximum(max_similarity, step.similarity[query[active], pick])
         for (mask, _), count in zip(needs or (), counts):
             count[active] += mask[active, pick]
         t += 1
-        done = _done(counts, needs, active, remaining)
     return order
-
-
-def _done(counts: list[np.ndarray], needs: Sequence[Need] | None, active: np.ndarray,
-          remaining: np.ndarray) -> np.ndarray:
-    finished = ~remaining.any(axis=1)
-    if needs:
-        enough = np.ones(active.size, dtype=bool)
-        for (_, need), count in zip(needs, counts):
-            enough &= count[active] >= need[active]
-        finished |= enough
-    return finished
 
 
 def selection_needs(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, no_vector: np.ndarray | None,

@@ -331,7 +331,8 @@ def _post_processed(score: np.ndarray, present: np.ndarray, keyword: np.ndarray,
             needs = selection_needs(flat(score), flat(present), flat(keyword),
                                     None if no_vector is None else flat(no_vector), thresholds, tw, max_results)
         query = np.tile(np.arange(q), b)
-        order = mmr_order(flat(score), flat(present), flat(rank), query, step, needs).reshape(b, q, c)
+        order = mmr_order(flat(score), flat(present), flat(rank), query, step, needs,
+                          score_ordered=order is None).reshape(b, q, c)
     return score, order
 
 
