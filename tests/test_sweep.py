@@ -139,7 +139,11 @@ def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_le
     assert doc["cv"]["folds"] == 5 and doc["cv"]["scheme"].startswith("5-fold over 500 queries, stratified")
     assert doc["recommended"] is not None and doc["cv"]["gain"]["ci95"][0] > 0 and doc["cv"]["p_value"] < 0.05
     assert doc["recommended"]["tokenizer"].startswith("cjk-bigram")
-    assert "openclaw.json snippet:" in result.output and "```json5" in (tmp_path / "out" / "sweep.md").read_text()
+    # neither RRF nor cjk-bigram exists in openclaw.json: said, and nothing of them pasted (RRF's weights are not
+    # OpenClaw's vectorWeight/textWeight)
+    assert "not expressible in openclaw.json: fusion 'rrf'" in result.output
+    assert "none of the change can be written" in result.output
+    assert doc["openclaw_snippet"] is None and any("cjk-bigram" in c for c in doc["not_expressible_in_openclaw_json"])
 
 
 def _grid_file(tmp_path):

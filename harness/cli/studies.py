@@ -75,8 +75,11 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
                f"p = {cv.p_value:.3g}")
     if result.recommended is not None:
         typer.echo(f"recommended: {label(result.recommended)} ({cv.reason})")
-        partial = " (partial: what it cannot set follows)" if doc["not_expressible_in_openclaw_json"] else ""
-        typer.echo(f"openclaw.json snippet{partial}:\n" + doc["openclaw_snippet"])
+        if doc["openclaw_snippet"] is not None:
+            partial = "; what it cannot set follows" if doc["not_expressible_in_openclaw_json"] else ""
+            typer.echo(f"openclaw.json snippet (the settings that change{partial}):\n" + doc["openclaw_snippet"])
+        else:
+            typer.echo("none of the change can be written in this release's openclaw.json")
         for item in doc["not_expressible_in_openclaw_json"]:
             typer.echo(f"not expressible in openclaw.json: {item}{other_releases(item)}")
     else:

@@ -409,26 +409,68 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
 
 
 def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None, preset: str | None = None,
-                     complete_postprocess: bool = False) -> tuple[str, list[str]]:
+                     complete_postprocess: bool = False, baseline: dict[str, Any] | None = None
+                     ) -> tuple[str, list[str]]:
     """The inverse of experiment_tables: a harness configuration (resolved, or just the tables a sweep
     changed) -> the openclaw.json (JSON5) snippet that sets the same values in the memory-search block of
     the release `preset` models (harness.inputs.openclaw_releases; without one, 2026.2's
     agents.defaults.memorySearch), plus what that release cannot express: another fusion, tokenizer or
     post-processing stage, and keys the release does not read (a value it builds in is left out when the
     configuration asks for that very value).  `complete_postprocess`: the postprocess list is the whole of
-    post-processing, so an absent temporal decay or MMR is written as turned off."""
+    post-processing, so an absent temporal decay or MMR is written as turned off.  `baseline` (tables of the
+    same form, e.g. the configuration in use): only the values that differ from it are written or listed."""
+    from harness.inputs.openclaw_releases import ANY_RELEASE, layout_for
+
+    layout = layout_for(preset) or ANY_RELEASE
+    block, cannot = snippet_block(config, preset=preset, complete_postprocess=complete_postprocess,
+                                  baseline=baseline)
+    doc = _nested(layout.agent_block if agent else layout.block, block)
+    if agent:
+        doc = {"agents": {"list": [{"id": agent, **doc}]}}
+    return _json5(doc) + "\n", cannot
+
+
+def snippet_block(config: dict[str, Any], *, preset: str | None = None, complete_postprocess: bool = False,
+                  baseline: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """openclaw_snippet's content: the memory-search block's keys ({} when nothing can be written) and
+    what the release cannot express."""
     from harness.inputs.openclaw_releases import ANY_RELEASE, SETTING_KEYS, layout_for
 
     layout = layout_for(preset) or ANY_RELEASE
+    values, cannot = _snippet_values(config, complete_postprocess)
+    if baseline is not None:
+        before, _ = _snippet_values(baseline, complete_postprocess)
+        values = {k: v for k, v in values.items() if before.get(k, object()) != v}
+        cannot = [c for c in cannot if c not in _snippet_values(baseline, complete_postprocess)[1]]
+    block: dict[str, Any] = {}
+    for setting, value in values.items():
+        if setting not in layout.reads:
+            if layout.built_in.get(setting, object()) != value:
+                cannot.append(layout.cannot(setting, value))
+            continue
+        if setting == "mmr_lambda" and not values.get("mmr_enabled", True) or \
+                setting == "decay_half_life" and not values.get("decay_enabled", True):
+            continue
+        node = block
+        *parents, leaf = SETTING_KEYS[setting].split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return block, cannot
+
+
+def _snippet_values(config: dict[str, Any], complete_postprocess: bool) -> tuple[dict[str, Any], list[str]]:
+    """A configuration's openclaw.json settings (openclaw_releases' names) and what no openclaw.json has."""
     values: dict[str, Any] = {}
     cannot: list[str] = []
     fusion = config.get("fusion", {})
     if fusion:
-        if fusion.get("name", "weighted") != "weighted":
+        if fusion.get("name", "weighted") != "weighted":  # its weights mean something else: never written
             cannot.append(f"fusion {fusion['name']!r} (OpenClaw only has its weighted merge)")
-        for key in ("vector_weight", "text_weight"):
-            if key in fusion:
-                values[key] = round(float(fusion[key]), 6)
+        else:
+            for key in ("vector_weight", "text_weight"):
+                if key in fusion:
+                    values[key] = round(float(fusion[key]), 6)
     search = config.get("search", {})
     if "max_results" in search:
         values["max_results"] = int(search["max_results"])
@@ -458,24 +500,7 @@ def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None, preset
     for key in ("tokens", "overlap"):
         if key in chunker:
             values[f"chunk_{key}"] = int(chunker[key])
-    block: dict[str, Any] = {}
-    for setting, value in values.items():
-        if setting not in layout.reads:
-            if layout.built_in.get(setting, object()) != value:
-                cannot.append(layout.cannot(setting, value))
-            continue
-        if setting == "mmr_lambda" and not values.get("mmr_enabled", True) or \
-                setting == "decay_half_life" and not values.get("decay_enabled", True):
-            continue
-        node = block
-        *parents, leaf = SETTING_KEYS[setting].split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    doc = _nested(layout.agent_block if agent else layout.block, block)
-    if agent:
-        doc = {"agents": {"list": [{"id": agent, **doc}]}}
-    return _json5(doc) + "\n", cannot
+    return values, cannot
 
 
 def _nested(dotted: str, body: dict[str, Any]) -> dict[str, Any]:

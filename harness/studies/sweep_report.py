@@ -65,13 +65,16 @@ def label(row: dict[str, Any]) -> str:
     return text
 
 
-def snippet_of(result: SweepResult, config: dict[str, Any], index: int) -> tuple[str, list[str]]:
-    """The openclaw.json snippet of a grid setting, in the block and keys of the preset's release, and
-    what that release cannot express of it."""
-    from harness.inputs.openclaw_config import openclaw_snippet
+def snippet_of(result: SweepResult, config: dict[str, Any], index: int) -> tuple[str | None, list[str]]:
+    """The openclaw.json snippet that changes the configuration into a grid setting, in the block and keys
+    of the preset's release (only the values that differ), and what that release cannot express of the
+    change; the snippet is None when none of the change can be written."""
+    from harness.inputs.openclaw_config import openclaw_snippet, snippet_block
 
-    return openclaw_snippet(grid_tables(result.grid[index], config, result.tokenizer_tables),
-                            preset=config.get("preset"), complete_postprocess=True)
+    tables = lambda i: grid_tables(result.grid[i], config, result.tokenizer_tables)  # noqa: E731
+    options = {"preset": config.get("preset"), "complete_postprocess": True, "baseline": tables(result.default_index)}
+    snippet, cannot = openclaw_snippet(tables(index), **options)
+    return (snippet if snippet_block(tables(index), **options)[0] else None), cannot
 
 
 # --- what the user's release can set, and the settings that soften the stage that costs the most ---------
@@ -368,9 +371,13 @@ def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
         return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
                 "suggested.\n")
     partial = bool(doc["not_expressible_in_openclaw_json"])
-    text = [f"**Change to {label(result.recommended)}**: {result.cv.reason}.\n",
-            "openclaw.json snippet" + (" (partial: what it cannot set follows)" if partial else "") + ":\n",
-            "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
+    text = [f"**Change to {label(result.recommended)}**: {result.cv.reason}.\n"]
+    if doc["openclaw_snippet"] is not None:
+        text += ["openclaw.json snippet (the settings that change" + ("; what it cannot set follows" if partial
+                                                                      else "") + "):\n",
+                 "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
+    else:
+        text.append("None of the change can be written in this release's openclaw.json.\n")
     if doc["not_expressible_in_openclaw_json"]:
         text.append("Not expressible in openclaw.json (so the snippet alone is not this setting): "
                     + "; ".join(c + other_releases(c) for c in doc["not_expressible_in_openclaw_json"]) + "\n")
