@@ -252,8 +252,9 @@ def own_memory_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str,
     parts = [
         f"# {result.name}: {c['answered']} of your {c['asked']} questions found their answer\n",
         f"Preset {result.config.get('preset', '')}; suite queries {c['suite_passed']}/{c['suite']} passed (their "
-        f"relevant chunk first, at or above minScore), paraphrases {c['paraphrase_found']}/{c['paraphrase']} "
-        f"found among the returned chunks"
+        f"relevant chunk first, at or above minScore)"
+        + (f", paraphrases {c['paraphrase_found']}/{c['paraphrase']} found among the returned chunks"
+           if c["paraphrase"] else "")
         + (f"; {c['negative_silent']} of {c['negative']} questions your memory cannot answer stayed silent" if
            c["negative"] else "") + ".\n",
     ]

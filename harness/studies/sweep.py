@@ -1,11 +1,15 @@
 """Weight sweeps: search once, fuse many; choose on some queries, judge the choice on others.
 
-For one experiment (a data set, layout, chunker and embedder), the layout is rendered and chunked once,
-every chunk and query is embedded once, the vector leg runs once per query, and the lexical leg once per
-query and tokenizer.  Every setting of the grid (tokenizer x fusion method x vectorWeight x minScore)
-then only re-fuses those candidate lists: with post-processing that is at most OpenClaw's min_score, all
-settings are scored at once on query x candidate arrays (harness.evaluation.fast_scoring); otherwise each
-setting goes through the pipeline's own fusion and post-processing stages.
+For one experiment (a data set, layout, chunker and embedder), the layout is rendered once and chunked
+once per chunking budget of the grid, every chunk and query is embedded once, the vector leg runs once per
+query and candidate count, and the lexical leg once per query, tokenizer and candidate count.  Every
+setting of the grid (tokenizer x temporal decay x MMR x fusion method x vectorWeight x minScore, and
+maxResults, candidateMultiplier and chunk_tokens when the grid names them) then only re-fuses those
+candidate lists: with OpenClaw's post-processing (decay, importance, MMR, min_score), all settings of a
+group are scored at once on query x candidate arrays (harness.evaluation.fast_scoring, fast_postprocess);
+other stages go through the pipeline's own fusion and post-processing stages, a setting at a time.  Each
+setting is marked with whether the release the preset models can write it in openclaw.json
+(harness.inputs.openclaw_releases).
 
 What the sweep selects, and how the choice is judged (harness.evaluation.statistics, cross_validation):
 - the objective is one number per query, stated in the report: a suite query scores 1 when it passes,
