@@ -177,8 +177,8 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     body = {k: v for k, v in experiment.items() if k != "preset"}
     from harness.inputs.workspace_config import openclaw_layer  # a workspace follows its openclaw.json as it is now
 
-    layer = openclaw_layer(body, config.get("preset"), source)
-    if layer is not None:
+    layer = openclaw_layer(body, preset_name, source)
+    if layer is not None and layer.follow:
         config = merge(config, layer.tables)
     config = merge(config, body)
     if layer is not None:

@@ -539,7 +539,7 @@ def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     config = load_experiment(result.experiment)
     assert config["preset"] == "openclaw-2026.08"
     assert config["dataset"] == {"name": "workspace", "path": str(EXAMPLE), "queries": str(result.queries),
-                                 "config": str(EXAMPLE / "openclaw.json")}
+                                 "config": str(EXAMPLE / "openclaw.json"), "follow_config": True}
     assert config["fusion"]["vector_weight"] == 0.6 and config["fusion"]["text_weight"] == 0.4
     assert config["fusion"]["bm25_to_score"] == "current"  # the rest of the preset's stage is kept
     assert config["search"]["max_results"] == 6
@@ -699,11 +699,15 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     lines = layer_notes(config["openclaw_json"])
     assert any("[search] max_results = 8 wins over openclaw.json's agents.defaults.memorySearch.query.maxResults = 6"
                in line for line in lines)
-    # follow_config = false: only the experiment's tables
-    text = result.experiment.read_text(encoding="utf-8").replace('[dataset]\n', '[dataset]\nfollow_config = false\n')
+    # follow_config = false (a hand-written experiment, a CI gate's): the experiment's tables alone, and what
+    # openclaw.json says otherwise is reported, not followed
+    text = result.experiment.read_text(encoding="utf-8").replace("follow_config = true", "follow_config = false")
     result.experiment.write_text(text, encoding="utf-8")
     config = load_experiment(result.experiment)
-    assert "openclaw_json" not in config and config["postprocess"][-1]["min_score"] == 0.35
+    assert config["postprocess"][-1]["min_score"] == 0.35 and not config["openclaw_json"]["follow"]
+    assert {e["setting"] for e in config["openclaw_json"]["overridden"]} >= {"min_score", "vector_weight"}
+    assert any("does not follow openclaw.json" in line and "query.minScore = 0.6" in line
+               for line in layer_notes(config["openclaw_json"]))
 
 
 def test_init_force_never_replaces_an_edited_queries_file(tmp_path):

@@ -417,9 +417,10 @@ class WorkspaceDataset:
     """the agent whose overrides of openclaw.json apply"""
     errors: str = "strict"
     """a memory file that is not UTF-8: "strict" stops the run, "skip" leaves it out with a warning"""
-    follow_config: bool = True
-    """read openclaw.json's memory-search settings at every run (the experiment's own tables win); false:
-    only the experiment's tables (openclaw.json is still read for extraPaths)"""
+    follow_config: bool = False
+    """true (what `harness init` writes): openclaw.json's memory-search settings apply at every run, the
+    experiment's own tables winning; false: the experiment's tables alone, openclaw.json read for its
+    extraPaths and its other settings compared with the experiment (differences reported)"""
 
     @field_validator("errors")
     @classmethod

@@ -9,8 +9,10 @@ before key by key:
 so editing openclaw.json and rerunning is followed, and a table the experiment sets itself (or a --set)
 wins and is named: the resolved configuration records, under "openclaw_json", which settings were
 followed, which the experiment overrides (with both values), and what the preset's release would make of
-the file (a block or key it does not read).  `follow_config = false` in [dataset] keeps only the
-experiment's tables (openclaw.json is then read for extraPaths alone).
+the file (a block or key it does not read).  That is `follow_config = true` in [dataset], which `harness
+init` writes.  Without it (an experiment written by hand, or by an older init, e.g. a CI gate's) the
+experiment's tables alone decide, openclaw.json is read for its extraPaths, and what it says otherwise is
+compared with the experiment and each difference reported, not followed.
 
     >>> layer = openclaw_layer(experiment, "openclaw-2026.08", "evals/mine/experiment.toml")
     >>> layer.tables            # experiment tables from openclaw.json
@@ -31,6 +33,7 @@ class OpenClawLayer:
     tables: dict[str, Any]
     settings: Any  # OpenClawSettings
     preset: str
+    follow: bool = True  # merged into the configuration (follow_config = true), or only compared with it
 
     def record(self, config: dict[str, Any]) -> dict[str, Any]:
         """What the resolved configuration did with each setting openclaw.json makes."""
@@ -43,9 +46,12 @@ class OpenClawLayer:
                 followed.append(entry)
             else:
                 overridden.append({**entry, "experiment": used, "table": SETTING_TABLES[setting]})
-        return {"file": str(self.file), "followed": followed, "overridden": overridden,
-                "release_notes": self.settings.release_notes(self.preset),
-                "not_evaluated": list(self.settings.notes)}
+        from harness.config import preset_path
+
+        name = preset_path(self.preset).stem
+        return {"file": str(self.file), "follow": self.follow, "followed": followed if self.follow else [],
+                "same": [] if self.follow else followed, "overridden": overridden,
+                "release_notes": self.settings.release_notes(name), "not_evaluated": list(self.settings.notes)}
 
 
 # where each openclaw.json setting lives in an experiment
@@ -90,12 +96,10 @@ def effective_value(config: dict[str, Any], setting: str) -> Any:
 
 
 def openclaw_layer(experiment: dict[str, Any], preset: str | None, source: str) -> OpenClawLayer | None:
-    """The openclaw.json layer of a workspace experiment, or None (another data set, no config, no
-    preset, or `follow_config = false`)."""
+    """The openclaw.json layer of a workspace experiment (followed with `follow_config = true`, otherwise
+    only compared), or None (another data set, no config, no preset)."""
     dataset = experiment.get("dataset")
     if not isinstance(dataset, dict) or dataset.get("name") != "workspace" or not dataset.get("config") or not preset:
-        return None
-    if not dataset.get("follow_config", True):
         return None
     from harness.inputs.layout import project_path
     from harness.inputs.openclaw_config import read_openclaw_config
@@ -106,7 +110,7 @@ def openclaw_layer(experiment: dict[str, Any], preset: str | None, source: str) 
         tables = settings.experiment_tables(preset)
     except ValueError as exc:
         raise ConfigError(f"{source} [dataset] config: {path}: {exc}") from None
-    return OpenClawLayer(path, tables, settings, preset)
+    return OpenClawLayer(path, tables, settings, preset, bool(dataset.get("follow_config", False)))
 
 
 def layer_notes(record: dict[str, Any] | None) -> list[str]:
@@ -114,6 +118,12 @@ def layer_notes(record: dict[str, Any] | None) -> list[str]:
     if not record:
         return []
     out = []
+    if not record.get("follow", True):
+        for e in record["overridden"]:
+            out.append(f"openclaw.json ({record['file']}) sets {e['field']} = {_text(e['openclaw_json'])}; this "
+                       f"experiment runs {e['table']} = {_text(e['experiment'])} (it does not follow openclaw.json: "
+                       "follow_config = true in [dataset] makes it, as `harness init` writes)")
+        return out
     if record["followed"]:
         values = ", ".join(f"{e['field'].split('.', 2)[-1] if e['field'].count('.') > 2 else e['field']} = "
                            f"{_text(e['openclaw_json'])}" for e in record["followed"])

@@ -229,6 +229,7 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
     dataset = {"name": "workspace", "path": str(workspace), "queries": str(queries_path)}
     if config_path:
         dataset["config"] = str(config_path)
+        dataset["follow_config"] = True  # openclaw.json's settings are read at every run
     if agent:
         dataset["agent"] = agent
     notes = list(settings.notes if settings else []) + [f"skipped {s.path}: {s.reason}" for s in discovery.skipped]
