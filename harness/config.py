@@ -7,7 +7,8 @@
     [evaluation] round = 4
 
 Merging is by table: a table in the experiment updates the preset's table key by key; a stage table
-whose `name` differs from the preset's replaces it whole; `postprocess` (a list) replaces the list.
+whose `name` differs from the preset's replaces it whole; `postprocess` (a list) replaces the list.  An
+OpenClaw workspace's openclaw.json, read at every load, sits between the two (harness.inputs.workspace_config).
 """
 from __future__ import annotations
 
@@ -174,7 +175,16 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
         config["preset"] = ppath.stem
         config["preset_description"] = preset_cfg.get("description", "").strip()
     body = {k: v for k, v in experiment.items() if k != "preset"}
+    from harness.inputs.workspace_config import (
+        openclaw_layer,  # a workspace follows its openclaw.json as it is now
+    )
+
+    layer = openclaw_layer(body, preset_name, source)
+    if layer is not None and layer.follow:
+        config = merge(config, layer.tables)
     config = merge(config, body)
+    if layer is not None:
+        config["openclaw_json"] = layer.record(config)
     for table in STAGE_TABLES:
         if table not in config or "name" not in config[table]:
             raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")

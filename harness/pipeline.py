@@ -337,6 +337,19 @@ def fuse_with_candidates(stages: Stages, query: Query, legs: Legs, index: Index 
     t0 = time.perf_counter()
     fused = stages.fusion(legs)
     t1 = time.perf_counter()
+    ctx = search_context(stages, query, index, query_vector)
+    hits = fused
+    for stage in stages.postprocess:
+        hits = stage(hits, ctx)
+    hits = hits[: stages.max_results]
+    t2 = time.perf_counter()
+    return hits, fused, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
+
+
+def search_context(stages: Stages, query: Query, index: Index | None = None,
+                   query_vector: np.ndarray | None = None) -> SearchContext:
+    """What the post-processing stages may read about one query: its text, the cut, the fusion's weights,
+    and with `index` the chunks' text, paths and vectors and the run's reference time (evaluation.now)."""
     ctx = SearchContext(query.text, stages.max_results, *stages.fusion.leg_weights)
     ctx.reranker = stages.reranker
     if index is not None:
@@ -347,12 +360,7 @@ def fuse_with_candidates(stages: Stages, query: Query, legs: Legs, index: Index 
         ctx.query_vector = query_vector
         now = stages.config.get("evaluation", {}).get("now")
         ctx.now = as_utc_datetime(now, "evaluation.now") if now is not None else None
-    hits = fused
-    for stage in stages.postprocess:
-        hits = stage(hits, ctx)
-    hits = hits[: stages.max_results]
-    t2 = time.perf_counter()
-    return hits, fused, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
+    return ctx
 
 
 def load_dataset(config: dict[str, Any]):

@@ -32,3 +32,38 @@ def default_output_dir(name: str, *inputs: str | Path | None) -> Path:
     if keys:
         folder += "-" + hashlib.sha256("\0".join(keys).encode("utf-8")).hexdigest()[:8]
     return Path.cwd() / RESULTS_FOLDER / folder
+
+
+# Files a later command derives from a run's results.json (`harness export` without --out): stale once a
+# rerun writes a new results.json into the same folder.
+EXPORT_FOLDER = "export"
+EXPORT_FILES = ("chunk.run", "chunk.qrels", "chunk-run.json", "chunk-qrels.json",
+                "document.run", "document.qrels", "document-run.json", "document-qrels.json")
+REPORT_PAGE = "report.html"
+
+
+def clear_previous_run(out_dir: Path) -> list[str]:
+    """Before a run writes results.json into `out_dir`: remove what was derived from the previous results
+    there (the export/ files `harness export` writes, half-written *.tmp files of an interrupted run), so
+    nothing in the folder describes another run.  report.html is not removed here: the caller redraws it
+    (returned as "report.html" when one was there).  Files the harness did not write are left alone.
+    Returns what it did, for the console."""
+    done: list[str] = []
+    export = out_dir / EXPORT_FOLDER
+    if export.is_dir():
+        removed = [name for name in EXPORT_FILES if (export / name).is_file()]
+        for name in removed:
+            (export / name).unlink()
+        if removed:
+            done.append(f"removed {export}/ ({len(removed)} files exported from the previous results; run "
+                        "`harness export` again)")
+        try:
+            export.rmdir()
+        except OSError:
+            pass  # other files of the user's are in it
+    for name in ("results.json.tmp", "report.md.tmp", "report.html.tmp"):
+        if (out_dir / name).is_file():
+            (out_dir / name).unlink()
+    if (out_dir / REPORT_PAGE).is_file():
+        done.append(REPORT_PAGE)
+    return done

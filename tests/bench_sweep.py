@@ -5,6 +5,12 @@ harness's per-setting path (fusion stage + per-query evaluation).  Each benchmar
 And the whole cross-validated 1,008-setting king78 round-3 sweep, warm (embeddings and lexical legs
 cached): search, scoring, selection test, leave-one-out cross-validation and the record-level rows.
 
+Issue 26's targets: the init-written openclaw-2026.08 preset (temporal decay, importance, MMR) swept over
+experiments/sweep-openclaw.toml's 1,056 settings on a 14-query workspace, warm, under 3 s (`median_s`);
+on a LoCoMo-sized suite (1,500 queries) the fast path with that post-processing within 3x of the plain
+fast path per setting (`post_processing_ratio`, asserted: a ratio of two medians on the same machine);
+and the stage replay of the failed queries under 10% of a run (`replay_share`, recorded).
+
     make bench      # or: .venv/bin/pytest tests/bench_sweep.py --benchmark-enable --benchmark-only
 """
 from __future__ import annotations
@@ -162,3 +168,82 @@ def test_ranx_fuse_and_evaluate(benchmark, ranx_runs):
         warnings.simplefilter("ignore")
         assert np.isfinite(benchmark.pedantic(one_setting, rounds=3, iterations=1))
     _record(benchmark, "ranx_fuse_evaluate", 1)
+
+
+# --- issue 26: post-processing on the fast path, the stage replay ---------------------------------------
+
+
+def test_openclaw_workspace_sweep_warm(benchmark):
+    """The init-written 2026.08 preset on a 14-query workspace, every setting of sweep-openclaw.toml."""
+    config = load_experiment(ROOT / "experiments/old-logs-workspace.toml")
+    grid = load_grid(ROOT / "experiments/sweep-openclaw.toml")
+    run_sweep(config, grid, progress=False)  # warm the caches
+    result = benchmark.pedantic(lambda: run_sweep(config, grid, progress=False), rounds=5, iterations=1)
+    assert len(result.settings) >= 1000 and result.timings["scorer"] == "fast (query x candidate arrays)"
+    if benchmark.stats is not None:
+        benchmark.extra_info["median_s"] = benchmark.stats.stats.median
+        benchmark.extra_info["ms_per_setting"] = benchmark.stats.stats.median * 1e3 / len(result.settings)
+
+
+@pytest.fixture(scope="module")
+def locomo_sized():
+    from harness.evaluation.fast_postprocess import array_steps
+    from harness.stages.postprocess import POSTPROCESSORS
+    from tests.sweep_worlds import memory_world
+
+    legs, judgments, index = memory_world(1500)
+    arrays = candidate_legs(legs, judgments)
+    stages = [POSTPROCESSORS.create("temporal_decay", {}), POSTPROCESSORS.create("importance", {}),
+              POSTPROCESSORS.create("mmr", {"lambda": 0.7})]
+    steps = array_steps(stages, arrays.chunk_ids, chunk_path=index.path, chunk_text=index.text, now="2026-04-01")
+    fusions = [FUSIONS.create("weighted", vector_weight=w, text_weight=round(1 - w, 10)) for w in WEIGHTS]
+    thresholds = [Threshold(0.35, "fill", 0.0), Threshold(0.0, "fill", 0.0)]
+    return arrays, steps, fusions, thresholds
+
+
+POST_MEDIANS: dict[str, float] = {}
+
+
+@pytest.mark.parametrize("post", ["plain", "decay+importance+mmr"])
+def test_post_processing_per_setting_on_1500_queries(benchmark, locomo_sized, post):
+    arrays, steps, fusions, thresholds = locomo_sized
+    chosen = [] if post == "plain" else steps
+    scores = benchmark.pedantic(lambda: score_settings(arrays, fusions, thresholds, max_results=6, post=chosen),
+                                rounds=5, iterations=1)
+    assert scores.reciprocal_rank.shape == (len(fusions) * len(thresholds), 1500)
+    if benchmark.stats is None:
+        return
+    POST_MEDIANS[post] = benchmark.stats.stats.median / len(scores.settings)
+    benchmark.extra_info["ms_per_setting"] = POST_MEDIANS[post] * 1e3
+    if len(POST_MEDIANS) == 2:
+        ratio = POST_MEDIANS["decay+importance+mmr"] / POST_MEDIANS["plain"]
+        benchmark.extra_info["post_processing_ratio"] = ratio
+        print(f"\nfast path per setting on 1,500 queries: post-processing {ratio:.2f}x the plain fusion")
+        assert ratio <= 3
+
+
+def test_stage_replay_share_of_a_run(benchmark, monkeypatch):
+    """A warm run of the old-logs workspace with the stage replay of its failed queries, against the same
+    run without it: the replay's share of the run."""
+    from harness.evaluation import per_query
+    from harness.studies.experiment import run_experiment
+
+    config = load_experiment(ROOT / "experiments/old-logs-workspace.toml")
+    run_experiment(config, progress=False)  # warm
+    replayed = benchmark.pedantic(lambda: run_experiment(config, progress=False), rounds=5, iterations=1)
+    assert replayed.per_query["lost_at"].notna().any()
+    if benchmark.stats is None:
+        return
+    with_replay = benchmark.stats.stats.median
+    monkeypatch.setattr(per_query, "stage_columns", lambda *a, **k: {"lost_at": None, "why": None, "stage_ranks": None})
+    import time
+
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        run_experiment(config, progress=False)
+        times.append(time.perf_counter() - t0)
+    without = float(np.median(times))
+    benchmark.extra_info["replay_share"] = (with_replay - without) / without
+    print(f"\nstage replay: run {with_replay:.3f} s with it, {without:.3f} s without "
+          f"({100 * (with_replay - without) / without:+.1f}%)")

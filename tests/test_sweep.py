@@ -148,7 +148,11 @@ def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_le
     assert doc["cv"]["unit"] == "article" and "articles (held out whole)" in doc["cv"]["scheme"]
     assert doc["recommended"] is not None and doc["cv"]["gain"]["ci95"][0] > 0 and doc["cv"]["p_value"] < 0.05
     assert doc["recommended"]["tokenizer"].startswith("cjk-bigram")
-    assert "openclaw.json snippet:" in result.output and "```json5" in (tmp_path / "out" / "sweep.md").read_text()
+    # neither RRF nor cjk-bigram exists in openclaw.json: said, and nothing of them pasted (RRF's weights are not
+    # OpenClaw's vectorWeight/textWeight)
+    assert "not expressible in openclaw.json: fusion 'rrf'" in result.output
+    assert "none of the change can be written" in result.output
+    assert doc["openclaw_snippet"] is None and any("cjk-bigram" in c for c in doc["not_expressible_in_openclaw_json"])
 
 
 def _grid_file(tmp_path):
@@ -178,3 +182,43 @@ def test_weight_values_and_grid_file():
     assert len(weight_values({"start": 0, "stop": 1, "step": 0.05})) == 21
     grid = load_grid(ROOT / "experiments/sweep.toml")
     assert grid["fusion"] == ["weighted", "wsum", "rrf"]
+
+
+OPENCLAW_GRID = {"vector_weight": [0.5, 0.7], "fusion": ["weighted"], "tokenizer": None, "min_score": [0.0, 0.35],
+                 "temporal_decay": ["off", 30, 90], "mmr": ["off", 0.5, 0.7], "max_results": [4, 6],
+                 "candidate_multiplier": [2, 4], "chunk_tokens": [200, 400]}
+
+
+def test_every_openclaw_setting_is_swept_and_the_fast_path_equals_the_stages(monkeypatch, private_leg_cache):
+    """openclaw-2026.08 on round 3: temporal decay, MMR, maxResults, candidateMultiplier and the chunking
+    budget (the index rebuilt per value) in the grid; the fast path with post-processing gives the
+    pipeline stages' arrays, and the configured setting and one with decay off are what `harness run`
+    gives for those configurations."""
+    config = load_experiment(ROOT / "experiments/round3.toml", preset="openclaw-2026.08", **HASH)
+    tables = tokenizer_tables(config, OPENCLAW_GRID)
+    settings = grid_settings(config, OPENCLAW_GRID, list(tables))
+    assert len(settings) == 2 * 2 * 2 * 3 * 3 * 2 * 2
+    assert {k for k in settings[0].labels} >= {"half_life_days", "mmr_lambda", "max_results",
+                                               "candidate_multiplier", "chunk_tokens"}
+    legs = search_sweep_legs(config, tables, progress=False, needs=sweep_scoring.leg_needs(config, settings))
+    assert set(legs.chunkings) == {None, 200} and set(legs.chunkings[None].vector) == {8, 12, 16, 24}
+    assert all(sweep_scoring.fast_supported(s) for s in settings)
+    fast = score_grid(settings, legs, [1, 6])
+    monkeypatch.setattr(sweep_scoring, "fast_supported", lambda setting: False)
+    slow = score_grid(settings, legs, [1, 6])
+    for name in ("reciprocal_rank", "passed", "returned", "found"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert np.array_equal(fast.top1_score, slow.top1_score, equal_nan=True)
+    for k in (1, 6):
+        assert np.array_equal(fast.hits[k], slow.hits[k]) and np.array_equal(fast.ndcg[k], slow.ndcg[k]), k
+    monkeypatch.undo()
+    result = run_sweep(config, {**OPENCLAW_GRID, "chunk_tokens": None, "candidate_multiplier": None}, progress=False)
+    frame = result.settings
+    row = frame.loc[result.default_index]
+    assert (row["half_life_days"], row["mmr_lambda"], row["max_results"]) == (30.0, 0.7, 6)
+    full = run_experiment(config, progress=False).summary["suite"]
+    assert row["passed"] == full["passed"] and row["chunk_mrr@6"] == pytest.approx(full["chunk_mrr@6"])
+    off = frame[(frame["half_life_days"] == 0) & (frame["mmr_lambda"] == 0.7) & (frame["vector_weight"] == 0.7)
+                & (frame["min_score"] == 0.35) & (frame["max_results"] == 6)]
+    no_decay = dict(config, postprocess=[p for p in config["postprocess"] if p["name"] != "temporal_decay"])
+    assert off["passed"].item() == run_experiment(no_decay, progress=False).summary["suite"]["passed"]

@@ -119,8 +119,8 @@ def test_wheel_alone_runs_the_readme_walkthrough_outside_the_clone(venv, tmp_pat
     results = list((work / "harness-results").glob("example-workspace-*/results.json"))
     assert len(results) == 1, run.stdout[-1000:]
     doc = json.loads(results[0].read_text(encoding="utf-8"))
-    # what the README's walkthrough quotes is reports/example-workspace/ (`make example`): the wheel gives the same
-    committed = json.loads((ROOT / "reports" / "example-workspace" / "results.json").read_text(encoding="utf-8"))
+    # what the README's walkthrough quotes is reports/workspaces/example/ (`make workspaces`): the wheel gives the same
+    committed = json.loads((ROOT / "reports" / "workspaces" / "example" / "results.json").read_text(encoding="utf-8"))
     for key in ("queries", "passed"):
         assert doc["summary"]["suite"][key] == committed["summary"]["suite"][key], key
     assert (tmp_path / "user-cache" / "harness" / "embeddings.sqlite").is_file()

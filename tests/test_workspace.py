@@ -4,7 +4,9 @@ provenance, `init`, and one end-to-end run on datasets/example-workspace."""
 import json
 import os
 import re
+import shutil
 import tomllib
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -537,7 +539,7 @@ def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     config = load_experiment(result.experiment)
     assert config["preset"] == "openclaw-2026.08"
     assert config["dataset"] == {"name": "workspace", "path": str(EXAMPLE), "queries": str(result.queries),
-                                 "config": str(EXAMPLE / "openclaw.json")}
+                                 "config": str(EXAMPLE / "openclaw.json"), "follow_config": True}
     assert config["fusion"]["vector_weight"] == 0.6 and config["fusion"]["text_weight"] == 0.4
     assert config["fusion"]["bm25_to_score"] == "current"  # the rest of the preset's stage is kept
     assert config["search"]["max_results"] == 6
@@ -546,7 +548,13 @@ def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     assert [st["name"] for st in config["postprocess"]] == ["temporal_decay", "importance", "mmr", "min_score"]
     assert config["tokenizer"]["name"] == "unicode61"
     text = result.experiment.read_text(encoding="utf-8")
-    assert "# from agents.defaults.memorySearch.query.minScore" in text
+    # openclaw.json's values are read at every run, not copied into tables: the comments say what it sets now
+    assert "#   agents.defaults.memorySearch.query.minScore = 0.3" in text and "[fusion]" not in text
+    followed = {e["setting"] for e in config["openclaw_json"]["followed"]}
+    assert {"min_score", "vector_weight", "text_weight", "max_results"} <= followed
+    assert config["openclaw_json"]["overridden"] == []
+    # the preset's release (2026.8.1) reads memory.search and builds the weights in: said, evaluated as written
+    assert any("reads memory.search" in n for n in config["openclaw_json"]["release_notes"])
     assert "memorySearch.provider" in text  # listed as not evaluated
     hint = [line[2:] for line in text.splitlines() if line.startswith("# ") and " = " in line
             and line[2:].split(" = ")[0] in ("name", "base_url", "model", "api_key_env")]
@@ -663,3 +671,67 @@ def test_init_now_fixes_the_day_temporal_decay_ages_from(tmp_path):
     assert decay([Hit("a", 0.8)], ctx)[0].score == pytest.approx(0.8 * 0.5 ** (1 / 30))
     today = load_experiment(init_workspace(EXAMPLE, tmp_path / "today", queries=EXAMPLE / "queries.yaml").experiment)
     assert str(today["evaluation"]["now"]) == date.today().isoformat()
+
+
+# --- the loop: edit openclaw.json or the queries, rerun, re-init ------------------------------------------
+
+
+def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_named(tmp_path):
+    work = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, work)
+    result = init_workspace(work, tmp_path / "eval", queries=work / "queries.yaml")
+    assert load_experiment(result.experiment)["postprocess"][-1]["min_score"] == 0.3
+    cfg = work / "openclaw.json"
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace("minScore: 0.3", "minScore: 0.6"), encoding="utf-8")
+    config = load_experiment(result.experiment)
+    assert config["postprocess"][-1]["min_score"] == 0.6  # followed, without re-running init
+    assert {"setting": "min_score", "field": "agents.defaults.memorySearch.query.minScore",
+            "openclaw_json": 0.6} in config["openclaw_json"]["followed"]
+    # a table of the experiment itself (or a --set) wins, and the record names both values
+    with open(result.experiment, "a", encoding="utf-8") as fh:
+        fh.write("\n[search]\nmax_results = 8\n")
+    config = load_experiment(result.experiment, fusion={"vector_weight": 0.5})
+    assert config["search"]["max_results"] == 8 and config["fusion"]["vector_weight"] == 0.5
+    overridden = {e["setting"]: (e["openclaw_json"], e["experiment"]) for e in config["openclaw_json"]["overridden"]}
+    assert overridden == {"max_results": (6, 8), "vector_weight": (0.6, 0.5)}
+    from harness.inputs.workspace_config import layer_notes
+
+    lines = layer_notes(config["openclaw_json"])
+    assert any("[search] max_results = 8 wins over openclaw.json's agents.defaults.memorySearch.query.maxResults = 6"
+               in line for line in lines)
+    # follow_config = false (a hand-written experiment, a CI gate's): the experiment's tables alone, and what
+    # openclaw.json says otherwise is reported, not followed
+    text = result.experiment.read_text(encoding="utf-8").replace("follow_config = true", "follow_config = false")
+    result.experiment.write_text(text, encoding="utf-8")
+    config = load_experiment(result.experiment)
+    assert config["postprocess"][-1]["min_score"] == 0.35 and not config["openclaw_json"]["follow"]
+    assert {e["setting"] for e in config["openclaw_json"]["overridden"]} >= {"min_score", "vector_weight"}
+    assert any("does not follow openclaw.json" in line and "query.minScore = 0.6" in line
+               for line in layer_notes(config["openclaw_json"]))
+
+
+def test_init_force_never_replaces_an_edited_queries_file(tmp_path):
+    """The user's questions and labels survive `init --force`: the fresh template goes beside them, and the
+    replaced experiment.toml is kept as a backup."""
+    out = tmp_path / "eval"
+    first = init_workspace(EXAMPLE, out, now=date(2026, 3, 8))
+    mine = (EXAMPLE / "queries.yaml").read_text(encoding="utf-8")
+    first.queries.write_text(mine, encoding="utf-8")  # the user writes their questions
+    with pytest.raises(FileExistsError):
+        init_workspace(EXAMPLE, out, now=date(2026, 3, 9))
+    again = init_workspace(EXAMPLE, out, force=True, now=date(2026, 3, 9))
+    assert again.queries == first.queries and first.queries.read_text(encoding="utf-8") == mine
+    template = out / "queries.template.yaml"
+    assert template.read_text(encoding="utf-8").startswith("# Queries for the OpenClaw workspace")
+    backup = out / "experiment.toml.bak"
+    assert "now = \"2026-03-08\"" in backup.read_text(encoding="utf-8")
+    assert "now = \"2026-03-09\"" in again.experiment.read_text(encoding="utf-8")
+    assert any("never replaced" in line for line in again.kept) and any(".bak" in line for line in again.kept)
+    assert len(WorkspaceDataset(EXAMPLE, again.queries, EXAMPLE / "openclaw.json").queries()) == 14
+    third = init_workspace(EXAMPLE, out, force=True, now=date(2026, 3, 10))  # no backup is ever overwritten
+    assert (out / "experiment.toml.bak2").exists() and backup.read_text(encoding="utf-8").count("2026-03-08")
+    assert first.queries.read_text(encoding="utf-8") == mine and third.kept
+    # an untouched template is simply the template: nothing to keep
+    fresh = init_workspace(EXAMPLE, tmp_path / "fresh")
+    assert init_workspace(EXAMPLE, tmp_path / "fresh", force=True).kept == []
+    assert not (tmp_path / "fresh" / "queries.template.yaml").exists() and fresh.queries.exists()

@@ -30,17 +30,28 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
     from harness.reporting.markdown import load_seed_scores, print_round, write_round
+    from harness.run_folders import REPORT_PAGE, clear_previous_run
     from harness.studies.experiment import run_experiment
 
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
     result = run_experiment(config)
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
-    out_dir = write_round(result, out or default_output_dir(result.name, Path(config["experiment_file"]),
-                                                            config.get("preset")), seed)
+    out_dir = Path(out or default_output_dir(result.name, Path(config["experiment_file"]), config.get("preset")))
+    previous = clear_previous_run(out_dir) if out_dir.is_dir() else []
+    write_round(result, out_dir, seed)
     print_round(result, seed)
     for note in result.dataset.get("notes", []) + result.notes:
         typer.echo(f"note: {note}")
-    typer.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.md'}")
+    for line in previous:
+        if line != REPORT_PAGE:
+            typer.echo(line)
+    written = [out_dir / "results.json", out_dir / "report.md"]
+    if REPORT_PAGE in previous:  # the page of the previous run would describe other results: redrawn
+        from harness.reporting.html import write_report
+
+        written.append(write_report(out_dir / "results.json"))
+    typer.echo("wrote " + ", ".join(str(p) for p in written[:-1]) + f" and {written[-1]}"
+               + ("" if REPORT_PAGE in previous else f" (the HTML page: harness report {written[0]})"))
 
 
 @command()

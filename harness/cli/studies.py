@@ -22,7 +22,9 @@ from harness.run_folders import default_output_dir
 
 @command()
 def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 round, CMRC, your workspace)"),
-          grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
+          grid: Optional[Path] = typer.Option(None, help="grid TOML ([grid] table); default experiments/sweep.toml, "
+                                              "and experiments/sweep-openclaw.toml (every setting openclaw.json "
+                                              "has a key for) for an OpenClaw workspace"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
           out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/sweep-<name>-<hash>/)"),
           set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
@@ -41,12 +43,18 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
     from harness.evaluation.cross_validation import kind_sentence
     from harness.reporting.markdown import difference_text, interval_text, p_cell
-    from harness.studies.sweep import load_grid, run_sweep
-    from harness.studies.sweep_report import label, write_sweep
+    from harness.studies.sweep import default_grid, load_grid, run_sweep
+    from harness.studies.sweep_report import (
+        label,
+        other_releases,
+        stage_link_lines,
+        write_sweep,
+    )
 
     overrides = set_overrides(set_, out)
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
     held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
+    grid = grid if grid is not None else default_grid(config)
     if executor == "local":
         result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out,
                            objective=objective, abstention_weight=abstention_weight)
@@ -74,11 +82,17 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
         typer.echo(f"the gain rests on the {cv.carried_by}: {kind_sentence(cv.by_kind)}")
     if result.recommended is not None:
         typer.echo(f"recommended: {label(result.recommended)} ({cv.reason})")
-        typer.echo("openclaw.json snippet:\n" + doc["openclaw_snippet"])
+        if doc["openclaw_snippet"] is not None:
+            partial = "; what it cannot set follows" if doc["not_expressible_in_openclaw_json"] else ""
+            typer.echo(f"openclaw.json snippet (the settings that change{partial}):\n" + doc["openclaw_snippet"])
+        else:
+            typer.echo("none of the change can be written in this release's openclaw.json")
         for item in doc["not_expressible_in_openclaw_json"]:
-            typer.echo(f"not expressible in openclaw.json: {item}")
+            typer.echo(f"not expressible in openclaw.json: {item}{other_releases(item)}")
     else:
         typer.echo(f"{cv.reason[0].upper() + cv.reason[1:]}; no snippet.")
+    for line in stage_link_lines(doc):
+        typer.echo(line)
     if result.holdout:
         h = result.holdout
         typer.echo(f"held out ({h['experiment']}, {h['queries']} queries): {h['which']} objective "

@@ -26,7 +26,8 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
          queries: Optional[Path] = typer.Option(None, help="use this queries file instead of writing a template"),
          preset: str = typer.Option("openclaw-2026.08", help="preset that openclaw.json values override"),
          agent: Optional[str] = typer.Option(None, help="apply the agents.list[] overrides of this agent id"),
-         force: bool = typer.Option(False, help="overwrite existing files"),
+         force: bool = typer.Option(False, help="replace an existing experiment.toml (kept as experiment.toml.bak); "
+                                                "a queries file is never replaced"),
          now: Optional[str] = typer.Option(None, help="YYYY-MM-DD: the day temporal decay ages dated memory "
                                                       "files from (default: today)")) -> None:
     """Write an experiment TOML and a queries template for your own OpenClaw workspace."""
@@ -43,7 +44,10 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
     typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
     for note in r.notes:
         typer.echo(f"note: {note}")
-    typer.echo(f"wrote {r.experiment}" + ("" if queries else f" and {r.queries}"))
+    for line in r.kept:
+        typer.echo(f"kept: {line}")
+    wrote_queries = not queries and not any(str(r.queries) in line for line in r.kept)
+    typer.echo(f"wrote {r.experiment}" + (f" and {r.queries}" if wrote_queries else ""))
     if queries:  # the user's own queries file, checked against the workspace: nothing to edit first
         typer.echo(f"queries: {r.queries}\nnext: harness run {r.experiment}")
     else:

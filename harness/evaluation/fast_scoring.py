@@ -13,18 +13,28 @@ breaks ties by chunk id exactly as harness.ranking orders every list:
 The figures are the slow path's (fusion stage, min_score post-processing, query_outcome and pytrec_eval),
 checked in tests/test_fast_scoring.py: reciprocal rank within the returned list, pass (top-1 relevant
 and >= minScore), hit@k, nDCG@k on chunks with the judgments' grades.  Fusions: weighted (OpenClaw),
-rrf (plain and qmd), wsum/combsum/combmnz with min-max, lexical-only, vector-only; post-processing: at
-most OpenClaw's min_score (with its keyword fallbacks), nothing else (MMR, decay... need the slow path).
+rrf (plain and qmd), wsum/combsum/combmnz with min-max, lexical-only, vector-only (a lexical leg that
+carries its own ranking score, OpenClaw 2026.8's boosted keyword score, is read as the weighted fusion
+reads it); post-processing: OpenClaw's temporal decay, importance and MMR as array steps
+(harness.evaluation.fast_postprocess, `post=`), then its min_score with its keyword fallbacks, in the
+order the stages return hits (after MMR, `fill`'s keyword-only hits come after the passing ones).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
+from harness.evaluation.fast_postprocess import (
+    ArrayStep,
+    Diversify,
+    Rescale,
+    mmr_order,
+    selection_needs,
+)
 from harness.stages.fusion import (
     CombSum,
     Legs,
@@ -62,6 +72,8 @@ class CandidateLegs:
     lexical_found: np.ndarray  # bool
     gain: np.ndarray  # judged grade of each candidate (0: not relevant)
     ideal_gains: list[np.ndarray]  # per query, every judged grade > 0, best first (for the ideal DCG)
+    lexical_ranking: np.ndarray | None = None  # the lexical leg's own score of each hit (Legs.lexical_ranking)
+    ranked_rows: np.ndarray | None = None  # per query: its lexical leg carries that ranking
     vector_rank: np.ndarray = field(init=False)  # 1-based rank within the leg by (raw desc, id); 0 if absent
     lexical_rank: np.ndarray = field(init=False)
     cache: dict = field(default_factory=dict, init=False, repr=False)  # weight-free arrays of fused()
@@ -98,17 +110,24 @@ def candidate_legs(legs: Mapping[str, Legs], judgments: Mapping[str, Mapping[str
     arrays = {name: np.zeros(shape) for name in ("vector", "lexical", "gain")}
     found = {name: np.zeros(shape, dtype=bool) for name in ("vector", "lexical")}
     ideal = []
+    ranking = np.zeros(shape)
+    ranked = np.zeros(len(ids), dtype=bool)
     for q, (chunks, vector, lexical) in enumerate(rows):
         grades = judgments.get(ids[q], {})
+        own = legs[ids[q]].lexical_ranking
+        ranked[q] = own is not None
         for c, cid in enumerate(chunks):
             for name, leg in (("vector", vector), ("lexical", lexical)):
                 if cid in leg:
                     arrays[name][q, c] = leg[cid]
                     found[name][q, c] = True
+            if own is not None and cid in lexical:
+                ranking[q, c] = own[cid]
             arrays["gain"][q, c] = max(0, grades.get(cid, 0))
         ideal.append(np.array(sorted((g for g in grades.values() if g > 0), reverse=True), dtype=float))
     return CandidateLegs(ids, [chunks for chunks, _, _ in rows], arrays["vector"], found["vector"],
-                         arrays["lexical"], found["lexical"], arrays["gain"], ideal)
+                         arrays["lexical"], found["lexical"], arrays["gain"], ideal,
+                         ranking if ranked.any() else None, ranked if ranked.any() else None)
 
 
 def _leg_map(leg: Sequence[tuple[str, float]], qid: str, name: str) -> dict[str, float]:
@@ -163,6 +182,9 @@ def fused(legs: CandidateLegs, fusion) -> tuple[np.ndarray, np.ndarray, np.ndarr
                         lambda: np.where(tf, _bm25_text_score(legs.lexical, fusion.bm25_to_score), 0.0))
         if isinstance(fusion, LexicalOnly):
             return text, tf, tf, text_weight
+        if legs.ranked_rows is not None:  # the weighted merge reads the leg's own ranking score when it has one
+            text = _derived(legs, ("ranked", fusion.bm25_to_score), lambda: np.where(
+                legs.ranked_rows[:, None], np.where(tf, legs.lexical_ranking, 0.0), text))
         vw, tw = fusion.leg_weights
         cosine = _derived(legs, ("cosine",), lambda: np.where(vf, legs.vector, 0.0))
         return vw * cosine + tw * text, either, tf, text_weight
@@ -211,18 +233,23 @@ class SettingScores:
     top1_score: np.ndarray  # fused score of the first returned hit (NaN when nothing is returned)
     returned: np.ndarray  # number of hits returned
     spread: np.ndarray  # max - min of the fused scores over the query's candidates (near-tie scale)
+    found: np.ndarray | None = None  # a relevant chunk among the returned hits (whatever max_results is)
 
 
 _BATCH_CELLS = 1 << 21  # settings fused and sorted together: ~2M candidate cells (16 MB per array)
 
 
 def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[Threshold | None] = (None,), *,
-                   max_results: int, cutoffs: Sequence[int] | None = None) -> SettingScores:
-    """Every fusion stage x every threshold (None: no min_score stage), fusion-major; nDCG and hit@k at
-    each cut-off (default: max_results).  A cut-off above max_results is an error: the returned list has
-    only max_results hits, so "@k" would silently mean "@max_results"."""
+                   max_results: int, cutoffs: Sequence[int] | None = None, post: Sequence[ArrayStep] = (),
+                   short_lists: bool = False) -> SettingScores:
+    """Every fusion stage x every threshold (None: no min_score stage), fusion-major, each after the
+    post-processing array steps `post` (harness.evaluation.fast_postprocess: decay, importance, MMR, in
+    the stages' order, before min_score); nDCG and hit@k at each cut-off (default: max_results).  A
+    cut-off above max_results is an error (the returned list has only max_results hits, so "@k" would
+    silently mean "@max_results"), unless `short_lists`: a sweep over maxResults scores every setting
+    at the same cut-offs, a shorter list being what that setting returns."""
     cutoffs = sorted(set(cutoffs or [max_results]))
-    if max(cutoffs) > max_results or min(cutoffs) < 1:
+    if (max(cutoffs) > max_results and not short_lists) or min(cutoffs) < 1:
         raise ValueError(f"cut-offs {cutoffs} must lie in 1..max_results ({max_results}): the returned list "
                          f"has only {max_results} hits")
     q, c = legs.shape
@@ -230,36 +257,97 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
     shape = (len(settings), q)
     out = SettingScores(settings, legs.query_ids, np.zeros(shape), np.zeros(shape, dtype=bool),
                         {k: np.zeros(shape, dtype=bool) for k in cutoffs}, {k: np.zeros(shape) for k in cutoffs},
-                        np.full(shape, np.nan), np.zeros(shape, dtype=int), np.zeros(shape))
+                        np.full(shape, np.nan), np.zeros(shape, dtype=int), np.zeros(shape),
+                        np.zeros(shape, dtype=bool))
     ranks = _RankScorer(legs, max_results, cutoffs)
     batch = max(1, _BATCH_CELLS // max(1, q * c))
     gain = legs.gain.astype(np.float32)  # grades are small integers: exact in float32, half the memory moved
+    fill = any(t is not None and t.keyword_fallback == "fill" for t in thresholds)
     for first in range(0, len(fusions), batch):
-        group = [fused(legs, f) for f in fusions[first:first + batch]]
-        # sort key: -score, absent candidates last; a stable sort keeps chunk-id order among ties
-        key = np.stack([np.where(present, -score, np.inf) for score, present, _, _ in group])
-        keyword = np.stack([kw & present for _, present, kw, _ in group])
+        part = fusions[first:first + batch]
+        group = [fused(legs, f) for f in part]
+        fused_score = np.stack([score for score, _, _, _ in group])
+        present = np.stack([p for _, p, _, _ in group])
+        keyword = np.stack([kw & p for _, p, kw, _ in group])
         text_weight = np.array([g[3] for g in group])[:, None, None]
-        order = np.argsort(key, axis=-1, kind="stable")  # (score desc, id)
-        s_key = np.take_along_axis(key, order, axis=-1)
-        s_present = s_key != np.inf
-        s_score = -s_key  # -(-x) is x exactly
-        s_keyword = np.take_along_axis(keyword, order, axis=-1)
+        no_vector = np.stack([_vector_zero(legs, f) for f in part]) if fill else None
+        score, order = _post_processed(fused_score, present, keyword, no_vector, text_weight, post, thresholds,
+                                       max_results)
+        # the ranked lists: sort key -score, absent candidates last; a stable sort keeps chunk-id order among
+        # ties, i.e. (score desc, id); an order a stage chose (MMR) instead when there is one
+        if order is None:
+            key = np.where(present, -score, np.inf)
+            order = np.argsort(key, axis=-1, kind="stable")
+            s_key = np.take_along_axis(key, order, axis=-1)
+            s_present = s_key != np.inf
+            s_score = -s_key  # -(-x) is x exactly
+        else:
+            picked = order >= 0
+            order = np.where(picked, order, 0)
+            s_present = picked & np.take_along_axis(present, order, axis=-1)
+            s_score = np.where(s_present, np.take_along_axis(score, order, axis=-1), -np.inf)
+        s_keyword = np.take_along_axis(keyword, order, axis=-1) & s_present
         s_gain = gain[np.arange(q)[None, :, None], order]
-        count = s_present.sum(axis=-1)  # the present candidates come first, best first
-        low = np.take_along_axis(s_score, np.maximum(count - 1, 0)[..., None], axis=-1)[..., 0]
-        with np.errstate(invalid="ignore"):  # a row with no candidate: -inf - -inf, replaced by 0
-            spread = np.where(count > 1, s_score[..., 0] - low, 0.0)
-        s_no_vector = None
-        if any(t is not None and t.keyword_fallback == "fill" for t in thresholds):
-            no_vector = np.stack([_vector_zero(legs, f) for f in fusions[first:first + batch]])
-            s_no_vector = np.take_along_axis(no_vector, order, axis=-1)
+        spread = _spread(fused_score, present)
+        s_no_vector = None if no_vector is None else np.take_along_axis(no_vector, order, axis=-1)
         for t, threshold in enumerate(thresholds):
             rows = (first + np.arange(len(group))) * len(thresholds) + t
-            kept = _kept(s_score, s_present, s_keyword, threshold, text_weight, s_no_vector)
-            ranks.score(out, rows, s_score, s_gain, kept, 0.0 if threshold is None else threshold.min_score)
+            position = positions(s_score, s_present, s_keyword, threshold, text_weight, s_no_vector)
+            ranks.score(out, rows, s_score, s_gain, position, 0.0 if threshold is None else threshold.min_score)
             out.spread[rows] = spread
     return out
+
+
+def _spread(score: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """max - min of each query's fused scores over its candidates (0 with fewer than two)."""
+    high = np.where(present, score, -np.inf).max(axis=-1)
+    low = np.where(present, score, np.inf).min(axis=-1)
+    with np.errstate(invalid="ignore"):  # a row with no candidate: -inf - inf, replaced by 0
+        return np.where(present.sum(axis=-1) > 1, high - low, 0.0)
+
+
+def _post_processed(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, no_vector: np.ndarray | None,
+                    text_weight: np.ndarray, post: Sequence[ArrayStep], thresholds: Sequence[Threshold | None],
+                    max_results: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The scores after the post-processing steps and, when the last reordering step was MMR, its order
+    (settings x queries x ranked positions -> candidate column, -1 after the last one; None: the
+    (score desc, id) order of the scores)."""
+    order = None
+    b, q, c = score.shape
+    for i, step in enumerate(post):
+        if isinstance(step, Rescale):
+            score = score * step.factor[None]
+            order = None  # the stage re-ranks by (score desc, id)
+            continue
+        flat = lambda a: a.reshape(b * q, c)  # noqa: E731
+        if order is None:
+            rank = _ranks_in(np.where(present, -score, np.inf))
+        else:
+            rank = _rank_of_order(order, c)
+        needs = None
+        if not any(isinstance(later, Diversify) for later in post[i + 1:]) and \
+                not any(isinstance(later, Rescale) for later in post[i + 1:]):
+            tw = np.broadcast_to(text_weight[:, :, 0], (b, q)).reshape(b * q)
+            needs = selection_needs(flat(score), flat(present), flat(keyword),
+                                    None if no_vector is None else flat(no_vector), thresholds, tw, max_results)
+        query = np.tile(np.arange(q), b)
+        order = mmr_order(flat(score), flat(present), flat(rank), query, step, needs,
+                          score_ordered=order is None).reshape(b, q, c)
+    return score, order
+
+
+def _ranks_in(key: np.ndarray) -> np.ndarray:
+    """Each candidate's 0-based place when the rows are sorted by `key` (stable: ties in column order)."""
+    order = np.argsort(key, axis=-1, kind="stable")
+    return _rank_of_order(order, key.shape[-1])
+
+
+def _rank_of_order(order: np.ndarray, width: int) -> np.ndarray:
+    ranks = np.full(order.shape, width, dtype=np.int64)  # candidates the order does not hold come last
+    picked = order >= 0
+    idx = np.nonzero(picked)
+    ranks[idx[:-1] + (order[idx],)] = idx[-1]
+    return ranks
 
 
 def _vector_zero(legs: CandidateLegs, fusion) -> np.ndarray:
@@ -274,22 +362,33 @@ def _vector_zero(legs: CandidateLegs, fusion) -> np.ndarray:
     return ~vf | (legs.vector == 0)  # weighted, vector-only: the cosine itself
 
 
-def _kept(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold: Threshold | None,
-          text_weight: np.ndarray, no_vector: np.ndarray | None = None) -> np.ndarray:
-    """Which ranked candidates the min_score stage keeps (harness.stages.postprocess MinScore)."""
+def positions(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold: Threshold | None,
+              text_weight: np.ndarray, no_vector: np.ndarray | None = None) -> np.ndarray:
+    """The 1-based place in the returned list (before the cut to max_results) of each ranked candidate
+    the min_score stage keeps, 0 for the others (harness.stages.postprocess MinScore): in the given
+    order the passing ones; when none passes, the keyword fallback's; with `fill`, the keyword-only hits
+    below min_score after the passing ones (the stage appends them; in score order they come last anyway)."""
+    def places(mask: np.ndarray, offset: Any = 0) -> np.ndarray:
+        return np.where(mask, np.cumsum(mask, axis=-1, dtype=np.int32) + offset, 0)
+
     if threshold is None:
-        return present
+        return places(present)
     clears = present & (score >= threshold.min_score)
     if threshold.keyword_fallback == "none":
-        return clears
+        return places(clears)
     floor = np.minimum(threshold.min_score, text_weight) if threshold.relaxed_floor is None \
         else threshold.relaxed_floor
-    fallback = keyword & (score >= floor)
+    fallback = places(keyword & (score >= floor))
     some_clear = clears.any(axis=-1, keepdims=True)
+    passing = places(clears)
     if threshold.keyword_fallback == "fill":
         assert no_vector is not None
-        return np.where(some_clear, clears | (keyword & no_vector), fallback)
-    return np.where(some_clear, clears, fallback)
+        spare = keyword & no_vector & ~clears
+        passing = np.where(clears, passing, places(spare, clears.sum(axis=-1, keepdims=True, dtype=np.int32)))
+    return np.where(some_clear, passing, fallback)
+
+
+_NOT_RETURNED = np.iinfo(np.int32).max  # the "rank" of a relevant chunk that is not returned, above any cut-off
 
 
 class _RankScorer:
@@ -303,12 +402,13 @@ class _RankScorer:
         self.ideal = {k: _ideal_dcg(legs.ideal_gains, k) for k in cutoffs}
 
     def score(self, out: SettingScores, rows: np.ndarray, score: np.ndarray, gain: np.ndarray,
-              kept: np.ndarray, pass_floor: float) -> None:
-        position = np.cumsum(kept, axis=-1, dtype=np.int32)  # 1-based place in the returned list, for kept candidates
-        returned = kept & (position <= self.max_results)
+              position: np.ndarray, pass_floor: float) -> None:
+        """`position`: 1-based place of each candidate in the returned list before the cut (0: dropped)."""
+        returned = (position > 0) & (position <= self.max_results)
         out.returned[rows] = returned.sum(axis=-1)
-        first_relevant = np.where(returned & (gain > 0), position, self.max_results + 1).min(axis=-1)
+        first_relevant = np.where(returned & (gain > 0), position, _NOT_RETURNED).min(axis=-1)
         out.reciprocal_rank[rows] = np.where(first_relevant <= self.max_results, 1.0 / first_relevant, 0.0)
+        out.found[rows] = first_relevant <= self.max_results
         for k, hits in out.hits.items():
             hits[rows] = first_relevant <= k
         # the returned list as rank columns: the p-th returned hit's gain and score, p = 1..depth

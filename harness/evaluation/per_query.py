@@ -92,6 +92,18 @@ def near_tie_columns(hits: list[Hit], candidates: list[Hit], query: Query, docs_
             "near_tie": bool(near), "near_tie_on": ",".join(near)}
 
 
+def stage_columns(row: dict[str, Any], stages: Stages, query: Query, legs: QueryLegs, index: Index,
+                  units: dict[str, frozenset[str]]) -> dict[str, Any]:
+    """Why the query failed, by stage (evaluation.stage_trace), for the rows that need saying: failed
+    queries, near ties and answered negatives; None elsewhere."""
+    from harness.evaluation.stage_trace import needs_trace, trace_query
+
+    if not needs_trace(row) or stages.expansion is not None or getattr(stages.fusion, "accepts_extra_lists", False):
+        return {"lost_at": None, "why": None, "stage_ranks": None}  # expansion lists: not replayed
+    trace = trace_query(stages, query, legs.legs, index, legs.query_vector, units)
+    return {"lost_at": trace.lost_at, "why": trace.why, "stage_ranks": [s.as_dict() for s in trace.steps]}
+
+
 def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
                      round_no: int | None, cutoffs: Sequence[int] | None = None,
                      evidence_cutoffs: Sequence[int] | None = None, *, near_tie_fraction: float = NEAR_TIE_FRACTION,
@@ -144,6 +156,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "ms_retrieval": sum(v for k, v in timings.items() if k != "query_embedding"),
         })
         hit_lists[q.id] = hit_records(index, hits)
+        rows[-1].update(stage_columns(rows[-1], stages, q, legs[q.id], index, units))
     frame = pd.DataFrame(rows)
     for c in cutoffs:
         for name in METRICS_AT:

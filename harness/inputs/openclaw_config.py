@@ -1,7 +1,9 @@
 """openclaw.json: what an OpenClaw config says about memory search, as harness settings, and back.
 
-openclaw.json (read_openclaw_config): agents.defaults.memorySearch (a top-level memorySearch first,
-an agents.list[] entry's last when an agent is chosen) -> harness tables:
+openclaw.json (read_openclaw_config): the memory-search block of any release, agents.defaults.memorySearch
+(OpenClaw 2026.2) or memory.search (2026.8 on; a top-level memorySearch first, an agents.list[] entry's
+memorySearch / memory.search last when an agent is chosen; harness.inputs.openclaw_releases says which
+release reads which block and keys) -> harness tables:
     query.hybrid.vectorWeight / textWeight   [fusion] vector_weight / text_weight
     query.hybrid.candidateMultiplier         [search] candidate_multiplier
     query.maxResults                         [search] max_results
@@ -14,9 +16,10 @@ an agents.list[] entry's last when an agent is chosen) -> harness tables:
     extraPaths                               read by the data set at each run
 Invalid values raise DataError naming the field path; anything else found (provider, model, unknown
 keys ...) is listed in .notes as not evaluated, never silently dropped.  openclaw_snippet() goes the
-other way, for printing the settings a sweep suggests.  (OpenClaw 2026.8.1 resolves query.hybrid and
-chunking to fixed defaults and ignores these keys; releases before it honour them, and so does the
-harness: the values are what the user asked for.)
+other way, in the block and keys of the preset's release, for printing the settings a sweep suggests;
+what that release cannot set is listed beside it, never pasted.  (OpenClaw 2026.8.1 and 2026.9.6 build
+query.hybrid and chunking in and refuse or strip those keys; 2026.2.22 honours them, and so does the
+harness: the values are what the user asked for, and release_notes() says what the release would do.)
 
 Extra path entries are strings, as OpenClaw's memorySearch.extraPaths are.  The object form
 {path, pattern} (the shape of OpenClaw's memory.qmd.paths) is also accepted, so a pattern other than
@@ -130,6 +133,31 @@ class OpenClawSettings:
     def get(self, setting: str, default: Any = None) -> Any:
         return self.values[setting][1] if setting in self.values else default
 
+    def release_notes(self, preset: str | None) -> list[str]:
+        """What the release `preset` models would make of these settings: a block it does not read, and
+        keys it has no place for (both are evaluated as written all the same)."""
+        from harness.inputs.openclaw_releases import BLOCK_RELEASES, layout_for
+
+        layout = layout_for(preset)
+        if layout is None:
+            return []
+        out = []
+        blocks = {block_of(path) for path, _ in self.values.values()} | {block_of(e.field) for e in self.extra_paths}
+        for block in sorted(blocks):
+            agent = block.startswith("agents.list[")
+            inner = block.split("].", 1)[1] if agent else block
+            expected = layout.agent_block if agent else layout.block
+            if inner != expected:
+                where = f"agents.list[].{layout.agent_block}" if agent else layout.block
+                known = BLOCK_RELEASES.get(inner if not agent else ("memory.search" if inner == "memory.search"
+                                                                     else "agents.defaults.memorySearch"), "")
+                out.append(f"{block}: OpenClaw {layout.release} reads {where}" + (f" ({inner} is the block of "
+                           f"{known})" if known else "") + "; evaluated as written")
+        for setting, (path, value) in self.values.items():
+            if setting in SETTING_NAMES and setting not in layout.reads:
+                out.append(f"{layout.cannot(setting, value)}; evaluated as written (from {path})")
+        return out
+
     def experiment_tables(self, preset: str) -> dict[str, Any]:
         """Harness experiment tables overriding `preset` with these settings (only those set)."""
         preset_cfg = load_toml(preset_path(preset))
@@ -185,6 +213,21 @@ class OpenClawSettings:
                 if "mmr_lambda" in self.values:
                     stages[at]["lambda"] = self.get("mmr_lambda")
         return stages
+
+
+# the settings this module reads that openclaw_releases knows the key of (all of them)
+SETTING_NAMES = ("max_results", "min_score", "vector_weight", "text_weight", "candidate_multiplier", "mmr_enabled",
+                 "mmr_lambda", "decay_enabled", "decay_half_life", "tokenizer", "chunk_tokens", "chunk_overlap")
+
+
+def block_of(path: str) -> str:
+    """The memory-search block a field path lies in: "agents.defaults.memorySearch", "memory.search",
+    "agents.list[1].memory.search", ..."""
+    for block in ("memory.search", "memorySearch"):
+        at = path.find(block)
+        if at >= 0:
+            return path[:at + len(block)]
+    return path
 
 
 def _number(value: Any, source: Path, field_name: str, *, lo: float, hi: float = math.inf,
@@ -332,21 +375,30 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
     defaults = _object(agents.get("defaults", {}), path, "agents.defaults")
     if "memorySearch" in defaults:
         layers.append(("agents.defaults.memorySearch", defaults["memorySearch"]))
+    memory = _object(doc.get("memory", {}), path, "memory")
+    if "search" in memory:  # OpenClaw 2026.8 on
+        layers.append(("memory.search", memory["search"]))
     agent_list = agents.get("list", [])
     if not isinstance(agent_list, list):
         raise DataError(path, None, "agents.list", "must be a list")
+
+    def agent_blocks(i: int, entry: dict[str, Any]) -> list[tuple[str, Any]]:
+        out = [(f"agents.list[{i}].memorySearch", entry["memorySearch"])] if "memorySearch" in entry else []
+        own = entry.get("memory")
+        if isinstance(own, dict) and "search" in own:
+            out.append((f"agents.list[{i}].memory.search", own["search"]))
+        return out
+
     if agent is not None:
         matches = [i for i, a in enumerate(agent_list) if isinstance(a, dict) and a.get("id") == agent]
         if not matches:
             known = [a.get("id") for a in agent_list if isinstance(a, dict)]
             raise DataError(path, None, "agents.list", f"no agent with id {agent!r}; ids: {known}")
-        entry = agent_list[matches[0]]
-        if "memorySearch" in entry:
-            layers.append((f"agents.list[{matches[0]}].memorySearch", entry["memorySearch"]))
+        layers += agent_blocks(matches[0], agent_list[matches[0]])
     else:
         for i, a in enumerate(agent_list):
-            if isinstance(a, dict) and "memorySearch" in a:
-                settings.notes.append(f"agents.list[{i}].memorySearch (agent {a.get('id')!r}): not evaluated "
+            for block, _ in agent_blocks(i, a) if isinstance(a, dict) else []:
+                settings.notes.append(f"{block} (agent {a.get('id')!r}): not evaluated "
                                       "(choose an agent to apply its overrides)")
     for prefix, layer in layers:
         _read_layer(_object(layer, path, prefix), prefix, path, settings)
@@ -356,53 +408,105 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
     return settings
 
 
-def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None) -> tuple[str, list[str]]:
+def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None, preset: str | None = None,
+                     complete_postprocess: bool = False, baseline: dict[str, Any] | None = None
+                     ) -> tuple[str, list[str]]:
     """The inverse of experiment_tables: a harness configuration (resolved, or just the tables a sweep
-    changed) -> the openclaw.json (JSON5) memorySearch snippet that sets the same values, plus the
-    settings openclaw.json cannot express (another fusion, tokenizer or post-processing stage)."""
-    query: dict[str, Any] = {}
-    hybrid: dict[str, Any] = {}
-    memory_search: dict[str, Any] = {}
+    changed) -> the openclaw.json (JSON5) snippet that sets the same values in the memory-search block of
+    the release `preset` models (harness.inputs.openclaw_releases; without one, 2026.2's
+    agents.defaults.memorySearch), plus what that release cannot express: another fusion, tokenizer or
+    post-processing stage, and keys the release does not read (a value it builds in is left out when the
+    configuration asks for that very value).  `complete_postprocess`: the postprocess list is the whole of
+    post-processing, so an absent temporal decay or MMR is written as turned off.  `baseline` (tables of the
+    same form, e.g. the configuration in use): only the values that differ from it are written or listed."""
+    from harness.inputs.openclaw_releases import ANY_RELEASE, layout_for
+
+    layout = layout_for(preset) or ANY_RELEASE
+    block, cannot = snippet_block(config, preset=preset, complete_postprocess=complete_postprocess,
+                                  baseline=baseline)
+    doc = _nested(layout.agent_block if agent else layout.block, block)
+    if agent:
+        doc = {"agents": {"list": [{"id": agent, **doc}]}}
+    return _json5(doc) + "\n", cannot
+
+
+def snippet_block(config: dict[str, Any], *, preset: str | None = None, complete_postprocess: bool = False,
+                  baseline: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """openclaw_snippet's content: the memory-search block's keys ({} when nothing can be written) and
+    what the release cannot express."""
+    from harness.inputs.openclaw_releases import ANY_RELEASE, SETTING_KEYS, layout_for
+
+    layout = layout_for(preset) or ANY_RELEASE
+    values, cannot = _snippet_values(config, complete_postprocess)
+    if baseline is not None:
+        before, _ = _snippet_values(baseline, complete_postprocess)
+        values = {k: v for k, v in values.items() if before.get(k, object()) != v}
+        cannot = [c for c in cannot if c not in _snippet_values(baseline, complete_postprocess)[1]]
+    block: dict[str, Any] = {}
+    for setting, value in values.items():
+        if setting not in layout.reads:
+            if layout.built_in.get(setting, object()) != value:
+                cannot.append(layout.cannot(setting, value))
+            continue
+        if setting == "mmr_lambda" and not values.get("mmr_enabled", True) or \
+                setting == "decay_half_life" and not values.get("decay_enabled", True):
+            continue
+        node = block
+        *parents, leaf = SETTING_KEYS[setting].split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return block, cannot
+
+
+def _snippet_values(config: dict[str, Any], complete_postprocess: bool) -> tuple[dict[str, Any], list[str]]:
+    """A configuration's openclaw.json settings (openclaw_releases' names) and what no openclaw.json has."""
+    values: dict[str, Any] = {}
     cannot: list[str] = []
     fusion = config.get("fusion", {})
     if fusion:
-        if fusion.get("name", "weighted") != "weighted":
+        if fusion.get("name", "weighted") != "weighted":  # its weights mean something else: never written
             cannot.append(f"fusion {fusion['name']!r} (OpenClaw only has its weighted merge)")
-        for key, name in (("vector_weight", "vectorWeight"), ("text_weight", "textWeight")):
-            if key in fusion:
-                hybrid[name] = round(float(fusion[key]), 6)
+        else:
+            for key in ("vector_weight", "text_weight"):
+                if key in fusion:
+                    values[key] = round(float(fusion[key]), 6)
     search = config.get("search", {})
     if "max_results" in search:
-        query["maxResults"] = int(search["max_results"])
+        values["max_results"] = int(search["max_results"])
     if "candidate_multiplier" in search:
-        hybrid["candidateMultiplier"] = int(search["candidate_multiplier"])
-    for stage in config.get("postprocess", []):
-        name = stage.get("name")
-        if name == "min_score":
-            if "min_score" in stage:
-                query["minScore"] = round(float(stage["min_score"]), 6)
-        elif name == "mmr":
-            hybrid["mmr"] = {"enabled": True, "lambda": round(float(stage.get("lambda", 0.7)), 6)}
-        elif name == "temporal_decay":
-            hybrid["temporalDecay"] = {"enabled": True, "halfLifeDays": stage.get("half_life_days", 30)}
-        elif name != "importance":  # importance comes from annotations in MEMORY.md, not from openclaw.json
+        values["candidate_multiplier"] = int(search["candidate_multiplier"])
+    stages = {stage.get("name"): stage for stage in config.get("postprocess", [])}
+    if "min_score" in stages and "min_score" in stages["min_score"]:
+        values["min_score"] = round(float(stages["min_score"]["min_score"]), 6)
+    if "mmr" in stages or complete_postprocess:
+        values["mmr_enabled"] = "mmr" in stages
+        if "mmr" in stages:
+            values["mmr_lambda"] = round(float(stages["mmr"].get("lambda", 0.7)), 6)
+    days = float(stages["temporal_decay"].get("half_life_days", 30)) if "temporal_decay" in stages else 0.0
+    if days > 0 or complete_postprocess:
+        values["decay_enabled"] = days > 0
+        if days > 0:
+            values["decay_half_life"] = int(days) if days == int(days) else days
+    for name in stages:
+        if name not in ("min_score", "mmr", "temporal_decay", "importance"):  # importance: MEMORY.md annotations
             cannot.append(f"post-processing stage {name!r}")
     tokenizer = config.get("tokenizer", {}).get("name")
     if tokenizer in TOKENIZER_NAMES:
-        memory_search["store"] = {"fts": {"tokenizer": tokenizer}}
+        values["tokenizer"] = tokenizer
     elif tokenizer is not None:
         cannot.append(f"tokenizer {tokenizer!r} (openclaw.json offers {', '.join(TOKENIZER_NAMES)})")
     chunker = config.get("chunker", {})
-    chunking = {k: int(chunker[k]) for k in ("tokens", "overlap") if k in chunker}
-    if chunking:
-        memory_search["chunking"] = chunking
-    if hybrid:
-        query["hybrid"] = hybrid
-    if query:
-        memory_search = {"query": query, **memory_search}
-    body = {"memorySearch": memory_search}
-    doc = {"agents": {"list": [{"id": agent, **body}]}} if agent else {"agents": {"defaults": body}}
-    return _json5(doc) + "\n", cannot
+    for key in ("tokens", "overlap"):
+        if key in chunker:
+            values[f"chunk_{key}"] = int(chunker[key])
+    return values, cannot
+
+
+def _nested(dotted: str, body: dict[str, Any]) -> dict[str, Any]:
+    for part in reversed(dotted.split(".")):
+        body = {part: body}
+    return body
 
 
 def _json5(value: Any, indent: int = 0) -> str:

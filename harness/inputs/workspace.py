@@ -421,6 +421,10 @@ class WorkspaceDataset:
     """the agent whose overrides of openclaw.json apply"""
     errors: str = "strict"
     """a memory file that is not UTF-8: "strict" stops the run, "skip" leaves it out with a warning"""
+    follow_config: bool = False
+    """true (what `harness init` writes): openclaw.json's memory-search settings apply at every run, the
+    experiment's own tables winning; false: the experiment's tables alone, openclaw.json read for its
+    extraPaths and its other settings compared with the experiment (differences reported)"""
 
     @field_validator("errors")
     @classmethod

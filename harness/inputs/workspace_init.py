@@ -11,11 +11,7 @@ from typing import Any, NamedTuple
 
 from harness.config import preset_path
 from harness.errors import DataError, OutputExistsError
-from harness.inputs.openclaw_config import (
-    POSTPROCESS_SETTINGS,
-    find_openclaw_config,
-    read_openclaw_config,
-)
+from harness.inputs.openclaw_config import find_openclaw_config, read_openclaw_config
 from harness.inputs.query_files import load_query_specs
 from harness.inputs.workspace import (
     Discovery,
@@ -159,18 +155,50 @@ class InitResult(NamedTuple):
     config: Path | None  # the openclaw.json that was read, if any
     files: int  # how many files would be indexed
     notes: list[str]  # openclaw.json settings not evaluated, and skipped paths
+    kept: list[str] = []  # what init left alone or backed up (an edited queries file, a replaced experiment)
+
+
+TEMPLATE_BESIDE = "queries.template.yaml"  # where a fresh template goes when queries.yaml is the user's
+
+
+def backup_path(path: Path) -> Path:
+    """<name>.bak, or <name>.bak2, <name>.bak3 ... when earlier backups exist (none is ever overwritten)."""
+    candidate = path.with_name(path.name + ".bak")
+    n = 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.bak{n}")
+        n += 1
+    return candidate
+
+
+def write_keeping(path: Path, text: str) -> Path | None:
+    """Write `text` to `path`; a file there with other content is first copied to a backup (returned)."""
+    backup = None
+    if path.exists():
+        old = path.read_bytes()
+        if old == text.encode("utf-8"):
+            return None
+        backup = backup_path(path)
+        backup.write_bytes(old)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return backup
 
 
 def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path | str | None = None,
                    queries: Path | str | None = None, preset: str = DEFAULT_INIT_PRESET, agent: str | None = None,
                    force: bool = False, now: date | None = None) -> InitResult:
-    """Write <out_dir>/experiment.toml (the preset overridden by the workspace's openclaw.json) and
-    <out_dir>/queries.yaml (a template of commented examples from the user's own files).
+    """Write <out_dir>/experiment.toml (the preset, with the workspace's openclaw.json read at every run)
+    and <out_dir>/queries.yaml (a template of commented examples from the user's own files).
 
     Without `config`, openclaw.json is looked for in the workspace, then beside it.  With `queries`
     (an existing queries file) no template is written: the experiment uses that file, which is checked
-    against the workspace now.  Existing files are never overwritten unless `force`.  `now`: the day
-    temporal decay ages dated memory files from (default: today, as OpenClaw searches)."""
+    against the workspace now.  An existing experiment.toml is replaced only with `force`, and then kept
+    as experiment.toml.bak; a queries file is never replaced, `force` or not: when queries.yaml is there
+    and differs from the fresh template (the user's questions and labels), it is kept and used, and the
+    fresh template goes beside it (queries.template.yaml).  `now`: the day temporal decay ages dated memory
+    files from (default: today, as OpenClaw searches)."""
     preset_path(preset)  # an unknown preset fails first, before anything is read or written
     workspace = Path(os.path.abspath(Path(workspace).expanduser()))
     out_dir = Path(os.path.abspath(Path(out_dir).expanduser()))
@@ -183,7 +211,8 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
     discovery, texts = readable_texts(found, "skip")
     undecodable = [s for s in discovery.skipped if s not in found.skipped]
     discovery.skipped = list(found.skipped)
-    tables = settings.experiment_tables(preset) if settings else {}
+    if settings:
+        settings.experiment_tables(preset)  # a setting the preset cannot take fails now (e.g. weights with qmd)
 
     experiment_path = out_dir / "experiment.toml"
     warnings: list[str] = []
@@ -194,22 +223,24 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         warnings = target_warnings(specs, texts) + [n for s in specs for n in s.notes]
     else:
         queries_path = out_dir / "queries.yaml"
-    for target in [experiment_path] + ([queries_path] if queries is None else []):
-        if target.exists() and not force:
-            raise OutputExistsError(f"{target} already exists; pass --force to overwrite it")
+    if experiment_path.exists() and not force:
+        raise OutputExistsError(f"{experiment_path} already exists; pass --force to replace it (it is kept as "
+                                f"{experiment_path.name}.bak; your queries file is never replaced)")
     dataset = {"name": "workspace", "path": str(workspace), "queries": str(queries_path)}
     if config_path:
         dataset["config"] = str(config_path)
+        dataset["follow_config"] = True  # openclaw.json's settings are read at every run
     if agent:
         dataset["agent"] = agent
     notes = list(settings.notes if settings else []) + [f"skipped {s.path}: {s.reason}" for s in discovery.skipped]
     notes += [f"{s.path} is {s.reason.split(';')[0]}: `harness run` stops on it; fix it, or set errors = \"skip\" "
               "in [dataset] to leave it out with a warning" for s in undecodable] + warnings
 
-    source = f"the memorySearch settings of {config_path}" if config_path else "no openclaw.json (preset defaults)"
+    source = f"the memory-search settings of {config_path}" if config_path else "no openclaw.json (preset defaults)"
     lines = [
         "# Written by `harness init`: the preset's stages, overridden by openclaw.json where it sets a value.",
-        "# Re-run init after changing weights or limits in openclaw.json; extraPaths are read at every run.",
+        "# openclaw.json is read at every run and sweep, so editing it and rerunning is followed; a table you add",
+        "# here (e.g. [search] max_results = 8) or a --set wins over it, and the run says so.",
         f"name = {_toml_value(workspace_slug(workspace.name))}",
         f"description = {_toml_value(f'OpenClaw workspace {workspace} with {source}.')}",
         f"preset = {_toml_value(preset)}",
@@ -226,23 +257,28 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         "# ran; OpenClaw uses the moment of each search); change it to evaluate as of another day",
         f"now = {_toml_value((now or date.today()).isoformat())}",
     ]
-    origin = {"fusion": ("vector_weight", "text_weight"), "search": ("max_results", "candidate_multiplier"),
-              "tokenizer": ("tokenizer",), "chunker": ("chunk_tokens", "chunk_overlap")}
-    for table in ("chunker", "tokenizer", "fusion", "search"):
-        if table in tables:
-            fields = [settings.values[s][0] for s in origin[table] if settings and s in settings.values]
-            lines += ["", f"# from {', '.join(fields)}", f"[{table}]", *_toml_lines(tables[table])]
-    if "postprocess" in tables:
-        fields = [settings.values[s][0] for s in POSTPROCESS_SETTINGS if settings and s in settings.values]
-        lines += ["", f"# from {', '.join(fields)} (the preset's other post-processing stages kept)"]
-        for stage in tables["postprocess"]:
-            lines += ["[[postprocess]]", *_toml_lines(stage)]
+    if settings is not None and settings.values:
+        lines += ["", "# openclaw.json sets now (read again at every run):"]
+        lines += [f"#   {path} = {json.dumps(value, ensure_ascii=False)}" for path, value in settings.values.values()]
+        release = settings.release_notes(preset)
+        if release:
+            lines += [f"# What the release {preset} models does with them:", *(f"#   {n}" for n in release)]
     if settings is not None:
         lines += embedder_hint(settings.embedding)
     if notes:
         lines += ["", "# Not evaluated:", *(f"#   {n}" for n in notes)]
     out_dir.mkdir(parents=True, exist_ok=True)
-    experiment_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kept: list[str] = []
+    backup = write_keeping(experiment_path, "\n".join(lines) + "\n")
+    if backup is not None:
+        kept.append(f"the previous {experiment_path.name} is kept as {backup}")
     if queries is None:
-        queries_path.write_text(queries_template(discovery, texts), encoding="utf-8")
-    return InitResult(experiment_path, queries_path, config_path, len(discovery.files), notes)
+        template = queries_template(discovery, texts)
+        if not queries_path.exists():
+            queries_path.write_text(template, encoding="utf-8")
+        elif queries_path.read_text(encoding="utf-8") != template:
+            beside = queries_path.with_name(TEMPLATE_BESIDE)
+            old_template = write_keeping(beside, template)
+            kept.append(f"your {queries_path} is kept as it is (never replaced); a fresh template with the files "
+                        f"indexed now is in {beside}" + (f" (the one before it: {old_template})" if old_template else ""))
+    return InitResult(experiment_path, queries_path, config_path, len(discovery.files), notes, kept)

@@ -247,6 +247,9 @@ def failure_block(qid: str, q: dict[str, Any], hits: list[dict[str, Any]], min_s
         "legs": legs_note(q) if "vector_rank" in q else None,  # results written before the leg diagnostics lack it
         "shown": [{"hit": h, "rank": int(h.get("rank", 0)), "records": ", ".join(h.get("docs") or [])} for h in shown],
         "relevant_hit": None if rank is None else next((h for h in hits if h.get("rank") == rank), None),
+        "lost_at": q.get("lost_at") if isinstance(q.get("lost_at"), str) else None,
+        "why": q.get("why") if isinstance(q.get("why"), str) else None,
+        "steps": [SimpleNamespace(**st) for st in q.get("stage_ranks") or []],
     }
 
 
@@ -278,6 +281,16 @@ def render_html(results: dict[str, Any], ablation: dict[str, Any] | None = None)
         return [failure_block(qid, results["queries"][qid], results["hits"].get(qid) or [], min_score) for qid in qids]
 
     lat = summary.get("latency_ms", {}) or {}
+    from harness.evaluation.stage_trace import costliest_text
+    from harness.reporting.markdown import answer_counts, own_memory
+
+    mine = None
+    why_rows: list[dict[str, Any]] = []
+    frame = pd.DataFrame(list(results["queries"].values()))
+    if own_memory(config) and len(frame) and "kind" in frame:
+        mine = SimpleNamespace(**answer_counts(frame))
+        why_rows = _why_rows(frame)
+    costliest = costliest_text(summary, "questions" if mine is not None else "queries")
     return render_page(
         "run.html.j2", title=f"{results['name']} — harness report", name=results["name"],
         preset=config.get("preset", "—"),
@@ -291,7 +304,26 @@ def render_html(results: dict[str, Any], ablation: dict[str, Any] | None = None)
         failed=failures(counted), other_failed=failures(other),
         chart_uri=chart_uri, font_note=font_note,
         ablation=None if ablation is None else ablation_view(ablation),
+        mine=mine, why_rows=why_rows, costliest=None if costliest is None else costliest[0].upper() + costliest[1:],
     )
+
+
+def _why_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The first screen of a workspace run: the questions that did not find their answer, and why."""
+    from harness.reporting.markdown import outcome_word
+
+    rows = []
+    for _, row in frame.iterrows():
+        if row["kind"] == "suite" and not row.get("in_suite", True):
+            continue
+        word = outcome_word(row)
+        if word in ("found", "stayed silent"):
+            continue
+        lost = row.get("lost_at")
+        why = row.get("why")
+        rows.append({"#": row["query_id"], "query": row["text"], "outcome": word,
+                     "lost at": lost if isinstance(lost, str) else "—", "why": why if isinstance(why, str) else ""})
+    return rows
 
 
 # --- ablation -------------------------------------------------------------------------------------------

@@ -141,6 +141,66 @@ def near_tie_margins(row: Any) -> str:
     return ", ".join(out)
 
 
+def own_memory(config: dict[str, Any]) -> bool:
+    """A run on the user's own workspace (`harness init`): its reports speak of their questions."""
+    return (config.get("dataset") or {}).get("name") == "workspace"
+
+
+def answer_counts(frame: pd.DataFrame, round_no: int | None = None) -> dict[str, int]:
+    """How many questions found their answer: a suite query passes (its relevant chunk first, at or above
+    minScore), a paraphrase gets its record among the returned chunks; a negative stays silent."""
+    suite = frame[(frame["kind"] == "suite") & frame["in_suite"].astype(bool)]
+    para = frame[(frame["kind"] == "paraphrase") & frame["relevant"].map(bool)]
+    neg = frame[frame["kind"] == "negative"]
+    return {"suite": len(suite), "suite_passed": int(suite["passed"].astype(bool).sum()),
+            "paraphrase": len(para), "paraphrase_found": int(para["rank"].notna().sum()),
+            "negative": len(neg), "negative_silent": int((neg["returned"] == 0).sum()),
+            "asked": len(suite) + len(para),
+            "answered": int(suite["passed"].astype(bool).sum()) + int(para["rank"].notna().sum())}
+
+
+def outcome_word(row: Any) -> str:
+    if row["kind"] == "negative":
+        return "stayed silent" if not row["returned"] else f"answered ({int(row['returned'])} returned)"
+    if row["kind"] == "suite":
+        return "found" if row["passed"] else ("not first" if row["rank"] == row["rank"] and row["rank"] is not None
+                                              else "not returned")
+    return "found" if row["rank"] == row["rank"] and row["rank"] is not None else "not returned"
+
+
+def why_table(result: RunResult, only_failed: bool = True) -> pd.DataFrame:
+    """The queries that did not find their answer (and near ties unless `only_failed`), the stage that
+    lost each and the ranks that say it (evaluation.stage_trace)."""
+    frame = result.per_query
+    if "lost_at" not in frame.columns:
+        return pd.DataFrame()
+    rows = []
+    for _, row in frame.iterrows():
+        if row.get("why") is None or row.get("why") != row.get("why"):
+            continue
+        if row["kind"] == "suite" and not row["in_suite"]:
+            continue
+        failed = outcome_word(row) not in ("found", "stayed silent")
+        if only_failed and not failed:
+            continue
+        lost = row.get("lost_at")
+        rows.append({"#": row["query_id"], "query": row["text"], "kind": row["kind"], "outcome": outcome_word(row)
+                     + (" (near tie)" if row.get("near_tie") else ""),
+                     "lost at": lost if isinstance(lost, str) else "—", "why": row["why"]})
+    return pd.DataFrame(rows)
+
+
+def stage_counts_text(summary: dict[str, Any]) -> str | None:
+    """`suite: temporal_decay 4, fusion 1; paraphrases: ...; negatives answered: min_score 2`."""
+    stages = summary.get("stages") or {}
+    parts = []
+    for kind, word in (("suite", "suite"), ("paraphrase", "paraphrases"), ("negative", "negatives answered")):
+        counts = (stages.get(kind) or {}).get("by_stage") or {}
+        if counts:
+            parts.append(f"{word}: " + ", ".join(f"{stage} {n}" for stage, n in counts.items()))
+    return "; ".join(parts) if parts else None
+
+
 def round_table(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
     round_no = result.config.get("evaluation", {}).get("round")
     purity = result.config.get("evaluation", {}).get("report_purity", True)
@@ -150,6 +210,10 @@ def round_table(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
         cells = {"#": row["query_id"], "query": row["text"], "kind": row["kind"],
                  "in suite": "yes" if row["in_suite"] else "no",
                  "ours": our_cell(row, purity), "passed": "✅" if row["passed"] else "❌"}
+        if own_memory(result.config):  # the user's own queries: no rounds, and a stage that lost each failure
+            cells = {"#": row["query_id"], "query": row["text"], "kind": row["kind"], "result": our_cell(row, purity),
+                     "found": "✅" if outcome_word(row) == "found" else "❌",
+                     "lost at": row.get("lost_at") if isinstance(row.get("lost_at"), str) else ""}
         if seed:
             cells["seed"] = seed_cell(seed.get((row["query_id"], round_no))) if round_no else ""
         rows.append(cells)
@@ -179,17 +243,34 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
 
     console = Console()
     round_no = result.config.get("evaluation", {}).get("round")
-    table = Table(title=f"{result.name} — preset {result.config.get('preset', '?')}")
+    mine = own_memory(result.config)
+    table = Table(title=f"{result.name} — {'your queries, ' if mine else ''}preset {result.config.get('preset', '?')}")
     df = round_table(result, seed)
     for col in df.columns:
         table.add_column(col)
     for _, row in df.iterrows():
-        style = None if row["in suite"] == "yes" else "dim"
+        style = None if mine or row["in suite"] == "yes" else "dim"
         table.add_row(*[str(v) for v in row.values], style=style)
     console.print(table)
     s = result.summary
     suite = s["suite"]
     where = f"round {round_no}" if round_no is not None else result.name
+    if mine:
+        c = answer_counts(result.per_query, round_no)
+        console.print(f"{c['answered']} of your {c['asked']} questions found their answer"
+                      + (f"; {c['negative_silent']} of {c['negative']} that memory cannot answer stayed silent"
+                         if c["negative"] else ""), highlight=False)
+        for _, row in why_table(result).iterrows():
+            console.print(f"  ✗ {row['#']} {row['query']}: {row['outcome']}, lost at {row['lost at']}: {row['why']}",
+                          highlight=False, markup=False, soft_wrap=True)
+    counts = stage_counts_text(s)
+    if counts:
+        console.print(f"why they failed, by stage: {counts}", highlight=False, soft_wrap=True)
+    from harness.evaluation.stage_trace import costliest_text
+
+    costliest = costliest_text(s, "questions" if mine else "queries")
+    if costliest:
+        console.print(costliest[0].upper() + costliest[1:], highlight=False, soft_wrap=True)
     console.print(
         f"{where}: passed {suite['passed']}/{suite['queries']} {figure(suite, 'pass_rate')}  "
         f"{headline_text(suite, '  ')}  | negative queries returning results: "
@@ -198,7 +279,57 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
         highlight=False, soft_wrap=True)
 
 
+def own_memory_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> str:
+    """report.md of a run on the user's own workspace: first how many of their questions found their
+    answer, which did not and why (the stage that lost each), then every query and the figures."""
+    from harness.evaluation.stage_trace import costliest_text
+
+    s = result.summary
+    env = result.environment
+    c = answer_counts(result.per_query)
+    failed = why_table(result)
+    near = why_table(result, only_failed=False)
+    near = near[near["outcome"].str.endswith("(near tie)") & ~near["#"].isin(failed["#"] if len(failed) else [])] \
+        if len(near) else near
+    costliest = costliest_text(s, "questions")
+    parts = [
+        f"# {result.name}: {c['answered']} of your {c['asked']} questions found their answer\n",
+        f"Preset {result.config.get('preset', '')}; suite queries {c['suite_passed']}/{c['suite']} passed (their "
+        f"relevant chunk first, at or above minScore)"
+        + (f", paraphrases {c['paraphrase_found']}/{c['paraphrase']} found among the returned chunks"
+           if c["paraphrase"] else "")
+        + (f"; {c['negative_silent']} of {c['negative']} questions your memory cannot answer stayed silent" if
+           c["negative"] else "") + ".\n",
+    ]
+    if costliest:
+        parts.append(costliest[0].upper() + costliest[1:] + ".\n")
+    parts += ["## Which did not, and why\n",
+              "Each failed query's pipeline replayed stage by stage on its legs: where its relevant chunk ranked "
+              "in each leg, after the fusion and after each post-processing stage, up to the stage that moved it "
+              "out of first place (a suite query) or out of the results (a paraphrase).\n",
+              markdown_table(failed) if len(failed) else "_Every question found its answer._\n"]
+    if len(near):
+        parts += ["\n## Found, but by a near tie\n", markdown_table(near)]
+    parts += [
+        "\n## Your queries\n", markdown_table(round_table(result, seed)),
+        "\n## Questions your memory cannot answer (a good search returns nothing)\n",
+        markdown_table(negative_table(result)),
+        f"\n## Figures\n\nPassed {s['suite']['passed']}/{s['suite']['queries']} (pass rate "
+        f"{figure(s['suite'], 'pass_rate')}) · {headline_text(s['suite'])} · {s['index']['chunks']} chunks · "
+        f"{near_tie_text(s['suite'])}\n",
+        f"[low, high]: {s['suite'].get('ci_method', '95% interval')}.\n",
+    ]
+    notes = result.dataset.get("notes", []) + result.notes
+    if notes:
+        parts += ["\n## Notes\n", *(f"- {n}" for n in notes), ""]
+    parts.append(f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
+                 f"model {env.get('embedding_model')}, {env['cpu_count']} cores, Python {env['python']}.\n")
+    return "\n".join(parts)
+
+
 def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> str:
+    if own_memory(result.config):
+        return own_memory_markdown(result, seed)
     s = result.summary
     env = result.environment
     parts = [
@@ -214,10 +345,25 @@ def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]
         markdown_table(round_table(result, seed)),
         "\n## Negative queries (never recorded; a good system returns nothing)\n",
         markdown_table(negative_table(result)),
+        *_why_section(result),
         f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
         f"model {env.get('embedding_model')}, {env['cpu_count']} cores, Python {env['python']}.\n",
     ]
     return "\n".join(parts)
+
+
+def _why_section(result: RunResult) -> list[str]:
+    from harness.evaluation.stage_trace import costliest_text
+
+    table = why_table(result)
+    if not len(table):
+        return []
+    lines = ["\n## Why the failed queries failed, by stage\n"]
+    counts = stage_counts_text(result.summary)
+    costliest = costliest_text(result.summary)
+    if counts:
+        lines.append(f"By stage: {counts}." + (f" {costliest[0].upper() + costliest[1:]}." if costliest else "") + "\n")
+    return lines + [markdown_table(table)]
 
 
 def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, int], dict[str, str]]) -> Path:

@@ -45,6 +45,12 @@ def _hit_line(h: HitView) -> str:
 def print_diff(d: DiffResult, hits: int = 3, limit: int | None = None, console: Console | None = None) -> None:
     console = console or Console()
     console.print(f"baseline {d.base_path} ({d.base_label})\nnow      {d.now_path} ({d.now_label})")
+    if d.config_changes:
+        console.print(f"configuration: {len(d.config_changes)} difference(s)", highlight=False)
+        for change in d.config_changes:
+            console.print(f"  {change}", highlight=False, markup=False)
+    else:
+        console.print("configuration: the same (what moved comes from the data, the queries or the versions)")
     console.print(f"{len(d.moved)} of {d.compared} queries moved (rank of the relevant chunk, pass or top-1), "
                   "largest change of reciprocal rank first")
     for note in d.notes:
@@ -76,6 +82,10 @@ def diff_markdown(d: DiffResult, hits: int = 3) -> str:
     lines = [f"### Per-query diff: {len(d.moved)} of {d.compared} queries moved", "",
              f"Baseline `{d.base_path}` ({_md(d.base_label)}) against `{d.now_path}` ({_md(d.now_label)}); "
              "ordered by how much the reciprocal rank of the first relevant chunk changed.", ""]
+    if d.config_changes:
+        lines += ["Configuration differences:", "", *(f"- `{_md(c)}`" for c in d.config_changes), ""]
+    else:
+        lines += ["Configuration: the same in both runs.", ""]
     lines += [f"> note: {n}" for n in d.notes]
     if d.moved:
         lines += ["| query | text | kind | what changed | moved |", "|---|---|---|---|---:|"]

@@ -231,6 +231,9 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     summary = summarise(frame, stages.max_results,
                         near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]),
                         unit=resampling_unit(dataset))
+    from harness.evaluation.stage_trace import stage_summary
+
+    summary["stages"] = stage_summary(frame)  # why the failed queries failed, by stage
     summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
                         "timings_ms": _summed([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
@@ -245,7 +248,9 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         description = dataset.describe() if hasattr(dataset, "describe") else {"scopes": {p.scope: p.description for p in parts}}
     runs = parts[0].runs if parts[0].scope is None else scoped_runs([(p.scope, p.runs) for p in parts])
     weights = applied_weights(stages.fusion)
-    notes = []
+    from harness.inputs.workspace_config import layer_notes
+
+    notes = layer_notes(config.get("openclaw_json"))  # what the workspace's openclaw.json set, and what won over it
     if weights and weights["rescaled"]:
         c, a = weights["configured"], weights["applied"]
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "

@@ -1,7 +1,9 @@
 """`harness diff BASE.json NOW.json`: the queries whose outcome moved between two runs, with what each
 returned, ordered by how much they moved.
 
-A query is listed when the rank of its first relevant chunk, its pass or the record(s) of its top-1 chunk
+First what the two runs were configured to do differently (config_differences: every stage table,
+[search] and [evaluation], the post-processing stages, and what a workspace's openclaw.json said).  Then
+a query is listed when the rank of its first relevant chunk, its pass or the record(s) of its top-1 chunk
 changed (records, not chunk ids: two chunkers cut the same record into different chunks).  How
 much it moved is the change of its reciprocal rank (1/rank, 0 when no relevant chunk was returned: rank
 1 -> 2 is 0.5, 3 -> 4 is 0.08, found -> lost at rank 1 is 1.0); a pass that flipped without a rank change
@@ -14,6 +16,7 @@ they are not needed): a hit is relevant when one of the records it overlaps is o
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +95,7 @@ class DiffResult:
     only_base: list[str] = field(default_factory=list)
     only_now: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    config_changes: list[str] = field(default_factory=list)  # what the two runs were configured to do differently
 
 
 def _number(value: Any) -> float | None:
@@ -135,6 +139,89 @@ def _changes(base: Side, now: Side) -> list[str]:
     return out
 
 
+# the parts of a run's configuration that decide its results (names, descriptions and file paths do not)
+CONFIG_TABLES = ("preset", "dataset", "layout", "chunker", "tokenizer", "lexical", "embedder", "vector", "fusion",
+                 "search", "postprocess", "expansion", "reranker", "evaluation")
+_NOT_COMPARED = {"preset_description", "description", "experiment_file", "name", "openclaw_json"}
+
+
+def _flat(value: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            out.update(_flat(inner, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def _stages(postprocess: Any) -> dict[str, dict[str, Any]]:
+    """postprocess stages by name (a repeated name numbered: mmr, mmr#2)."""
+    out: dict[str, dict[str, Any]] = {}
+    for stage in postprocess if isinstance(postprocess, list) else []:
+        if isinstance(stage, dict):
+            name, n = str(stage.get("name")), 2
+            key = name
+            while key in out:
+                key, n = f"{name}#{n}", n + 1
+            out[key] = {k: v for k, v in stage.items() if k != "name"}
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is _ABSENT:
+        return "(not set)"
+    return json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, str) else value
+
+
+_ABSENT = object()
+
+
+def config_differences(base: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What two runs' configurations set differently, one line per setting: `[fusion] vector_weight: 0.7 ->
+    0.5`, `[[postprocess]] temporal_decay: removed`, and what the workspace's openclaw.json said when a
+    workspace run followed it."""
+    out: list[str] = []
+    for table in CONFIG_TABLES:
+        if table == "postprocess":
+            b, n = _stages(base.get(table)), _stages(now.get(table))
+            for name in [k for k in b if k not in n]:
+                out.append(f"[[postprocess]] {name}: removed")
+            for name in [k for k in n if k not in b]:
+                params = ", ".join(f"{k} = {_text(v)}" for k, v in n[name].items())
+                out.append(f"[[postprocess]] {name}: added" + (f" ({params})" if params else ""))
+            for name in [k for k in b if k in n]:
+                for key in sorted(b[name].keys() | n[name].keys()):
+                    bv, nv = b[name].get(key, _ABSENT), n[name].get(key, _ABSENT)
+                    if bv != nv:
+                        out.append(f"[[postprocess]] {name} {key}: {_text(bv)} -> {_text(nv)}")
+            if list(b) != list(n) and set(b) == set(n):
+                out.append(f"[[postprocess]] order: {', '.join(b)} -> {', '.join(n)}")
+            continue
+        if table == "preset":
+            if base.get("preset") != now.get("preset"):
+                out.append(f"preset: {_text(base.get('preset', _ABSENT))} -> {_text(now.get('preset', _ABSENT))}")
+            continue
+        b, n = _flat(base.get(table, {}), ""), _flat(now.get(table, {}), "")
+        for key in sorted(b.keys() | n.keys()):
+            if key in _NOT_COMPARED:
+                continue
+            bv, nv = b.get(key, _ABSENT), n.get(key, _ABSENT)
+            if bv != nv:
+                out.append(f"[{table}] {key}: {_text(bv)} -> {_text(nv)}")
+    for side, doc in (("baseline", base), ("now", now)):
+        record = doc.get("openclaw_json") or {}
+        for e in record.get("overridden", []):
+            out.append(f"{side}: the experiment's {e['table']} won over openclaw.json's {e['field']} = "
+                       f"{_text(e['openclaw_json'])}")
+    b_oc = {e["field"]: e["openclaw_json"] for e in (base.get("openclaw_json") or {}).get("followed", [])}
+    n_oc = {e["field"]: e["openclaw_json"] for e in (now.get("openclaw_json") or {}).get("followed", [])}
+    for field_path in sorted(b_oc.keys() | n_oc.keys()):
+        if b_oc.get(field_path, _ABSENT) != n_oc.get(field_path, _ABSENT):
+            out.append(f"openclaw.json {field_path}: {_text(b_oc.get(field_path, _ABSENT))} -> "
+                       f"{_text(n_oc.get(field_path, _ABSENT))}")
+    return out
+
+
 def _runs(doc: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
     """{key prefix: one run's document} (one per round of an ablation)."""
     if kind == "ablation":
@@ -157,6 +244,9 @@ def diff_files(base: Path | str, now: Path | str) -> DiffResult:
                           "give two files of one kind")
     result = DiffResult(base, now, _label(base_doc, base), _label(now_doc, now), kinds[0], [], 0)
     base_runs, now_runs = _runs(base_doc, kinds[0]), _runs(now_doc, kinds[0])
+    for prefix in [p for p in base_runs if p in now_runs]:
+        changes = config_differences(base_runs[prefix].get("config") or {}, now_runs[prefix].get("config") or {})
+        result.config_changes += [f"{prefix.rstrip('.')}: {c}" if prefix else c for c in changes]
     for prefix in base_runs.keys() - now_runs.keys():
         result.notes.append(f"{prefix.rstrip('.')} is only in {base}")
     for prefix in now_runs.keys() - base_runs.keys():

@@ -1,11 +1,15 @@
 """Weight sweeps: search once, fuse many; choose on some queries, judge the choice on others.
 
-For one experiment (a data set, layout, chunker and embedder), the layout is rendered and chunked once,
-every chunk and query is embedded once, the vector leg runs once per query, and the lexical leg once per
-query and tokenizer.  Every setting of the grid (tokenizer x fusion method x vectorWeight x minScore)
-then only re-fuses those candidate lists: with post-processing that is at most OpenClaw's min_score, all
-settings are scored at once on query x candidate arrays (harness.evaluation.fast_scoring); otherwise each
-setting goes through the pipeline's own fusion and post-processing stages.
+For one experiment (a data set, layout, chunker and embedder), the layout is rendered once and chunked
+once per chunking budget of the grid, every chunk and query is embedded once, the vector leg runs once per
+query and candidate count, and the lexical leg once per query, tokenizer and candidate count.  Every
+setting of the grid (tokenizer x temporal decay x MMR x fusion method x vectorWeight x minScore, and
+maxResults, candidateMultiplier and chunk_tokens when the grid names them) then only re-fuses those
+candidate lists: with OpenClaw's post-processing (decay, importance, MMR, min_score), all settings of a
+group are scored at once on query x candidate arrays (harness.evaluation.fast_scoring, fast_postprocess);
+other stages go through the pipeline's own fusion and post-processing stages, a setting at a time.  Each
+setting is marked with whether the release the preset models can write it in openclaw.json
+(harness.inputs.openclaw_releases).
 
 What the sweep selects, and how the choice is judged (harness.evaluation.statistics, cross_validation):
 - the objective is one number per query, stated in the report: a suite query scores 1 when it passes,
@@ -25,10 +29,12 @@ What the sweep selects, and how the choice is judged (harness.evaluation.statist
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import product
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -58,6 +64,7 @@ from harness.stages.tokenizers import TOKENIZERS
 from harness.studies.sweep_scoring import (
     Setting,
     headline_summary,
+    leg_needs,
     score_grid,
     search_sweep_legs,
 )
@@ -67,11 +74,32 @@ DEFAULT_GRID = {
     "fusion": ["weighted"],
     "tokenizer": None,  # None: the experiment's own tokenizer
     "min_score": None,  # None: the experiment's own min_score
+    # what else openclaw.json may set (None: the experiment's own value only)
+    "temporal_decay": None,  # half-life in days, or "off" (OpenClaw's query.hybrid.temporalDecay)
+    "mmr": None,  # MMR's lambda, or "off" (query.hybrid.mmr)
+    "max_results": None,  # query.maxResults
+    "candidate_multiplier": None,  # query.hybrid.candidateMultiplier
+    "chunk_tokens": None,  # chunking.tokens: the index is rebuilt per value (embeddings from the cache)
 }
+# the settings frame's columns for these, present when the grid varies them or the configuration has the stage
+EXTRA_DIMENSIONS = {"chunk_tokens": "chunk_tokens", "max_results": "max_results",
+                    "candidate_multiplier": "candidate_multiplier", "temporal_decay": "half_life_days",
+                    "mmr": "mmr_lambda"}
+OFF = "off"
 OBJECTIVE = ("per query: 1 when a suite query passes (top-1 relevant and >= minScore), when a paraphrase's "
              "record is among the returned chunks, when a negative query returns nothing; else 0")
 OBJECTIVES = ("pass", "abstention")  # `harness sweep --objective`: OBJECTIVE, or harness.evaluation.abstention's U
 ALPHA = 0.05
+
+
+def default_grid(config: dict[str, Any]) -> Path:
+    """`harness sweep`'s grid when none is given: experiments/sweep-openclaw.toml (the settings openclaw.json
+    has keys for: weights, tokenizer, minScore, temporal decay, MMR) for an OpenClaw workspace experiment,
+    experiments/sweep.toml (weights x fusions x tokenizers x minScores) otherwise."""
+    from harness.inputs.layout import project_path
+
+    workspace = (config.get("dataset") or {}).get("name") == "workspace"
+    return project_path("experiments/sweep-openclaw.toml" if workspace else "experiments/sweep.toml")
 
 
 def load_grid(path: Path | str | None) -> dict[str, Any]:
@@ -122,9 +150,99 @@ def tokenizer_tables(config: dict[str, Any], grid: dict[str, Any]) -> dict[str, 
     return {tokenizer_label(t): dict(t) for t in tables}
 
 
+def _values(spec: Any, what: str, *, integer: bool = False, allow_off: bool = False) -> list[Any]:
+    """A grid list (or {start, stop, step}) of numbers; "off" where the dimension can be turned off."""
+    if isinstance(spec, dict):
+        spec = weight_values(spec)
+    if not isinstance(spec, list):
+        raise ConfigError(f"[grid] {what}: expected a list of values, got {spec!r}")
+    out: list[Any] = []
+    for v in spec:
+        if allow_off and (v == OFF or v is False):
+            out.append(OFF)
+        elif isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and v != int(v)) or v < 0:
+            raise ConfigError(f"[grid] {what}: {v!r} is not a{' whole' if integer else ''} number >= 0"
+                              + (' or "off"' if allow_off else ""))
+        else:
+            out.append(int(v) if integer else float(v))
+    return out
+
+
+def _stage(post: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
+    return next((dict(p) for p in post if p.get("name") == name), None)
+
+
+def with_decay(post: list[dict[str, Any]], half_life: Any) -> list[dict[str, Any]]:
+    """The post-processing tables with temporal decay at `half_life` days ("off": without it); a decay
+    the configuration lacks goes first, as OpenClaw applies it right after the merge."""
+    at = next((i for i, p in enumerate(post) if p.get("name") == "temporal_decay"), None)
+    rest = [p for p in post if p.get("name") != "temporal_decay"]
+    if half_life == OFF or half_life == 0:
+        return rest
+    table = {**(post[at] if at is not None else {"name": "temporal_decay"}), "half_life_days": float(half_life)}
+    rest.insert(at if at is not None else 0, table)
+    return rest
+
+
+def with_mmr(post: list[dict[str, Any]], lam: Any, preset: str | None) -> list[dict[str, Any]]:
+    """The post-processing tables with MMR at `lam` ("off": without it); an MMR the configuration
+    lacks goes last (right before the minScore selection, where OpenClaw applies it), with the snippet
+    tokens of the preset's release."""
+    from harness.inputs.openclaw_config import MMR_TOKENS
+
+    at = next((i for i, p in enumerate(post) if p.get("name") == "mmr"), None)
+    rest = [p for p in post if p.get("name") != "mmr"]
+    if lam == OFF:
+        return rest
+    table = {**(post[at] if at is not None else {"name": "mmr", "tokens": MMR_TOKENS.get(preset or "", "cjk")}),
+             "lambda": float(lam)}
+    rest.insert(at if at is not None else len(rest), table)
+    return rest
+
+
+def own_values(config: dict[str, Any]) -> dict[str, Any]:
+    """The configuration's value of each extra dimension (the grid always holds it)."""
+    post = config.get("postprocess", [])
+    decay, mmr = _stage(post, "temporal_decay"), _stage(post, "mmr")
+    half_life = float(decay.get("half_life_days", 30.0)) if decay else 0.0
+    return {"temporal_decay": half_life if half_life > 0 else OFF,
+            "mmr": float(mmr.get("lambda", 0.7)) if mmr else OFF,
+            "max_results": int(config["search"]["max_results"]),
+            "candidate_multiplier": int(config["search"]["candidate_multiplier"]),
+            "chunk_tokens": config["chunker"].get("tokens")}
+
+
+def extra_dimensions(config: dict[str, Any], grid: dict[str, Any]) -> dict[str, list[Any]]:
+    """Each extra dimension's values (the configuration's own included), for the dimensions the grid
+    varies or whose stage the configuration has."""
+    own = own_values(config)
+    out: dict[str, list[Any]] = {}
+    for key in EXTRA_DIMENSIONS:
+        spec = grid.get(key)
+        values = [] if spec is None else _values(spec, key, integer=key not in ("temporal_decay", "mmr"),
+                                                 allow_off=key in ("temporal_decay", "mmr"))
+        if key == "chunk_tokens" and values and own[key] is None:
+            raise ConfigError(f"[grid] chunk_tokens: chunker {config['chunker']['name']!r} has no `tokens` budget")
+        if key in ("max_results", "candidate_multiplier", "chunk_tokens") and 0 in values:
+            raise ConfigError(f"[grid] {key}: must be at least 1")
+        values = _with(values, own[key])
+        if len(values) > 1 or (key in ("temporal_decay", "mmr") and own[key] != OFF):
+            out[key] = sorted(values, key=lambda v: (v != OFF, v if v != OFF else 0))
+    return out
+
+
+def _label_value(key: str, value: Any) -> Any:
+    if key == "temporal_decay":
+        return 0.0 if value == OFF else float(value)
+    if key == "mmr":
+        return math.nan if value == OFF else float(value)
+    return value
+
+
 def grid_settings(config: dict[str, Any], grid: dict[str, Any], tokenizers: Sequence[str]) -> list[Setting]:
-    """Every setting of the grid, tokenizer-major, then fusion, weight and minScore; the configured
-    weights, minScore and fusion are always part of it, so "configured" is exactly what the user runs."""
+    """Every setting of the grid: chunking, maxResults and candidateMultiplier outermost (they decide the
+    legs), then tokenizer, temporal decay, MMR, fusion, weight and minScore; the configured value of each
+    is always part of it, so "configured" is exactly what the user runs."""
     own_vw = float(config["fusion"].get("vector_weight", 0.7))
     fusion_names = _with(grid.get("fusion") or [], config["fusion"]["name"])
     weights = sorted(_with(weight_values(grid.get("vector_weight") or []), own_vw))
@@ -132,25 +250,47 @@ def grid_settings(config: dict[str, Any], grid: dict[str, Any], tokenizers: Sequ
     min_scores = sorted(_with(weight_values(grid.get("min_score") or []),
                               float(ms_stage["min_score"]) if ms_stage else 0.0))
     fallback = (ms_stage or {}).get("keyword_fallback", "relaxed")
-    other_post = [dict(p) for p in config.get("postprocess", []) if p.get("name") != "min_score"]
+    relaxed_floor = (ms_stage or {}).get("relaxed_floor")
+    base_post = [dict(p) for p in config.get("postprocess", []) if p.get("name") != "min_score"]
     fusion_params = grid.get("fusion_params", {})
+    extra = extra_dimensions(config, grid)
+    own = own_values(config)
+    values = lambda key: extra.get(key, [own[key]])  # noqa: E731
     out = []
-    for tok in tokenizers:
-        for name in fusion_names:
-            params = dict(fusion_params.get(name, {}))
-            if name == config["fusion"]["name"]:
-                params = {**{k: v for k, v in config["fusion"].items() if k != "name"}, **params}
-            weighted = _accepts(name, "vector_weight")
-            for vw in (weights if weighted else [math.nan]):
-                if weighted:
-                    params.update(vector_weight=vw, text_weight=round(1 - vw, 10))
-                table = {"name": name, **{k: v for k, v in params.items() if _accepts(name, k)}}
-                for ms in min_scores:
-                    threshold = ms if (ms_stage is not None or ms) else None
-                    out.append(Setting(tok, table, threshold, fallback, other_post, {
-                        "tokenizer": tok, "fusion": name, "vector_weight": vw,
-                        "text_weight": round(1 - vw, 10) if weighted else math.nan, "min_score": ms}))
+    for chunk_tokens, max_results, multiplier in product(values("chunk_tokens"), values("max_results"),
+                                                         values("candidate_multiplier")):
+        for tok in tokenizers:
+            for half_life, lam in product(values("temporal_decay"), values("mmr")):
+                post = with_mmr(with_decay(base_post, half_life), lam, config.get("preset"))
+                dims = {EXTRA_DIMENSIONS[k]: _label_value(k, v) for k, v in
+                        (("chunk_tokens", chunk_tokens), ("max_results", max_results),
+                         ("candidate_multiplier", multiplier), ("temporal_decay", half_life), ("mmr", lam))
+                        if k in extra}
+                for name in fusion_names:
+                    params = dict(fusion_params.get(name, {}))
+                    if name == config["fusion"]["name"]:
+                        params = {**{k: v for k, v in config["fusion"].items() if k != "name"}, **params}
+                    weighted = _accepts(name, "vector_weight")
+                    for vw in (weights if weighted else [math.nan]):
+                        if weighted:
+                            params.update(vector_weight=vw, text_weight=round(1 - vw, 10))
+                        table = {"name": name, **{k: v for k, v in params.items() if _accepts(name, k)}}
+                        for ms in min_scores:
+                            threshold = ms if (ms_stage is not None or ms) else None
+                            out.append(Setting(
+                                tok, table, threshold, fallback, post, {
+                                    "tokenizer": tok, "fusion": name, "vector_weight": vw,
+                                    "text_weight": round(1 - vw, 10) if weighted else math.nan, "min_score": ms,
+                                    **dims},
+                                relaxed_floor,
+                                None if chunk_tokens == own["chunk_tokens"] else chunk_tokens,
+                                None if max_results == own["max_results"] else max_results,
+                                None if multiplier == own["candidate_multiplier"] else multiplier))
     return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
 
 
 def configured_index(settings: Sequence[Setting], config: dict[str, Any]) -> int:
@@ -159,11 +299,28 @@ def configured_index(settings: Sequence[Setting], config: dict[str, Any]) -> int
     own = (tokenizer_label(config["tokenizer"]), config["fusion"]["name"],
            float(ms_stage["min_score"]) if ms_stage else 0.0)
     vw = float(config["fusion"].get("vector_weight", 0.7))
+    dims = {EXTRA_DIMENSIONS[k]: _label_value(k, v) for k, v in own_values(config).items()}
     for i, s in enumerate(settings):
         weight = s.labels["vector_weight"]
-        if (s.tokenizer, s.labels["fusion"], s.labels["min_score"]) == own and (weight != weight or weight == vw):
+        if (s.tokenizer, s.labels["fusion"], s.labels["min_score"]) == own and (weight != weight or weight == vw) \
+                and all(_same(s.labels[c], dims[c]) for c in dims if c in s.labels):
             return i
     raise ValueError("the configured setting is not in the grid")  # grid_settings always adds it
+
+
+def dimension_text(column: str, value: Any) -> str:
+    """`decay off`, `decay 30 d`, `MMR 0.7`, `maxResults 8`: one value of an extra dimension in words."""
+    if column == "half_life_days":
+        return "decay off" if not value else f"decay {value:g} d"
+    if column == "mmr_lambda":
+        return "MMR off" if value != value else f"MMR {value:g}"
+    names = {"max_results": "maxResults", "candidate_multiplier": "candidates x", "chunk_tokens": "chunks of"}
+    return f"{names.get(column, column)} {value:g}"
+
+
+def dimension_columns(frame: pd.DataFrame) -> list[str]:
+    """The extra dimensions' columns a settings frame has."""
+    return [c for c in EXTRA_DIMENSIONS.values() if c in frame.columns]
 
 
 # --- the objective and the per-setting table -----------------------------------------------------------
@@ -202,9 +359,9 @@ def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int 
     columns, ids, kinds, rows, groups, categories = [], [], [], [], [], []
     for j, q in enumerate(queries):
         if q.kind == "suite" and q.in_suite(round_no):
-            rows.append(scores.passed[:, j] if kind == "pass" else scores.hits[max_results][:, j])
+            rows.append(scores.passed[:, j] if kind == "pass" else _found(scores, max_results)[:, j])
         elif q.kind == "paraphrase" and q.relevant:
-            rows.append(scores.hits[max_results][:, j])
+            rows.append(_found(scores, max_results)[:, j])
         elif q.kind == "negative":
             rows.append(scores.returned[:, j] == 0)
         else:
@@ -222,6 +379,11 @@ def objective_of(scores: SettingScores, queries: Sequence[Query], round_no: int 
         return Objective(matrix, ids, kinds, np.array(columns, dtype=int), utility_description(weight), kind, weight,
                          groups, categories, unit)
     return Objective(matrix, ids, kinds, np.array(columns, dtype=int), groups=groups, categories=categories, unit=unit)
+
+
+def _found(scores: SettingScores, max_results: int) -> np.ndarray:
+    """A relevant chunk among each setting's returned hits (its own maxResults when the grid varies it)."""
+    return scores.found if scores.found is not None else scores.hits[max_results]
 
 
 def settings_frame(settings: Sequence[Setting], scores: SettingScores, queries: Sequence[Query],
@@ -243,7 +405,7 @@ def settings_frame(settings: Sequence[Setting], scores: SettingScores, queries: 
     frame["suite_queries"] = n_suite
     frame["passed"] = scores.passed[:, suite].sum(axis=1)
     frame["pass_rate"] = frame["passed"] / n_suite if n_suite else np.nan
-    frame["paraphrase_hits"] = scores.hits[max_results][:, para].sum(axis=1)
+    frame["paraphrase_hits"] = _found(scores, max_results)[:, para].sum(axis=1)
     frame["negatives_silent"] = (scores.returned[:, neg] == 0).sum(axis=1)
     frame["negative_false_recalls"] = (scores.returned[:, neg] > 0).sum(axis=1)
     frame[f"chunk_mrr@{max_results}"] = scores.reciprocal_rank[:, suite].mean(axis=1) if n_suite else np.nan
@@ -275,6 +437,9 @@ class SweepResult:
     scores: SettingScores  # every setting's per-query figures (settings x queries of the data set)
     timings: dict[str, float] = field(default_factory=dict)
     holdout: dict[str, Any] | None = None
+    release_limits: list[list[str]] = field(default_factory=list)  # per setting: what openclaw.json cannot express
+    preset: str | None = None
+    cv_options: dict[str, Any] = field(default_factory=dict)  # how `cv` was made: folds, groups (cv_options)
 
     @property
     def best(self) -> dict[str, Any]:
@@ -305,34 +470,32 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     t0 = time.perf_counter()
     round_no = config.get("evaluation", {}).get("round")
     tables = tokenizer_tables(config, grid)
-    legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress)
+    settings = grid_settings(config, grid, list(tables))
+    legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress,
+                             needs=leg_needs(config, settings))
     cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results,
                               source=config.get("experiment_file", "<experiment>"))
     t_search = time.perf_counter()
-    settings = grid_settings(config, grid, list(tables))
-    scores = score_grid(settings, legs, cutoffs, executor=executor)
+    scores = score_grid(settings, legs, cutoffs, executor=executor, progress=progress)
     t_score = time.perf_counter()
     objective = objective_of(scores, legs.queries, round_no, legs.max_results, objective, abstention_weight, legs.unit)
     frame = settings_frame(settings, scores, legs.queries, objective, round_no, legs.max_results, cutoffs)
     configured = configured_index(settings, config)
+    limits = release_limits(settings, config, tables)
+    frame["openclaw_json"] = [not items for items in limits]  # the release's openclaw.json can set it as it is
     unit = objective.unit
     selection = max_statistic_test(objective.matrix, configured, clusters=objective.clusters(), unit=unit)
     frame["p_adjusted"] = selection.adjusted
-    # leave-one-out when the suite is small (king78's 10-12 queries), whatever the paraphrases and negatives
-    # add; folds hold out whole groups (a T-query with its paraphrases, a conversation's questions)
-    small_suite = sum(k == "suite" for k in objective.kinds) <= LEAVE_ONE_OUT_MAX
-    cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured,
-                        query_ids=objective.query_ids, kinds=objective.kinds, groups=objective.groups or None,
-                        unit=unit, categories=objective.categories or None, folds=folds,
-                        leave_one_out_max=len(objective.query_ids) if small_suite else LEAVE_ONE_OUT_MAX,
-                        objective=objective.description)
+    options = cv_options(objective, folds)
+    cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured, **options)
     best = cv.in_sample_best
     t_stats = time.perf_counter()
     shown = {"configured": configured, "best": best}
     headline = {name: headline_summary(settings[i], legs, cutoffs) for name, i in shown.items()}
     result = SweepResult(config.get("name", "sweep"), frame, settings, objective, configured, best, selection, cv,
                          robustness(frame, objective, best, configured), headline,
-                         min_score_table(frame, configured), legs.max_results, tables, scores)
+                         min_score_table(frame, configured), legs.max_results, tables, scores,
+                         release_limits=limits, preset=config.get("preset"), cv_options=options)
     if holdout is not None:
         from harness.studies.sweep_holdout import score_holdout
 
@@ -344,8 +507,25 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     return result
 
 
+def cv_options(objective: Objective, folds: int = FOLDS) -> dict[str, Any]:
+    """The cross-validation every sweep verdict uses: folds hold out whole groups (a T-query with its
+    paraphrases, a conversation's questions), stratified by kind; leave-one-out (by group) when the suite
+    is small (king78's 10-12 queries), whatever the paraphrases and negatives add."""
+    small_suite = sum(k == "suite" for k in objective.kinds) <= LEAVE_ONE_OUT_MAX
+    return dict(query_ids=objective.query_ids, kinds=objective.kinds, groups=objective.groups or None,
+                unit=objective.unit, categories=objective.categories or None, folds=folds,
+                leave_one_out_max=len(objective.query_ids) if small_suite else LEAVE_ONE_OUT_MAX,
+                objective=objective.description)
+
+
 def scores_path(settings: Sequence[Setting]) -> str:
-    return "fast (query x candidate arrays)" if all(not s.post for s in settings) else "pipeline stages per setting"
+    from harness.studies.sweep_scoring import fast_supported
+
+    fast = sum(fast_supported(s) for s in settings)
+    if fast == len(settings):
+        return "fast (query x candidate arrays)"
+    return "pipeline stages per setting" if not fast else \
+        f"fast (query x candidate arrays) for {fast:,}, pipeline stages for {len(settings) - fast:,}"
 
 
 def robustness(frame: pd.DataFrame, objective: Objective, best: int, configured: int) -> dict[str, Any]:
@@ -357,6 +537,9 @@ def robustness(frame: pd.DataFrame, objective: Objective, best: int, configured:
     what stays distinguishable is robustly worse."""
     family_of = frame["tokenizer"].astype(str) + " | " + frame["fusion"].astype(str) + " | " + \
         frame["min_score"].map("{:g}".format)
+    for column in dimension_columns(frame):  # the other dimensions the grid varies: a family holds them fixed
+        if frame[column].nunique(dropna=False) > 1:
+            family_of = family_of + " | " + frame[column].map(lambda v, c=column: dimension_text(c, v))
     means = objective.matrix.mean(axis=1) if objective.matrix.shape[1] else np.zeros(len(frame))
     family_best = {}
     for family, rows in frame.groupby(family_of, sort=False).groups.items():
@@ -393,6 +576,8 @@ def min_score_table(settings: pd.DataFrame, configured: int) -> pd.DataFrame:
     same = settings[(settings["fusion"] == default["fusion"]) & (settings["tokenizer"] == default["tokenizer"])
                     & ((settings["vector_weight"] == default["vector_weight"])
                        | settings["vector_weight"].isna())]
+    for column in dimension_columns(settings):
+        same = same[(same[column] == default[column]) | (same[column].isna() & pd.isna(default[column]))]
     return same[["min_score", "passed", "negative_false_recalls", "paraphrase_hits",
                  "suite_top1_min", "negative_top1_max"]].sort_values("min_score").reset_index(drop=True)
 
@@ -405,3 +590,43 @@ def setting_tables(setting: dict[str, Any]) -> dict[str, Any]:
     tables["postprocess"] = [{"name": "min_score", "min_score": setting["min_score"]}]
     tables["tokenizer"] = {"name": setting["tokenizer"].split("(")[0]}
     return tables
+
+
+def grid_tables(setting: Setting, config: dict[str, Any], tokenizers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The experiment tables a grid setting stands for, whole: its fusion, tokenizer, every post-processing
+    stage (a stage it lacks is off), [search] and the chunking budget when it differs."""
+    post = [dict(p) for p in setting.post]
+    if setting.min_score is not None:
+        post.append({"name": "min_score", "min_score": setting.min_score})
+    tables: dict[str, Any] = {"fusion": dict(setting.fusion), "postprocess": post,
+                              "tokenizer": dict(tokenizers.get(setting.tokenizer, {"name": setting.tokenizer})),
+                              "search": {"max_results": setting.results(config),
+                                         "candidate_multiplier": int(setting.candidate_multiplier or
+                                                                     config["search"]["candidate_multiplier"])}}
+    if setting.chunk_tokens is not None:
+        tables["chunker"] = {"tokens": setting.chunk_tokens}
+    return tables
+
+
+def release_limits(settings: Sequence[Setting], config: dict[str, Any],
+                   tokenizers: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """Per setting, what the openclaw.json of the release the preset models cannot express (empty: the
+    setting can be pasted as it is; harness.inputs.openclaw_releases)."""
+    from harness.inputs.openclaw_config import openclaw_snippet
+
+    preset = config.get("preset")
+    own_options = {k: v for k, v in config["tokenizer"].items() if k != "name"}
+    seen: dict[str, list[str]] = {}
+    out = []
+    for s in settings:
+        tables = grid_tables(s, config, tokenizers)
+        key = json.dumps(tables, sort_keys=True, default=str)
+        if key not in seen:
+            cannot = openclaw_snippet(tables, preset=preset, complete_postprocess=True)[1]
+            options = {k: v for k, v in tables["tokenizer"].items() if k != "name"}
+            renamed = tables["tokenizer"].get("name") != config["tokenizer"]["name"]  # the release's own of that name
+            if not renamed and options != own_options and not any(c.startswith("tokenizer") for c in cannot):
+                cannot.append(f"tokenizer options {s.tokenizer} (openclaw.json names the tokenizer only)")
+            seen[key] = cannot
+        out.append(seen[key])
+    return out

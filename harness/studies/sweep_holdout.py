@@ -18,7 +18,12 @@ from harness.evaluation.statistics import (
     sign_flip_test,
 )
 from harness.studies.sweep import SweepResult, objective_of
-from harness.studies.sweep_scoring import headline_frame, score_grid, search_sweep_legs
+from harness.studies.sweep_scoring import (
+    headline_frame,
+    leg_needs,
+    score_grid,
+    search_sweep_legs,
+)
 
 
 def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any = None,
@@ -28,7 +33,8 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
     configured, chosen = result.grid[result.default_index], result.grid[chosen_index]
     tables = {label: table for label, table in result.tokenizer_tables.items()
               if label in (configured.tokenizer, chosen.tokenizer)}
-    legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress)
+    legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress,
+                             needs=leg_needs(config, [configured, chosen]))
     source = config.get("experiment_file", "<holdout>")
     cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results, source=source)
     scores = score_grid([configured, chosen], legs, cutoffs)

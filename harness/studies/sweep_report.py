@@ -13,15 +13,19 @@ import numpy as np
 import pandas as pd
 
 from harness.evaluation.statistics import bootstrap_means
-from harness.studies.sweep import SweepResult, setting_tables
+from harness.studies.sweep import (
+    SweepResult,
+    cv_options,
+    dimension_columns,
+    dimension_text,
+    grid_tables,
+)
 
 
 def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any]:
     """What sweep.json holds."""
-    from harness.inputs.openclaw_config import openclaw_snippet
-
     recommended = result.recommended
-    snippet, cannot = openclaw_snippet(setting_tables(recommended)) if recommended else (None, [])
+    snippet, cannot = snippet_of(result, config, result.cv.recommended) if recommended else (None, [])
     selection = result.selection
     kinds = pd.Series(result.objective.kinds).value_counts().to_dict()
     return _plain({
@@ -40,6 +44,8 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any
         "headline": result.headline,
         "holdout": result.holdout,
         "openclaw_snippet": snippet, "not_expressible_in_openclaw_json": cannot,
+        "release": release_document(result, config),
+        "stage_link": stage_link(result, config),
         "settings": json.loads(result.settings.to_json(orient="records")),
         "min_score_table": json.loads(result.min_score_table.to_json(orient="records")),
     })
@@ -69,7 +75,221 @@ def cv_scheme(result: SweepResult) -> str:
 def label(row: dict[str, Any]) -> str:
     weights = "" if row["vector_weight"] != row["vector_weight"] else \
         f" {row['vector_weight']:g}/{row['text_weight']:g}"
-    return f"{row['tokenizer']}, {row['fusion']}{weights}, minScore {row['min_score']:g}"
+    text = f"{row['tokenizer']}, {row['fusion']}{weights}, minScore {row['min_score']:g}"
+    for column in ("half_life_days", "mmr_lambda", "max_results", "candidate_multiplier", "chunk_tokens"):
+        if column in row and row[column] is not None:
+            text += ", " + dimension_text(column, row[column])
+    return text
+
+
+def snippet_of(result: SweepResult, config: dict[str, Any], index: int) -> tuple[str | None, list[str]]:
+    """The openclaw.json snippet that changes the configuration into a grid setting, in the block and keys
+    of the preset's release (only the values that differ), and what that release cannot express of the
+    change; the snippet is None when none of the change can be written."""
+    from harness.inputs.openclaw_config import openclaw_snippet, snippet_block
+
+    tables = lambda i: grid_tables(result.grid[i], config, result.tokenizer_tables)  # noqa: E731
+    options = {"preset": config.get("preset"), "complete_postprocess": True, "baseline": tables(result.default_index)}
+    snippet, cannot = openclaw_snippet(tables(index), **options)
+    return (snippet if snippet_block(tables(index), **options)[0] else None), cannot
+
+
+# --- what the user's release can set, and the settings that soften the stage that costs the most ---------
+
+# per stage that loses queries: the settings column that softens it, and which of its values do
+SOFTENING = {
+    "temporal_decay": ("half_life_days", lambda v, own: v == 0 or v > own, "turned off or with a longer half-life"),
+    "mmr": ("mmr_lambda", lambda v, own: v != v or (own == own and v > own), "turned off or with a higher lambda"),
+    "min_score": ("min_score", lambda v, own: v < own, "lower"),
+    "fusion": ("vector_weight", lambda v, own: v != own, "other weights"),
+    "cut": ("max_results", lambda v, own: v > own, "more results"),
+    "legs": ("tokenizer", lambda v, own: v != own, "another tokenizer"),
+    "retrieval": ("candidate_multiplier", lambda v, own: v > own, "more candidates"),
+}
+
+
+COLUMN_WORDS = {"half_life_days": "temporal decay", "mmr_lambda": "MMR", "min_score": "minScore",
+                "vector_weight": "vectorWeight", "max_results": "maxResults", "tokenizer": "tokenizer",
+                "candidate_multiplier": "candidateMultiplier"}
+
+
+def _value_text(column: str, value: Any) -> str:
+    if column == "half_life_days":
+        return "off" if not value else f"half-life {value:g} d"
+    if column == "mmr_lambda":
+        return "off" if value != value else f"lambda {value:g}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _at_configured(frame: pd.DataFrame, default: dict[str, Any], column: str, value: Any) -> int | None:
+    """The setting that differs from the configured one in `column` only."""
+    same = frame
+    for c in ("tokenizer", "fusion", "vector_weight", "min_score", *dimension_columns(frame)):
+        target = value if c == column else default[c]
+        same = same[same[c].isna()] if (isinstance(target, float) and target != target) else same[same[c] == target]
+    return int(same.index[0]) if len(same) else None
+
+
+def other_releases(item: str) -> str:
+    """Which releases' openclaw.json can set what an item of release_limits names, and where."""
+    from harness.inputs.openclaw_releases import LAYOUTS, SETTING_KEYS
+
+    key = item.split(" = ")[0].split(":")[0].strip()
+    setting = next((name for name, path in SETTING_KEYS.items() if path == key), None)
+    if setting is None:
+        return ""
+    where = sorted({f"{layout.release} ({layout.block}.{key})" for layout in LAYOUTS.values() if setting in layout.reads})
+    return "; set in " + ", ".join(where) if where else ""
+
+
+def stage_link(result: SweepResult, config: dict[str, Any]) -> dict[str, Any] | None:
+    """The stage that costs the configured setting the most queries (its failed queries replayed stage by
+    stage, harness.evaluation.stage_trace) and the grid's settings that turn it off or soften it: each
+    such value at the configured other settings, the grid's best with it, and whether the release's
+    openclaw.json can set it."""
+    stages = (result.headline.get("configured") or {}).get("stages") or {}
+    top = stages.get("costliest")
+    if not top:
+        return None
+    out: dict[str, Any] = {"stage": top["stage"], "queries": top["queries"], "tied": top.get("tied", []),
+                           "failed": sum(stages.get(k, {}).get("failed", 0) for k in ("suite", "paraphrase")),
+                           "softened_by": top["settings"], "by_stage": stages, "values": []}
+    if top["stage"] not in SOFTENING or SOFTENING[top["stage"]][0] not in result.settings.columns:
+        return out
+    column, softens, words = SOFTENING[top["stage"]]
+    frame, default = result.settings, result.default
+    out.update(column=column, words=words)
+    values = [v for v in frame[column].drop_duplicates().tolist() if softens(v, default[column])]
+    for v in values:
+        here = _at_configured(frame, default, column, v)
+        rows = frame[frame[column].isna()] if (isinstance(v, float) and v != v) else frame[frame[column] == v]
+        best = int(rows["objective"].idxmax())
+        entry = {"value": v, "text": _value_text(column, v), "best": best, "best_label": label(frame.loc[best].to_dict()),
+                 "best_objective": float(frame.loc[best, "objective"]), "best_passed": int(frame.loc[best, "passed"])}
+        if here is not None:
+            entry.update(setting=here, objective=float(frame.loc[here, "objective"]),
+                         passed=int(frame.loc[here, "passed"]), cannot=result.release_limits[here]
+                         if result.release_limits else [])
+        out["values"].append(entry)
+    return out
+
+
+def release_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any] | None:
+    """What the openclaw.json of the preset's release can set, and the best of those settings: chosen on
+    these queries and cross-validated on the same folds as the whole grid (a separate procedure, restricted
+    to what can be pasted; the configuration is always part of it)."""
+    from harness.evaluation.cross_validation import best_on_average, cross_validate
+    from harness.inputs.openclaw_releases import layout_for
+
+    layout = layout_for(config.get("preset"))
+    if layout is None or "openclaw_json" not in result.settings.columns:
+        return None
+    settable = [i for i, ok in enumerate(result.settings["openclaw_json"]) if ok or i == result.default_index]
+    doc: dict[str, Any] = {"preset": config.get("preset"), "release": layout.release, "block": layout.block,
+                           "settable": len(settable) - (0 if result.settings["openclaw_json"][result.default_index]
+                                                        else 1),
+                           "settings": len(result.settings), "configured_settable":
+                           bool(result.settings["openclaw_json"][result.default_index])}
+    if len(settable) < 2 or result.objective.matrix.shape[1] == 0:
+        return doc
+    matrix = result.objective.matrix[settable]
+    configured = settable.index(result.default_index)
+    cv = cross_validate(best_on_average(prefer=configured), None, matrix, configured=configured,
+                        **(result.cv_options or cv_options(result.objective)))  # the same folds and groups
+    best = settable[cv.in_sample_best]
+    doc.update(best=best, best_label=label(result.settings.loc[best].to_dict()),
+               best_objective=float(result.settings.loc[best, "objective"]),
+               best_passed=int(result.settings.loc[best, "passed"]),
+               cv={"gain": cv.gain.estimate, "low": cv.gain.low, "high": cv.gain.high, "p_value": cv.p_value,
+                   "reason": cv.reason},
+               recommended=None if cv.recommended is None else settable[cv.recommended])
+    if cv.recommended is not None:
+        doc["snippet"] = snippet_of(result, config, settable[cv.recommended])[0]
+    return doc
+
+
+def stage_link_lines(doc: dict[str, Any]) -> list[str]:
+    """The console's lines on the stage that costs the most and what turning it off or softening it does."""
+    from harness.evaluation.stage_trace import stage_words
+
+    link = doc.get("stage_link")
+    if not link or len(link.get("tied") or []) > 1:
+        return []
+    lines = [f"the stage that costs this memory the most: {stage_words(link['stage'])}, {link['queries']} of "
+             f"{link['failed']} failed queries; what softens it: {link['softened_by']}"]
+    configured = doc["configured"]
+    for v in link.get("values", []):
+        if "objective" not in v:
+            continue
+        cannot = v.get("cannot") or []
+        where = "openclaw.json can set it" if not cannot else "; ".join(c + other_releases(c) for c in cannot)
+        lines.append(f"  {COLUMN_WORDS.get(link['column'], link['column'])} {v['text']} (your other settings as they "
+                     f"are): objective "
+                     f"{configured['objective']:.3f} -> {v['objective']:.3f}, passed {int(configured['passed'])} -> "
+                     f"{v['passed']} ({where})")
+    return lines
+
+
+def release_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
+    """sweep.md's section on what the user's release can set."""
+    rel = doc.get("release")
+    if not rel:
+        return []
+    lines = [f"\n## What OpenClaw {rel['release']}'s openclaw.json can set ({rel['preset']})\n",
+             f"{rel['settable']:,} of the {rel['settings']:,} settings can be written in `{rel['block']}` as they are; "
+             "the others need keys this release does not read (they are shown, never put in a snippet)"
+             + ("" if rel["configured_settable"] else "; the configuration itself cannot be written as it is (its "
+                "openclaw.json sets a value this release ignores, evaluated as written)") + ".\n"]
+    if "best" in rel:
+        cv = rel["cv"]
+        lines.append(f"Best of them on these queries, the configuration included as the reference: {rel['best_label']} "
+                     f"(objective {rel['best_objective']:.3f}, "
+                     f"{rel['best_passed']} suite queries passed). Chosen and cross-validated on the same folds as "
+                     f"the whole grid, restricted to these settings: held-out gain {cv['gain']:+.3f} "
+                     f"[{cv['low']:+.3f}, {cv['high']:+.3f}], p = {cv['p_value']:.3g}; {cv['reason']}.\n")
+        if rel.get("snippet"):
+            lines += ["Its openclaw.json snippet:\n", "```json5\n" + rel["snippet"] + "```\n"]
+    return lines
+
+
+def stage_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
+    """sweep.md's section linking the stage that costs the most queries to the settings that soften it."""
+    from harness.evaluation.stage_trace import stage_words
+
+    link = doc.get("stage_link")
+    if not link:
+        return []
+    lines = ["\n## The stage that costs this memory the most\n"]
+    if len(link.get("tied") or []) > 1:
+        lines.append("With the configuration, " + ", ".join(stage_words(t) for t in link["tied"]) +
+                     f" each lost {link['queries']} of the {link['failed']} failed queries (replayed stage by "
+                     "stage); no one stage stands out.\n")
+        return lines
+    lines.append(f"With the configuration, {stage_words(link['stage'])} lost {link['queries']} of the "
+                 f"{link['failed']} failed queries (each replayed stage by stage). What turns it off or softens it: "
+                 f"{link['softened_by']}.\n")
+    if link["stage"] == "temporal_decay" and any(v.get("cannot") for v in link["values"]):
+        lines.append("This release builds temporal decay in. What it never decays: MEMORY.md, USER.md and undated "
+                     "files under memory/ (OpenClaw's evergreen files), so what must stay findable can live there.\n")
+    if not link["values"]:
+        lines.append("This grid has no setting that does; add it to the grid (e.g. `temporal_decay = [\"off\", 60]`, "
+                     "`mmr = [\"off\", 0.9]`) to see what it would do.\n")
+        return lines
+    rows = []
+    release = (doc.get("release") or {}).get("release")
+    for v in link["values"]:
+        cannot = v.get("cannot") or []
+        rows.append({COLUMN_WORDS.get(link["column"], link["column"]): v["text"],
+                     "at your other settings": f"{v['objective']:.3f} ({v['passed']} passed)" if "objective" in v else "—",
+                     "best of the grid with it": f"{v['best_label']}: {v['best_objective']:.3f} ({v['best_passed']} passed)",
+                     f"openclaw.json{' of ' + release if release else ''}": "yes" if "objective" in v and not cannot
+                     else "; ".join(c + other_releases(c) for c in cannot) or "—"})
+    from harness.reporting.markdown import markdown_table
+
+    configured = result.default
+    lines += [f"The configuration: {label(configured)}: objective {configured['objective']:.3f} "
+              f"({int(configured['passed'])} passed).\n", markdown_table(pd.DataFrame(rows))]
+    return lines
 
 
 def _figure(block: dict[str, Any], name: str) -> str:
@@ -164,6 +384,7 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
         "\n**Which queries carry the held-out gain** (held-out minus configured, per query kind; paired "
         f"interval and sign-flip p at the unit above: {cv.gain.method}):\n",
         markdown_table(gain_by_kind_table(cv)),
+        *stage_text(result, doc), *release_text(result, doc),
         "\n## Robust or noise\n", robustness_text(result),
         "\n## Best setting per tokenizer (in-sample)\n", markdown_table(per_tokenizer(result)),
         "\n## minScore at the configured weights: suite passes vs negative queries answered\n",
@@ -181,12 +402,19 @@ def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
         reason = result.cv.reason.removeprefix("keep the configuration: ")
         return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
                 "suggested.\n")
+    partial = bool(doc["not_expressible_in_openclaw_json"])
     verdict = ("**Change to" if result.cv.carried_by is None else
                "**An abstention change, not a retrieval improvement: change to")
-    text = [f"{verdict} {label(result.recommended)}**: {result.cv.reason}.\n",
-            "openclaw.json snippet:\n", "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
+    text = [f"{verdict} {label(result.recommended)}**: {result.cv.reason}.\n"]
+    if doc["openclaw_snippet"] is not None:
+        text += ["openclaw.json snippet (the settings that change" + ("; what it cannot set follows" if partial
+                                                                      else "") + "):\n",
+                 "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
+    else:
+        text.append("None of the change can be written in this release's openclaw.json.\n")
     if doc["not_expressible_in_openclaw_json"]:
-        text.append("Not expressible in openclaw.json: " + "; ".join(doc["not_expressible_in_openclaw_json"]) + "\n")
+        text.append("Not expressible in openclaw.json (so the snippet alone is not this setting): "
+                    + "; ".join(c + other_releases(c) for c in doc["not_expressible_in_openclaw_json"]) + "\n")
     return "\n".join(text)
 
 
@@ -268,7 +496,7 @@ def plot_sweep(result: SweepResult, path: Path) -> None:
     s, default = result.settings, result.default
     # an abstention sweep tunes minScore: its curves run along minScore at the configured weights
     along = "min_score" if result.objective.kind == "abstention" else "vector_weight"
-    held = ["fusion", "vector_weight"] if along == "min_score" else ["fusion", "min_score"]
+    held = (["fusion", "vector_weight"] if along == "min_score" else ["fusion", "min_score"]) + dimension_columns(s)
     sub = s[np.logical_and.reduce([(s[c] == default[c]) | (s[c].isna() & pd.isna(default[c])) for c in held])]
     suite = [j for j, kind in enumerate(result.objective.kinds) if kind == "suite"]
     passed = result.scores.passed[:, result.objective.columns[suite]] if suite else None

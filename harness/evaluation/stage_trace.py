@@ -1,0 +1,271 @@
+"""Why a query failed, by stage: its pipeline replayed stage by stage on its legs.
+
+For a failed query (a suite query that did not pass, a paraphrase whose record was not returned), a
+near tie, and a negative query that got an answer, the fusion and every post-processing stage are run
+again one at a time on the query's searched legs, with the run's own stage objects, and the rank of its
+best relevant chunk is read after each: in each leg, after the fusion, after temporal decay, importance,
+MMR, the minScore selection, and after the cut to maxResults.  The stage that lost it is the first one
+after which it is no longer first (a suite query: passing needs the top-1) or no longer among the
+results (a paraphrase: it needs the record returned):
+
+    vector rank 1 (0.871), lexical rank 2 -> fused rank 1 (0.712) -> rank 7 after temporal_decay
+    (memory/2026-02-20.md is 55 days old: x0.28 -> 0.199; MEMORY.md:3-5 now first, 0.52) -> not returned
+
+`lost_at` names that stage: "retrieval" when neither leg found a relevant chunk among its candidates,
+"legs" when neither leg put one first and the fusion did not either, "fusion", a post-processing stage
+("temporal_decay", "importance", "mmr", "min_score", ...), or "cut" (after the last stage it ranked
+below maxResults).  A negative query that returns something is lost at "min_score" (nothing silenced it).
+
+    >>> trace = trace_query(stages, query, legs, index, query_vector)
+    >>> trace.lost_at, trace.why, trace.steps
+    >>> stage_summary(frame)   # counts by stage, and the stage that costs these queries the most
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from harness.evaluation.metrics import leg_rank
+from harness.inputs.layout import Query
+from harness.stages.fusion import Hit, Legs
+from harness.stages.postprocess import (
+    POSTPROCESSORS,
+    age_days,
+    curated_importance,
+    memory_date,
+)
+from harness.stages.postprocess.openclaw import (
+    ImportanceMultiplier,
+    MinScore,
+    TemporalDecay,
+)
+
+# what a user can change about each stage that loses queries (the sweep links its findings to these)
+STAGE_SETTINGS = {
+    "retrieval": "candidateMultiplier, the tokenizer, the chunking budget",
+    "legs": "the tokenizer, the embedding model, the chunking budget",
+    "fusion": "the fusion's weights (vectorWeight / textWeight)",
+    "temporal_decay": "temporal decay off, or a longer half-life (halfLifeDays)",
+    "importance": "the <!-- importance: N --> annotations in MEMORY.md",
+    "mmr": "MMR off, or a higher lambda (less diversity)",
+    "min_score": "minScore",
+    "cut": "maxResults",
+}
+STAGE_WORDS = {"retrieval": "not found by either leg", "legs": "neither leg ranks it first", "fusion": "fusion",
+               "temporal_decay": "temporal decay", "importance": "importance", "mmr": "MMR",
+               "min_score": "minScore", "cut": "the cut to maxResults"}
+
+
+@dataclass
+class Step:
+    """The best relevant chunk after one stage."""
+
+    stage: str
+    rank: int | None  # 1-based, None: not in the list
+    chunk: str | None
+    score: float | None
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "rank": self.rank, "chunk": self.chunk, "score": self.score,
+                "detail": self.detail}
+
+
+@dataclass
+class Trace:
+    lost_at: str | None
+    why: str
+    steps: list[Step] = field(default_factory=list)
+
+
+@lru_cache(maxsize=None)
+def _names() -> dict[type, str]:
+    return {POSTPROCESSORS.get(name): name for name in POSTPROCESSORS.names()}
+
+
+def stage_name(stage: Any) -> str:
+    return _names().get(type(stage), type(stage).__name__)
+
+
+def _first(hits: Sequence[Hit], relevant: set[str], docs_of: dict[str, frozenset[str]]) -> tuple[int | None, Hit | None]:
+    for i, h in enumerate(hits, start=1):
+        if docs_of.get(h.id, frozenset()) & relevant:
+            return i, h
+    return None, None
+
+
+def _label(index: Any, cid: str) -> str:
+    try:
+        c = index.lookup(cid)
+        return f"{c.path}:{c.start_line}-{c.end_line}"
+    except (KeyError, AttributeError):
+        return cid
+
+
+def _factor_detail(stage: Any, cid: str, ctx: Any, index: Any) -> str:
+    """What a rescaling stage did to the chunk: its age and factor (decay), its importance (importance)."""
+    try:
+        path = index.lookup(cid).path
+    except (KeyError, AttributeError):
+        return ""
+    if isinstance(stage, TemporalDecay):
+        if memory_date(path, True) is None:
+            return f"{path} is undated: x1.00"
+        now = stage.now if stage.now is not None else ctx.now
+        if now is None:
+            return ""
+        age = age_days(path, now, True)
+        return f"{path} is {age:.0f} days old: x{stage.multiplier(age):.2f}"
+    if isinstance(stage, ImportanceMultiplier):
+        importance = curated_importance(path, index.lookup(cid).text)
+        return f"importance {importance}: x{stage.multiplier(importance):.2f}" if importance is not None else "x1.00"
+    return ""
+
+
+def trace_query(stages: Any, query: Query, legs: Legs, index: Any, query_vector: np.ndarray | None = None,
+                docs_of: dict[str, frozenset[str]] | None = None) -> Trace:
+    """Replay one query's fusion and post-processing stage by stage (pipeline.fuse_with_candidates does
+    the same in one go) and say which stage lost its relevant chunk: `why` tells the ranks up to the
+    stage that lost it (all of them when none did), `steps` holds every stage's rank and score."""
+    from harness.pipeline import search_context
+
+    docs_of = index.unit_docs if docs_of is None else docs_of
+    relevant = set(query.relevant)
+    provenance = index.provenance() if hasattr(index, "provenance") else docs_of
+    steps: list[Step] = []
+    for leg_name, leg in (("vector", legs.vector), ("lexical", legs.lexical)):
+        rank, raw = leg_rank(list(leg), relevant, provenance) if relevant else (None, None)
+        steps.append(Step(leg_name, rank, None, raw, f"{len(leg)} candidates"))
+    hits = stages.fusion(legs)
+    ctx = search_context(stages, query, index, query_vector)
+    rank, hit = _first(hits, relevant, docs_of)
+    fused_detail = ""
+    if hit is not None:
+        vw, tw = stages.fusion.leg_weights
+        fused_detail = f"vector {hit.vector_score:.3f} x{vw:g} + text {hit.text_score:.3f} x{tw:g}" \
+            if getattr(stages.fusion, "scales_weights", False) else ""
+    if hits and (rank is None or rank > 1):
+        fused_detail += ("; " if fused_detail else "") + f"first: {_label(index, hits[0].id)} at {hits[0].score:.3f}"
+    steps.append(Step("fusion", rank, hit.id if hit else None, hit.score if hit else None, fused_detail))
+    for stage in stages.postprocess:
+        before = steps[-1]
+        hits = stage(hits, ctx)
+        rank, hit = _first(hits, relevant, docs_of)
+        detail = _factor_detail(stage, before.chunk, ctx, index) if before.chunk else ""
+        if isinstance(stage, MinScore) and before.rank is not None and rank is None:
+            detail = f"score {before.score:.3f} < minScore {stage.min_score:g}" if before.score is not None \
+                and before.score < stage.min_score else f"rank {before.rank} is past maxResults {ctx.max_results}"
+        if hits and (rank is None or rank > 1) and (before.rank == 1 or rank != before.rank) \
+                and not isinstance(stage, MinScore):
+            detail += ("; " if detail else "") + f"first: {_label(index, hits[0].id)} at {hits[0].score:.3f}"
+        steps.append(Step(stage_name(stage), rank, hit.id if hit else None, hit.score if hit else None, detail))
+    cut = hits[: stages.max_results]
+    rank, hit = _first(cut, relevant, docs_of)
+    steps.append(Step("cut", rank, hit.id if hit else None, hit.score if hit else None,
+                      f"{len(cut)} returned (maxResults {stages.max_results})"))
+    return _verdict(query, steps, cut, stages, index)
+
+
+def _verdict(query: Query, steps: list[Step], returned: list[Hit], stages: Any, index: Any) -> Trace:
+    legs, chain = steps[:2], steps[2:]
+    if not query.relevant:  # a negative query: it should return nothing
+        if not returned:
+            return Trace(None, "nothing returned", steps)
+        return Trace("min_score", f"{len(returned)} returned: top-1 {_label(index, returned[0].id)} scores "
+                     f"{returned[0].score:.3f} >= minScore {stages.pass_threshold:g}", steps)
+    if all(s.rank is None for s in legs) and chain[0].rank is None:
+        return Trace("retrieval", f"no relevant chunk among the candidates ({legs[0].detail} by vector, "
+                     f"{legs[1].detail} by lexical)", steps)
+    limit = 1 if query.kind == "suite" else stages.max_results  # passing needs the top-1; a paraphrase, the record
+
+    def inside(step: Step) -> bool:
+        return step.rank is not None and step.rank <= limit
+
+    text = [", ".join(f"{s.stage} rank {s.rank}" + (f" ({s.score:.3f})" if s.score is not None else "")
+                      for s in legs if s.rank is not None) or "neither leg found it"]
+    lost = None
+    said = None  # how much of the text says it: up to the step that lost it
+    previous: Step | None = None
+    for s in chain:
+        if previous is None or s.rank != previous.rank:
+            where = "not returned" if s.rank is None else f"rank {s.rank}"
+            label = f"fused {where}" if s.stage == "fusion" else f"{where} after the cut" if s.stage == "cut" \
+                else f"{where} after {s.stage}"
+            notes = ([f"{s.score:.3f}"] if s.score is not None and s.rank is not None else []) + \
+                ([s.detail] if s.detail and s.stage != "cut" else [])
+            text.append(label + (f" ({'; '.join(notes)})" if notes else ""))
+        if lost is None and previous is not None and inside(previous) and not inside(s):
+            lost = s.stage  # the first stage that moved it out of first place (or out of the results)
+            said = len(text)
+        previous = s
+    final = chain[-1]
+    if lost is None and not inside(final):  # never inside after the fusion
+        lost = "fusion" if any(inside(s) for s in legs) else "legs"
+        said = 2  # the legs and the fused rank say it
+    if lost is None and query.kind == "suite" and final.score is not None and final.score < stages.pass_threshold:
+        lost = "min_score"
+        text.append(f"top-1 but {final.score:.3f} < minScore {stages.pass_threshold:g}")
+    return Trace(lost, " -> ".join(text[:said]), steps)
+
+
+def needs_trace(row: dict[str, Any]) -> bool:
+    """Failed queries, near ties, and negative queries that were answered."""
+    if not row.get("relevant"):
+        return bool(row.get("returned"))
+    return not row.get("passed") or bool(row.get("near_tie")) or (row.get("kind") != "suite" and row.get("rank") is None)
+
+
+def stage_summary(frame: Any) -> dict[str, Any]:
+    """Counts of lost_at by query kind over the queries that count (suite queries of the round,
+    paraphrases with a relevant record, negatives), and the stage that costs the most of them."""
+    if "lost_at" not in getattr(frame, "columns", []):
+        return {}
+    out: dict[str, Any] = {}
+    total: Counter = Counter()
+    for kind in ("suite", "paraphrase", "negative"):
+        rows = frame[frame["kind"] == kind]
+        if kind == "suite":
+            rows = rows[rows["in_suite"].astype(bool)]
+            failed = rows[~rows["passed"].astype(bool)]
+        elif kind == "paraphrase":
+            failed = rows[rows["rank"].isna()]
+        else:
+            failed = rows[rows["returned"] > 0]
+        counts = Counter(str(s) for s in failed["lost_at"] if isinstance(s, str))
+        out[kind] = {"queries": int(len(rows)), "failed": int(len(failed)), "by_stage": dict(counts.most_common())}
+        total.update(counts)
+    answerable = Counter({k: v for k, v in total.items()}) - Counter(out["negative"]["by_stage"])
+    if answerable:
+        most = max(answerable.values())
+        order = list(STAGE_SETTINGS)
+        tied = sorted((k for k, v in answerable.items() if v == most),
+                      key=lambda k: order.index(k) if k in order else len(order))
+        out["costliest"] = {"stage": tied[0], "queries": int(most), "tied": tied,
+                            "settings": STAGE_SETTINGS.get(tied[0], "")}
+    return out
+
+
+def stage_words(stage: str) -> str:
+    """`temporal decay (temporal_decay)`: a stage in words, with its name when they differ."""
+    words = STAGE_WORDS.get(stage, stage)
+    return words if words == stage else f"{words} ({stage})"
+
+
+def costliest_text(summary: dict[str, Any], words: str = "queries") -> str | None:
+    """The summary line: which stage costs this memory the most failed queries, and what softens it."""
+    stages = summary.get("stages") or {}
+    top = stages.get("costliest")
+    if not top:
+        return None
+    failed = sum(stages.get(k, {}).get("failed", 0) for k in ("suite", "paraphrase"))
+    tied = top.get("tied") or [top["stage"]]
+    if len(tied) > 1:
+        names = [stage_words(t) for t in tied]
+        return (f"no one stage costs this memory the most: {', '.join(names[:-1])} and {names[-1]} each lost "
+                f"{top['queries']} of the {failed} failed {words}")
+    return (f"the stage that costs this memory the most is {stage_words(top['stage'])}: it lost {top['queries']} of the {failed} failed {words}; what turns it off or "
+            f"softens it: {top['settings']}")
