@@ -90,7 +90,7 @@ def set_overrides(assignments: Optional[list[str]], out: Optional[Path]) -> dict
 
 
 EXECUTOR_HELP = ("where the work runs: local (this process, the default), ray (the Ray cluster in RAY_ADDRESS, "
-                 "else a new one on this machine) or ray://HOST:PORT (Ray Client); ray needs harness[ray]")
+                 "else a new one on this machine) or ray://HOST:PORT (Ray Client); ray needs harness\\[ray]")
 
 PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
 

@@ -22,7 +22,7 @@ from harness.run_folders import default_output_dir
 
 @command()
 def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 round, CMRC, your workspace)"),
-          grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML ([grid] table)"),
+          grid: Path = typer.Option(Path("experiments/sweep.toml"), help="grid TOML (\\[grid] table)"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
           out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/sweep-<name>-<hash>/)"),
           set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
