@@ -150,6 +150,12 @@ class Reports:
             raise FileNotFoundError("no benchmark baseline under reports/bench/")
         return find(self.load(files[-1].relative_to(self.root).as_posix())["benchmarks"], name=name)["stats"]["median"]
 
+    def diff(self, base: str, now: str) -> Any:
+        """`harness diff` of two committed results.json (harness.studies.query_diff.diff_files)."""
+        from harness.studies.query_diff import diff_files
+
+        return diff_files(self.root / base, self.root / now)
+
     def load(self, relative: str) -> Any:
         path = self.root / relative
         if not path.is_file():
@@ -294,6 +300,21 @@ def module_doc(module: str) -> str:
     return f"```text\n{doc}\n```\n"
 
 
+def preset_descriptions() -> dict[str, str]:
+    """{preset name: its description}, from the preset files the harness ships (experiments/presets/)."""
+    from harness.config import PRESETS_DIR, load_toml
+
+    return {path.stem: load_toml(path).get("description", "").strip() for path in sorted(PRESETS_DIR.glob("*.toml"))}
+
+
+def memory_cap_message(stage: str, profile: str = "vps") -> str:
+    """The error a run that breaks a profile's memory cap prints, as harness.profiles words it."""
+    from harness.profiles import PROFILES, limit_message
+
+    cap = PROFILES[profile].memory_cap_bytes
+    return "error: " + limit_message(profile, stage, cap)
+
+
 def make_targets(root: Path) -> list[tuple[str, str]]:
     """(target, description) of every documented Makefile target, as `make help` lists them."""
     text = (Path(root) / "Makefile").read_text(encoding="utf-8")
@@ -316,9 +337,10 @@ def environment(root: Path = REPOSITORY) -> jinja2.Environment:
     from harness import __version__
     from harness.evaluation.statistics import LEVEL
 
-    env.globals.update(level=pct(LEVEL), report=reports.load, bench=reports.bench, md_table=md_table, find=find,
+    env.globals.update(level=pct(LEVEL), report=reports.load, bench=reports.bench, query_diff=reports.diff, md_table=md_table, find=find,
                        select=select, cell=cell, values=values,
-                       cli_reference=cli_reference, stages_reference=stages_reference, module_doc=module_doc,
+                       cli_reference=cli_reference, stages_reference=stages_reference, module_doc=module_doc, memory_cap_message=memory_cap_message,
+                       preset_descriptions=preset_descriptions,
                        make_targets=lambda: make_targets(root), version=__version__)
     return env
 
@@ -372,9 +394,10 @@ FIGURE_PATTERNS = {
 }
 
 
-def figures_in(text: str) -> list[tuple[str, str]]:
-    """(kind, match) of everything in `text` that looks like a measured figure."""
-    return [(kind, m.group(0)) for kind, rx in FIGURE_PATTERNS.items() for m in rx.finditer(text)]
+def figures_in(text: str) -> list[tuple[int, str, str]]:
+    """(line offset, kind, match) of everything in `text` that looks like a measured figure."""
+    found = [(m.start(), kind, m.group(0)) for kind, rx in FIGURE_PATTERNS.items() for m in rx.finditer(text)]
+    return [(text.count("\n", 0, start), kind, match) for start, kind, match in sorted(found)]
 
 
 def lint(source: str, name: str = "<template>") -> list[str]:
@@ -397,8 +420,8 @@ def lint(source: str, name: str = "<template>") -> list[str]:
         if kind in ("data", "string", "float"):
             if kind != "data" and _inside_literal_call(tokens, i):
                 continue
-            problems += [f"{name}:{line}: {what} {text!r} (an expression over a report, or literal(...) if it "
-                         "is not a measurement)" for what, text in figures_in(str(value))]
+            problems += [f"{name}:{line + offset}: {what} {text!r} (an expression over a report, or literal(...) "
+                         "if it is not a measurement)" for offset, what, text in figures_in(str(value))]
     return problems
 
 
