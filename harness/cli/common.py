@@ -17,7 +17,7 @@ from harness.profiles import PROFILES, apply_profile, get_profile
 
 # show_locals off: a traceback must never print local variables (an API key could be one of them)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
-                  help="Evaluate hybrid (vector + BM25) agent-memory retrieval. See README.md.")
+                  help="Evaluate hybrid (vector + BM25) agent-memory retrieval. See README.md and docs/.")
 
 DEFAULT_PRESET = "openclaw-2026.02"
 _options = {"debug": False}
