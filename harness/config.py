@@ -23,6 +23,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from harness.bundled import bundled_dir
 from harness.errors import ConfigError
+from harness.inputs.layout import project_path
 from harness.registry import format_validation_error, stage
 
 NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
@@ -201,6 +202,9 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
 
 
 def load_experiment(path: Path | str, *, preset: str | None = None, **overrides: Any) -> dict[str, Any]:
+    """An experiment file, resolved as the CLI resolves it: a relative path is read from the working
+    directory, else from the files the harness ships (`experiments/round3.toml` works outside a clone)."""
+    path = project_path(path)
     experiment = load_toml(path)
     experiment = merge(experiment, overrides) if overrides else experiment
     config = resolve(experiment, preset=preset, source=str(path))

@@ -3,7 +3,7 @@
 `vps` mirrors the study's 3.8 GB VPS: the process's address space is capped at 3.8 GiB with
 RLIMIT_AS (the kernel refuses any allocation beyond it, so a run that would not fit on the VPS fails
 here too), and the embedder and BLAS get 2 threads.  `laptop` sets no cap.  A run measured here with
-`vps` peaks far below the cap (see README), so the cap is a guard, not a handicap.
+`vps` peaks far below the cap (docs/findings/speed.md), so the cap is a guard, not a handicap.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ Where implementations come from, without side-effect imports elsewhere:
   * built-ins: the first lookup imports the registry's `builtins` package, whose modules register;
   * plugins: every Python entry point in the group `harness.<kind>` (e.g. `harness.chunkers`) of any
     installed package.  The entry point's name is the TOML name and its object the class (or a module
-    that registers its classes itself).  README, "Writing a plugin", shows a complete example.
+    that registers its classes itself).  docs/how-to/extend.md, "Writing a plugin", shows a complete example.
 """
 from __future__ import annotations
 

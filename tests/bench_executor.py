@@ -7,7 +7,7 @@
   each: a head and a worker node on 127.0.0.1, as in test_executor.py); the 2-vs-1 ratio is printed;
 - the scheduling overhead per task: a no-op task through RayExecutor.map.
 
-Numbers measured are in the README ("Beyond one machine: Ray").
+It measures on your machine what docs/how-to/ray.md tells you to measure before sizing a cluster.
 """
 from __future__ import annotations
 

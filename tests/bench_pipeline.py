@@ -1,4 +1,4 @@
-"""Benchmarks of the ablation's hot paths (make bench).  Medians are what the README reports."""
+"""Benchmarks of the ablation's hot paths (make bench).  Medians are what docs/findings/speed.md reports (from reports/bench/)."""
 import pytest
 
 from harness.config import load_experiment

@@ -17,7 +17,7 @@ from harness.profiles import PROFILES, apply_profile, get_profile
 
 # show_locals off: a traceback must never print local variables (an API key could be one of them)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
-                  help="Evaluate hybrid (vector + BM25) agent-memory retrieval. See README.md.")
+                  help="Evaluate hybrid (vector + BM25) agent-memory retrieval. See README.md and docs/.")
 
 DEFAULT_PRESET = "openclaw-2026.02"
 _options = {"debug": False}
@@ -90,7 +90,7 @@ def set_overrides(assignments: Optional[list[str]], out: Optional[Path]) -> dict
 
 
 EXECUTOR_HELP = ("where the work runs: local (this process, the default), ray (the Ray cluster in RAY_ADDRESS, "
-                 "else a new one on this machine) or ray://HOST:PORT (Ray Client); ray needs harness[ray]")
+                 "else a new one on this machine) or ray://HOST:PORT (Ray Client); ray needs harness\\[ray]")
 
 PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
 

@@ -125,8 +125,8 @@ def gate(results: Path = typer.Argument(..., help="results.json, ablation.json o
          rule: Optional[list[str]] = typer.Option(None, help="METRIC:drop=X, METRIC:growth=R, METRIC:interval[=LEVEL] "
                                                    "or METRIC:paired[=ALPHA] (repeatable; after the gate file's "
                                                    "rules); default: quality may not regress"),
-         gate_file: Optional[Path] = typer.Option(None, "--gate-file", help="TOML file of [gate] settings and "
-                                                  "[[rule]] tables (see harness/studies/gate_file.py)"),
+         gate_file: Optional[Path] = typer.Option(None, "--gate-file", help="TOML file of \\[gate] settings and "
+                                                  "\\[\\[rule]] tables (see harness/studies/gate_file.py)"),
          junit: Optional[Path] = typer.Option(None, help="write JUnit XML here: a test case per metric and per query"),
          markdown: Optional[Path] = typer.Option(None, help="write a Markdown summary here (it is also appended "
                                                  "to $GITHUB_STEP_SUMMARY when that is set)")) -> None:

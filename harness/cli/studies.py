@@ -22,7 +22,7 @@ from harness.run_folders import default_output_dir
 
 @command()
 def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 round, CMRC, your workspace)"),
-          grid: Optional[Path] = typer.Option(None, help="grid TOML ([grid] table); default experiments/sweep.toml, "
+          grid: Optional[Path] = typer.Option(None, help="grid TOML (\\[grid] table); default experiments/sweep.toml, "
                                               "and experiments/sweep-openclaw.toml (every setting openclaw.json "
                                               "has a key for) for an OpenClaw workspace"),
           preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
