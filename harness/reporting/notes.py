@@ -9,6 +9,7 @@ the docs use (harness.reporting.docs):
     recall_any@10 {{ ci(r.summary.suite, "recall_any@10") }}   0.307 [0.266, 0.344]
     {{ ci(cell(doc, "locomo", "jieba"), "recall_any@10") }}   a matrix cell's row (matrix docs)
     {{ literal("0.35") }}                                 a configuration value, not a measurement
+    {{ p_is(p(row)) }}  {{ p_is(p(row, "p_holm"), "Holm p") }}   p = 0.0323, or p < 0.0001 at a test's floor
 
 Notes without an expression render as written.  tests/test_notes.py renders every study file's notes
 against its committed report and lints them for typed figures, as tests/test_docs.py does the docs.
@@ -18,6 +19,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import jinja2
+
+
+def p_is(text: Any, name: str = "p") -> str:
+    """A p-value's text (p(row), pv(...)) as prose says it: "p = 0.0323", and "p < 0.0001" at the test's floor."""
+    text = str(text)
+    return f"{name} {text}" if text.startswith(("<", ">")) else f"{name} = {text}"
 
 
 def render_notes(text: str | None, doc: Mapping[str, Any]) -> str:
@@ -33,7 +40,7 @@ def render_notes(text: str | None, doc: Mapping[str, Any]) -> str:
                              extensions=["jinja2.ext.do"])
     helpers = {"f": docs.f, "sf": docs.sf, "ci": docs.ci, "dci": docs.dci, "interval": docs.interval,
                "pct": docs.pct, "p": docs.p, "pv": docs.pv, "n": docs.n, "frac": docs.frac, "literal": docs.literal,
-               "finite": docs.finite}
+               "finite": docs.finite, "p_is": p_is}
     env.filters.update(helpers)
     env.globals.update(helpers, doc=doc, find=docs.find, select=docs.select, cell=docs.cell, values=docs.values,
                        run=lambda slug: docs.find(doc.get("runs", []), slug=slug))
