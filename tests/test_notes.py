@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from harness.reporting.docs import lint
-from harness.reporting.notes import render_notes
+from harness.reporting.notes import p_is, render_notes
 from tests.conftest import ROOT
 
 MAKE_OUT = re.compile(r"\$\(HARNESS\) (matrix|benchmark|abstention|lossless|expansion) (experiments/\S+\.toml) "
@@ -47,3 +47,7 @@ def test_a_typed_figure_is_caught_and_an_expression_renders():
     assert lint(text) == [] and render_notes(text, doc) == "recall 0.849 [0.830, 0.866] at minScore 0.35"
     with pytest.raises(ValueError, match="do not render"):
         render_notes('{{ run("missing").summary }}', doc)
+
+
+def test_p_is_says_a_floor_as_a_bound():
+    assert p_is("0.0323") == "p = 0.0323" and p_is("< 0.0001") == "p < 0.0001"
