@@ -46,7 +46,7 @@ from itertools import combinations
 from typing import Any, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
-from scipy import stats
+from scipy import special  # the quantiles below; scipy.stats costs seconds of import for nothing more
 from threadpoolctl import ThreadpoolController
 
 from harness.config import NEAR_TIE_FRACTION
@@ -169,6 +169,11 @@ def _binary(x: np.ndarray) -> bool:
 
 # --- bounded (Clopper-Pearson type) intervals --------------------------------------------------------
 
+def _t_quantile(q: float, df: int) -> float:
+    """Student's t quantile (scipy.stats.t.ppf)."""
+    return float(special.stdtrit(df, q))
+
+
 def clopper_pearson(successes: float, n: int, level: float = LEVEL) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval of a binomial proportion; a fractional `successes` (the sum
     of values in [0, 1]) gives the same beta bounds at the fractional count."""
@@ -176,8 +181,8 @@ def clopper_pearson(successes: float, n: int, level: float = LEVEL) -> tuple[flo
         return math.nan, math.nan
     alpha = 1.0 - level
     x = min(max(float(successes), 0.0), float(n))
-    low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
-    high = 1.0 if x >= n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
+    low = 0.0 if x <= 0 else float(special.betaincinv(x, n - x + 1, alpha / 2))
+    high = 1.0 if x >= n else float(special.betaincinv(x + 1, n - x, 1 - alpha / 2))
     return low, high
 
 
@@ -278,7 +283,7 @@ def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, clus
 
 def _t_interval(x: np.ndarray, level: float) -> Interval:
     n = len(x)
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * float(x.std(ddof=1)) / math.sqrt(n)
+    half = float(_t_quantile(0.5 + level / 2, n - 1)) * float(x.std(ddof=1)) / math.sqrt(n)
     return Interval(float(x.mean()), float(x.mean()) - half, float(x.mean()) + half, level,
                     f"Student t interval over {plural('query', n)} (fewer than {SMALL_SAMPLE}, unbounded values)",
                     n, "query")
@@ -301,20 +306,20 @@ def _bca_intervals(names: list[str], x: np.ndarray, level: float, resamples: int
         with _one_blas_thread():
             boot[start:start + rows] = _draw_counts(rng, rows, n) @ x / n
     alpha = (1 - level) / 2
-    z = stats.norm.ppf([alpha, 1 - alpha])
+    z = special.ndtri(np.asarray([alpha, 1 - alpha]))
     out = {}
     for j, name in enumerate(names):
         estimate = float(estimates[j])
         label = f"BCa bootstrap over {plural('query', n)} ({resamples:,} resamples, seed {seed})"
         # the share of resampled means below the estimate, ties counted half (scipy's "mean" rank)
-        z0 = stats.norm.ppf((np.count_nonzero(boot[:, j] < estimate) + np.count_nonzero(boot[:, j] <= estimate))
-                            / (2 * resamples))
+        z0 = float(special.ndtri((np.count_nonzero(boot[:, j] < estimate) + np.count_nonzero(boot[:, j] <= estimate))
+                                 / (2 * resamples)))
         jackknife = (n * estimate - x[:, j]) / (n - 1) if n > 1 else x[:, j]
         d = jackknife.mean() - jackknife
         denominator = 6.0 * float((d * d).sum()) ** 1.5
         acceleration = float((d ** 3).sum()) / denominator if denominator > 0 else math.nan
         with np.errstate(divide="ignore", invalid="ignore"):
-            shares = stats.norm.cdf(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+            shares = special.ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
         if np.all(np.isfinite(shares)):
             low, high = np.percentile(boot[:, j], shares * 100)
         else:
@@ -356,7 +361,7 @@ def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit:
             bound = Interval(float(estimates[j]), low, high, level,
                              f"Clopper-Pearson bound at the fractional count over {plural(unit, g)}{note}", g, unit)
         elif np.any(means != means[0]):  # unbounded values (tokens): Student t over the cluster means
-            half = float(stats.t.ppf(0.5 + level / 2, g - 1)) * float(means.std(ddof=1)) / math.sqrt(g)
+            half = float(_t_quantile(0.5 + level / 2, g - 1)) * float(means.std(ddof=1)) / math.sqrt(g)
             bound = Interval(float(estimates[j]), float(estimates[j]) - half, float(estimates[j]) + half, level,
                              f"Student t interval over the means of {plural(unit, g)}{note}", g, unit)
         else:
@@ -406,7 +411,7 @@ def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit:
         q_low, q_high = np.percentile(t, [alpha * 100, (1 - alpha) * 100])
         # never narrower than Student's t on G - 1 degrees of freedom: with ten clusters the resampled
         # t's tails are too light on their own (coverage 94% instead of 95% in tests/test_coverage.py)
-        student = float(stats.t.ppf(1 - alpha, g - 1))
+        student = float(_t_quantile(1 - alpha, g - 1))
         q_low, q_high = min(q_low, -student), max(q_high, student)
         low, high = float(mu[k] - q_high * se[k]), float(mu[k] - q_low * se[k])
         if names[j] in differences and _within(x[:, j], -1, 1):
