@@ -15,15 +15,17 @@ many times with the same functions:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from harness.db import connect
-from harness.errors import ConfigError
+from harness.errors import ConfigError, HarnessError
 from harness.inputs.layout import DATASETS, Layout, Query, Span
 from harness.progress import progress_bar
 from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
@@ -361,6 +363,27 @@ def search_context(stages: Stages, query: Query, index: Index | None = None,
         now = stages.config.get("evaluation", {}).get("now")
         ctx.now = as_utc_datetime(now, "evaluation.now") if now is not None else None
     return ctx
+
+
+def render_layout(part: Any, config: dict[str, Any], dest: Path | str | None = None) -> Layout:
+    """part.render() with the experiment's [layout] options, checked first: an option the data set does
+    not take, one it needs and was not given, or a value it refuses is a ConfigError naming the file and
+    [layout] (the data set's `check_layout`, else the signature of its render)."""
+    options = config.get("layout", {})
+    place = where(config, "layout")
+    if not isinstance(options, dict):
+        raise ConfigError(f"{place}: must be a table of the data set's layout options")
+    check = getattr(part, "check_layout", None)
+    try:
+        if check is not None:
+            check(options)
+        else:
+            inspect.signature(part.render).bind(dest, **options)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, HarnessError):
+            raise
+        raise ConfigError(f"{place}: {exc}") from None
+    return part.render(dest=dest, **options) if dest is not None else part.render(**options)
 
 
 def load_dataset(config: dict[str, Any]):

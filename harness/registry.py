@@ -39,13 +39,15 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
 
 from harness.errors import ConfigError, UnknownStageError
+from harness.text_files import shown
 
 T = TypeVar("T")
 
 # extra="forbid": a misspelled key is an error, not a silently ignored setting.
 # strict: TOML already gives typed values, so "0.5" (a string) is refused rather than coerced.
+# allow_inf_nan off: TOML's nan and inf are no parameter's value (a weight, a threshold, a half-life).
 STAGE_CONFIG = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True,
-                          use_attribute_docstrings=True)
+                          use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 def stage(cls: type[T] | None = None, *, config: ConfigDict | None = None, **dataclass_options: Any) -> Any:
@@ -128,7 +130,7 @@ def format_validation_error(exc: ValidationError, where: str, what: str, known: 
             continue
         message = err["msg"].removeprefix("Value error, ")
         if show_input and "input" in err and err["type"] != "missing" and key:
-            message += f" (got {err['input']!r})"
+            message += f" (got {shown(err['input'])})"
         parts.append(f"{where} {key}: {message}" if key else f"{where} ({what}): {message}")
     return "; ".join(parts)
 
@@ -208,9 +210,12 @@ class Registry(Generic[T]):
             >>> FUSIONS.create("weighted", {"vector_weight": 0.6, "text_weight": 0.4})
             >>> LEXICAL_BACKENDS.create("fts5", tokenizer=tok, conn=conn)
         """
-        cls = self.get(name)
-        params = dict(params or {})
         where = where or f"[{self.table}]"
+        try:
+            cls = self.get(name)
+        except UnknownStageError as exc:
+            raise UnknownStageError(f"{where} name: {exc}") from None
+        params = dict(params or {})
         what = f"{self.kind} {name!r}"
         forbidden = sorted(set(params) & set(self.runtime))
         if forbidden:

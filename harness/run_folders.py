@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 RESULTS_FOLDER = "harness-results"
+MAX_NAME_CHARS = 80  # of a default folder's name (before its hash): an experiment name may be any length
 
 
 def _slug(name: str) -> str:
@@ -28,7 +29,7 @@ def default_output_dir(name: str, *inputs: str | Path | None) -> Path:
     """./harness-results/<name>-<hash of the inputs>/ (just <name> when nothing is hashed).  Paths among
     the inputs count by their absolute form, so the same file named from two folders is one input."""
     keys = [os.path.abspath(x) if isinstance(x, Path) else str(x) for x in inputs if x is not None]
-    folder = _slug(name)
+    folder = _slug(name)[:MAX_NAME_CHARS].rstrip("-.") or "run"  # a name stays far below the 255-byte limit
     if keys:
         folder += "-" + hashlib.sha256("\0".join(keys).encode("utf-8")).hexdigest()[:8]
     return Path.cwd() / RESULTS_FOLDER / folder

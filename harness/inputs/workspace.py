@@ -474,11 +474,14 @@ class WorkspaceDataset:
     def queries(self) -> list[Query]:
         return list(self._resolved()[0])
 
+    def check_layout(self, options: dict[str, Any]) -> None:
+        if options:
+            raise TypeError(f"the workspace data set takes no [layout] options, got {', '.join(sorted(options))}")
+
     def render(self, dest: Path | str | None = None, **options: Any) -> Layout:
         """Copy every indexed file, byte for byte, to its display path under a fresh folder and write
         the provenance spans of the queries' targets.  A workspace layout takes no options."""
-        if options:
-            raise TypeError(f"the workspace data set takes no [layout] options, got {', '.join(sorted(options))}")
+        self.check_layout(options)
         discovery = self.discovery()
         if not discovery.files:
             raise DataError(self.path, None, None, "no memory files: expected MEMORY.md, memory.md or memory/**/*.md")

@@ -43,6 +43,7 @@ from harness.pipeline import (
     index_layout,
     layout_chunk_statistics,
     load_dataset,
+    render_layout,
     scoped_chunks,
     search_legs,
 )
@@ -175,6 +176,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     applied_profile = apply_profile(profile)
     evaluation = config.get("evaluation", {})
     stage = "set-up"
+    cap_gib = (config.get("profile") or {}).get("memory_cap_gib")
+    source = config.get("experiment_file", "<experiment>")
     layouts: list[Layout] = []
     parts: list[_Part] = []
     try:
@@ -183,9 +186,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         if profile.memory_cap_bytes is not None and hasattr(model, "warm_up") and not model.loaded:
             stage = "loading the embedding model"  # a model that does not fit crashes natively: try it apart first
             check_model_fits(profile_name, applied_profile["enforced_address_space_limit"],
-                             f"the embedding model ({model.model_id})", model.warm_up, model.batch_bytes)
+                             f"the embedding model ({model.model_id})", model.warm_up, model.batch_bytes, cap_gib)
             model.warm_up()  # now, while this process is as the trial measured it
-        source = config.get("experiment_file", "<experiment>")
         cutoffs = checked_cutoffs(evaluation.get("cutoffs"), stages.max_results, source=source)
         evidence_cutoffs = (checked_cutoffs(evaluation["evidence_cutoffs"], stages.max_results, source=source,
                                             key="evidence_cutoffs") if evaluation.get("evidence_cutoffs") else None)
@@ -195,7 +197,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         for scope, part in dataset_parts(dataset):
             at = f" ({scope})" if scope is not None else ""
             stage = "rendering the layout" + at
-            layout = part.render(**config.get("layout", {}))
+            layout = render_layout(part, config)
             layouts.append(layout)
             stage = "indexing (chunking, embedding, inserts)" + at
             index = index_layout(layout, stages)
@@ -217,11 +219,11 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     except Exception as exc:
         capped = applied_profile["enforced_address_space_limit"] is not None
         if isinstance(exc, ProfileLimitExceeded):
-            raise
+            raise ProfileLimitExceeded(f"{source}: {exc}") from exc
         if isinstance(exc, MemoryError) or (capped and (near_memory_cap() or stage == "loading the embedding model")):
             raise ProfileLimitExceeded(
-                limit_message(profile_name, stage, applied_profile["enforced_address_space_limit"])
-                + f" ({type(exc).__name__}: {exc})") from exc
+                f"{source}: " + limit_message(profile_name, stage, applied_profile["enforced_address_space_limit"],
+                                              cap_gib) + f" ({type(exc).__name__}: {exc})") from exc
         raise
     finally:
         if not keep_layout:
@@ -251,6 +253,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     from harness.inputs.workspace_config import layer_notes
 
     notes = layer_notes(config.get("openclaw_json"))  # what the workspace's openclaw.json set, and what won over it
+    cache = getattr(stages.embedder, "cache", None)
+    notes += cache.notes() if hasattr(cache, "notes") else []  # a cache moved aside, read-only, or with bad rows
     if weights and weights["rescaled"]:
         c, a = weights["configured"], weights["applied"]
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "

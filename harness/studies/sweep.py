@@ -105,7 +105,7 @@ def default_grid(config: dict[str, Any]) -> Path:
 def load_grid(path: Path | str | None) -> dict[str, Any]:
     grid = dict(DEFAULT_GRID)
     if path is not None:
-        table = load_toml(path).get("grid", {})
+        table = load_toml(path, "grid file").get("grid", {})
         unknown = set(table) - set(DEFAULT_GRID) - {"fusion_params"}
         if unknown:
             raise ConfigError(f"{path}: [grid] unknown key(s) {sorted(unknown)}; known: {sorted(DEFAULT_GRID)}")
