@@ -24,7 +24,7 @@ from pydantic import Field, ValidationError, field_validator
 from harness.bundled import bundled_dir
 from harness.errors import ConfigError, DataError
 from harness.registry import format_validation_error, stage
-from harness.text_files import parse_bounded, read_text
+from harness.text_files import parse_bounded, read_text, shown
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024  # no experiment, preset, grid or gate file is larger
 
@@ -133,8 +133,8 @@ def _check_keys(cfg: dict[str, Any], source: str) -> None:
 class SearchSettings:
     """[search]: what memory_search is asked for."""
 
-    max_results: int = Field(6, ge=1)
-    """maxResults: hits returned per query"""
+    max_results: int = Field(6, ge=1, le=1_000_000)
+    """maxResults: hits returned per query (1 to 1,000,000, the largest cut-off trec_eval takes)"""
     candidate_multiplier: int = Field(4, ge=1)
     """candidates per leg = max_results x this (capped at 200, as OpenClaw does)"""
 
@@ -270,6 +270,7 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     return config
 
 
+MAX_SET_DEPTH = 4  # --set TABLE.KEY[.SUBKEY[.SUBSUBKEY]]
 SETTABLE_TABLES = {*STAGE_TABLES, *OPTIONAL_STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
 
 
@@ -287,13 +288,18 @@ def parse_assignments(items: list[str] | None) -> dict[str, Any]:
         key, sep, raw = item.partition("=")
         path = [part.strip() for part in key.split(".")]
         if not sep or len(path) < 2 or not all(path):
-            raise ConfigError(f"--set {item!r}: expected TABLE.KEY=VALUE, e.g. fusion.vector_weight=0.5")
+            raise ConfigError(f"--set {shown(item)}: expected TABLE.KEY=VALUE, e.g. fusion.vector_weight=0.5")
+        if len(path) > MAX_SET_DEPTH:
+            raise ConfigError(f"--set {shown(item)[:80]}: {len(path)} dotted parts; no setting is deeper than "
+                              f"{MAX_SET_DEPTH} (TABLE.KEY, or TABLE.KEY.SUBKEY)")
         if path[0] not in SETTABLE_TABLES:
             raise ConfigError(f"--set {item!r}: unknown table {path[0]!r}; one of {sorted(SETTABLE_TABLES)}")
         try:
-            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+            value = parse_bounded(lambda text: tomllib.loads(text)["v"], f"v = {raw.strip()}", "--set", "--set value")
         except tomllib.TOMLDecodeError:
             value = raw.strip()
+        except DataError as exc:
+            raise ConfigError(f"--set {path[0]}.{'.'.join(path[1:])}: {str(exc).split(': ', 1)[-1]}") from None
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})

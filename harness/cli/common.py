@@ -39,6 +39,8 @@ def _global_options(
 
 
 def fail(message: str) -> None:
+    # one line, whatever the message held (a parser's multi-line report)
+    message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 

@@ -37,7 +37,7 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
     from harness.inputs.workspace_init import init_workspace, workspace_slug
 
     try:
-        day = date.fromisoformat(now) if now else None
+        day = date.fromisoformat(now) if now is not None else None
     except ValueError:
         raise ConfigError(f"--now: expected a date YYYY-MM-DD, got {now!r}") from None
     out = out or Path("evals") / workspace_slug(workspace.resolve().name)

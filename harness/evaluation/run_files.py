@@ -28,6 +28,7 @@ from harness.errors import DataError
 from harness.evaluation.metrics import Measure, evaluate, mean_scores
 from harness.evaluation.runs import (
     LEVELS,
+    MAX_GRADE,
     JudgedRuns,
     Qrels,
     Run,
@@ -118,6 +119,9 @@ def read_qrels(path: Path | str) -> Qrels:
             value = int(grade)
         except ValueError:
             raise DataError(path, number, "grade", f"not an integer: {grade!r}") from None
+        if not -MAX_GRADE <= value <= MAX_GRADE:
+            raise DataError(path, number, "grade", f"{grade} is outside {-MAX_GRADE:,}..{MAX_GRADE:,} (trec_eval holds "
+                                                   "a grade in a C int)")
         docs = qrels.setdefault(qid, {})
         if doc in docs:
             raise DataError(path, number, "docid", f"{doc!r} is judged twice for query {qid!r}")

@@ -246,7 +246,8 @@ def _number(value: Any, source: Path, field_name: str, *, lo: float, hi: float =
             raise DataError(source, None, field_name, f"must be a whole number, got {shown(value)}")
         value = int(value)
     if not lo <= value <= hi:
-        bounds = f">= {lo:g}" if hi == math.inf else f"in [{lo:g}, {hi:g}]"
+        bounds = f">= {lo:g}" if hi == math.inf else f"in [{lo:g}, {hi:g}]" if hi <= 1 else \
+            f">= {lo:g} and at most {hi:,.0f}"
         raise DataError(source, None, field_name, f"must be {bounds}, got {shown(value)}")
     return value
 
@@ -299,8 +300,8 @@ def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: Open
         if key == "query":
             for qkey, qvalue in _object(value, source, path).items():
                 qpath = f"{path}.{qkey}"
-                if qkey == "maxResults":
-                    put("max_results", qpath, _number(qvalue, source, qpath, lo=1, integer=True))
+                if qkey == "maxResults":  # OpenClaw: a positive integer; the harness scores up to 1,000,000
+                    put("max_results", qpath, _number(qvalue, source, qpath, lo=1, hi=1_000_000, integer=True))
                 elif qkey == "minScore":
                     put("min_score", qpath, float(_number(qvalue, source, qpath, lo=0, hi=1)))
                 elif qkey == "hybrid":

@@ -7,7 +7,9 @@ Queries files (YAML or JSONL), one query per item:
     path + lines: [start, end]     chunks overlapping those lines           doc id = path#Lstart-Lend
     contains: "substring"          chunks overlapping a line the substring  doc id = contains:<query id>
                                    occurs on (all of its lines when it spans several); add `path` to
-                                   look in one file only
+                                   look in one file only.  Queries whose substrings occur on exactly
+                                   the same lines share one doc id (the first one's), as two `path`
+                                   targets of one file do
     note                           free text, kept with the query
 A negative query names no target.  Relevance is judged on line overlap, as for every data set here,
 so a chunk that covers only part of a multi-line `contains` occurrence still counts.  Targets of
@@ -165,7 +167,10 @@ def _yaml_items(path: Path, text: str) -> list[tuple[int, dict[str, tuple[Any, i
     line = deepest_line(text)
     if line is not None:
         raise DataError(path, line, None, f"nested more than {MAX_DEPTH} levels deep; no queries file nests that deep")
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as exc:  # a character YAML does not allow (a NUL, a control character)
+        raise DataError(path, None, None, f"invalid YAML: {exc}") from None
     try:
         try:
             try:

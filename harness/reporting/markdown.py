@@ -272,7 +272,7 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
     if costliest:
         console.print(costliest[0].upper() + costliest[1:], highlight=False, soft_wrap=True)
     console.print(
-        f"{where}: passed {suite['passed']}/{suite['queries']} {figure(suite, 'pass_rate')}  "
+        f"{where}: passed {suite.get('passed', 0)}/{suite['queries']} {figure(suite, 'pass_rate')}  "
         f"{headline_text(suite, '  ')}  | negative queries returning results: "
         f"{s['negative']['returned_anything']}/{s['negative']['queries']}  | {near_tie_text(suite)}  | "
         f"retrieval p50 {s['latency_ms']['retrieval']['p50']:.2f} ms  | {s['index']['chunks']} chunks",
@@ -314,7 +314,7 @@ def own_memory_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str,
         "\n## Your queries\n", markdown_table(round_table(result, seed)),
         "\n## Questions your memory cannot answer (a good search returns nothing)\n",
         markdown_table(negative_table(result)),
-        f"\n## Figures\n\nPassed {s['suite']['passed']}/{s['suite']['queries']} (pass rate "
+        f"\n## Figures\n\nPassed {s['suite'].get('passed', 0)}/{s['suite']['queries']} (pass rate "
         f"{figure(s['suite'], 'pass_rate')}) · {headline_text(s['suite'])} · {s['index']['chunks']} chunks · "
         f"{near_tie_text(s['suite'])}\n",
         f"[low, high]: {s['suite'].get('ci_method', '95% interval')}.\n",
@@ -335,7 +335,7 @@ def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]
     parts = [
         f"# {result.name} ({result.config.get('preset', '')})\n",
         f"{result.config.get('description', '')}\n",
-        f"Passed {s['suite']['passed']}/{s['suite']['queries']} (pass rate {figure(s['suite'], 'pass_rate')}) · "
+        f"Passed {s['suite'].get('passed', 0)}/{s['suite']['queries']} (pass rate {figure(s['suite'], 'pass_rate')}) · "
         f"{headline_text(s['suite'])} · {s['index']['chunks']} chunks ({s['index']['mixed_chunks']} overlap two "
         f"or more records) · {near_tie_text(s['suite'])}\n",
         f"Recall, MRR and nDCG are on records (a record scores its best returned chunk); pure Recall counts a "
@@ -548,7 +548,7 @@ def ablation_rows(results: dict[int, RunResult], seed: dict[tuple[str, int], dic
     for r, res in results.items():
         suite, k = res.summary["suite"], max_results_of(res)
         rows.append({
-            "round": r, "passed": f"{suite['passed']}/{suite['queries']}", "seed passed": seed_passed(seed, r),
+            "round": r, "passed": f"{suite.get('passed', 0)}/{suite['queries']}", "seed passed": seed_passed(seed, r),
             "pass rate [95% CI]": figure(suite, "pass_rate"),
             **{f"{label}@{c}": figure(suite, f"{m}@{c}") for c in cutoffs_of(suite) for m, label in HEADLINE},
             **{f"pure Recall@{c}": figure(suite, f"pure_recall@{c}") for c in cutoffs_of(suite)},

@@ -27,7 +27,7 @@ import pandas as pd
 from harness import __version__
 from harness.config import NEAR_TIE_FRACTION
 from harness.db import sqlite_vec_version, sqlite_version
-from harness.errors import ProfileLimitExceeded
+from harness.errors import ConfigError, ProfileLimitExceeded
 from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.runs import JudgedRuns, scoped_runs
@@ -218,6 +218,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         chunk_stats_doc = _chunk_stats(parts, stages)
     except Exception as exc:
         capped = applied_profile["enforced_address_space_limit"] is not None
+        if isinstance(exc, ConfigError) and source not in str(exc):  # found late: still named by its file
+            raise ConfigError(f"{source}: {exc}") from exc
         if isinstance(exc, ProfileLimitExceeded):
             raise ProfileLimitExceeded(f"{source}: {exc}") from exc
         if isinstance(exc, MemoryError) or (capped and (near_memory_cap() or stage == "loading the embedding model")):

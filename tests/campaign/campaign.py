@@ -112,6 +112,8 @@ def materialise(case: C.Case, folder: Path, fx: Path) -> None:
         elif target.exists() or target.is_symlink():
             target.unlink()
     for rel in case.dirs:
+        if (folder / rel).is_file():
+            (folder / rel).unlink()
         (folder / rel).mkdir(parents=True, exist_ok=True)
     for rel, body in case.files.items():
         target = folder / rel
