@@ -274,15 +274,26 @@ class QueryLegs:
 
 
 def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[str, QueryLegs]:
-    """Run both legs once per query; fusion and post-processing can then be repeated cheaply (sweeps).
-    Queries are embedded one at a time so that every query has its own embedding latency."""
+    """Run both legs once per query text; fusion and post-processing can then be repeated cheaply
+    (sweeps).  Queries are embedded one at a time so that every query has its own embedding latency.
+    Queries with the same text are embedded and searched once (the legs depend on the text alone): a
+    file that asks one question a thousand times costs one search, and each query keeps its own target
+    and judgment (duplicate_texts counts the folded ones)."""
     out: dict[str, QueryLegs] = {}
+    by_text: dict[str, QueryLegs] = {}
     with _query_progress(stages, queries) as bar:
         for q in queries:
-            out[q.id] = _search_one(index, stages, q)
+            if q.text not in by_text:
+                by_text[q.text] = _search_one(index, stages, q)
+            out[q.id] = by_text[q.text]
             if bar is not None:
                 bar.advance()
     return out
+
+
+def duplicate_texts(queries: Sequence[Query]) -> int:
+    """How many queries repeat the text of an earlier one (searched once, judged each)."""
+    return len(queries) - len({q.text for q in queries})
 
 
 def _query_progress(stages: Stages, queries: Sequence[Query]) -> Any:

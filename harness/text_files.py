@@ -270,3 +270,45 @@ def shown(value: Any) -> str:
         return f"a {type(value).__name__} holding a string that is not shown"
     text = repr(value)
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+def write_text_atomic(path: Path | str, text: str) -> Path:
+    """`text` into `path` through a temporary file and a rename (a crash never leaves half a file); a full
+    disk is a HarnessError naming the folder and the space the file needs."""
+    path = Path(path)
+    data = text.encode("utf-8")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        if exc.errno == errno.ENOSPC:
+            from harness.errors import HarnessError
+
+            free = _free_bytes(path.parent)
+            raise HarnessError(f"{path.parent}: no space left on the device for {path.name}, which needs "
+                               f"{_size(len(data))}" + (f" ({_size(free)} free)" if free is not None else "")
+                               + "; free that much there (or write elsewhere with --out) and run again; "
+                               "the embeddings computed so far are kept in the cache") from None
+        raise
+    return path
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        import shutil
+
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"

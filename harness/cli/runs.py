@@ -31,7 +31,7 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
     from harness.reporting.markdown import load_seed_scores, print_round, write_round
-    from harness.run_folders import REPORT_PAGE, clear_previous_run
+    from harness.run_folders import REPORT_PAGE, clear_previous_run, published
     from harness.studies.experiment import run_experiment
 
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
@@ -41,7 +41,8 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     result = run_experiment(config)
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
     previous = clear_previous_run(out_dir) if out_dir.is_dir() else []
-    write_round(result, out_dir, seed)
+    with published(out_dir, "results.json") as folder:  # a killed run never leaves it looking complete
+        write_round(result, folder, seed)
     print_round(result, seed)
     for note in result.dataset.get("notes", []) + result.notes:
         typer.echo(f"note: {note}")
@@ -74,6 +75,7 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
         write_ablation,
         write_round,
     )
+    from harness.run_folders import published
     from harness.studies.ablation import run_ablation
 
     seed = load_seed_scores(project_path("datasets/king78"))
@@ -82,7 +84,8 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
     check_output(rounds_out, folder=True, option="--rounds-out")
 
     def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
-        write_round(result, Path(rounds_out or out_dir) / result.name, seed)
+        with published(Path(rounds_out or out_dir) / result.name, "results.json") as folder:
+            write_round(result, folder, seed)
         print_round(result, seed)
 
     if executor == "local":
@@ -93,7 +96,8 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
 
         with make_executor(executor) as ex:
             results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
-    doc = write_ablation(results, out_dir, seed)
+    with published(out_dir, "ablation.json") as folder:
+        doc = write_ablation(results, folder, seed)
     for line in doc["differences_from_seed"]:
         typer.echo(f"differs from seed: {line}")
     typer.echo(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")

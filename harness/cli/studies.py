@@ -69,7 +69,10 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
         with make_executor(executor) as ex:
             result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex,
                                objective=objective, abstention_weight=abstention_weight)
-    doc = write_sweep(result, out_dir, config)
+    from harness.run_folders import published
+
+    with published(out_dir, "sweep.json") as folder:  # a killed sweep never leaves it looking complete
+        doc = write_sweep(result, folder, config)
     d, b, cv = result.default, result.best, result.cv
     typer.echo(f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
                f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)")
@@ -137,7 +140,10 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
 
         with make_executor(executor) as ex:
             cells = run_matrix_on(ex, matrix_spec, preset=preset, only_runs=run or None)
-    write_matrix(matrix_spec, cells, out_dir, metrics)
+    from harness.run_folders import published
+
+    with published(out_dir, f"{matrix_spec['name']}.json") as folder:
+        write_matrix(matrix_spec, cells, folder, metrics)
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
 
 

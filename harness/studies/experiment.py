@@ -40,6 +40,7 @@ from harness.pipeline import (
     build_stages,
     chunk_statistics,
     dataset_parts,
+    duplicate_texts,
     index_layout,
     layout_chunk_statistics,
     load_dataset,
@@ -56,6 +57,7 @@ from harness.profiles import (
 )
 from harness.stages.embedders import EmbeddingCache
 from harness.stages.fusion.base import applied_weights
+from harness.text_files import write_text_atomic
 
 
 def environment(stages: Stages | None = None) -> dict[str, Any]:
@@ -131,11 +133,9 @@ class RunResult:
     def write_json(self, path: Path | str) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1, default=_json_default),
-                       encoding="utf-8")
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written results file
-        return path
+        # atomic: a crash never leaves a half-written results file; a full disk is named with the size needed
+        return write_text_atomic(path, json.dumps(self.to_dict(), ensure_ascii=False, indent=1,
+                                                  default=_json_default))
 
 
 def _json_default(obj: Any) -> Any:
@@ -180,6 +180,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     source = config.get("experiment_file", "<experiment>")
     layouts: list[Layout] = []
     parts: list[_Part] = []
+    folded = 0  # queries whose text repeats an earlier one's: searched once (pipeline.search_legs)
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
         model = stages.embedder.inner
@@ -202,6 +203,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             stage = "indexing (chunking, embedding, inserts)" + at
             index = index_layout(layout, stages)
             queries = part.queries()
+            folded += duplicate_texts(queries)
             stage = "querying" + at
             part_stages = at_reference_time(stages, part)
             legs = search_legs(index, part_stages, queries)
@@ -255,6 +257,9 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     from harness.inputs.workspace_config import layer_notes
 
     notes = layer_notes(config.get("openclaw_json"))  # what the workspace's openclaw.json set, and what won over it
+    if folded:
+        notes.append(f"{folded} {'query repeats' if folded == 1 else 'queries repeat'} the text of an earlier "
+                     "query: each text was embedded and searched once, and every query judged on its own target")
     cache = getattr(stages.embedder, "cache", None)
     notes += cache.notes() if hasattr(cache, "notes") else []  # a cache moved aside, read-only, or with bad rows
     if weights and weights["rescaled"]:
