@@ -118,17 +118,43 @@ def _first_line(doc: str | None) -> str:
     return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if doc else ""
 
 
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "bytes", "none", "list", "dict", "tuple", "set",
+                        "literal", "is-instance", "function-after", "function-before", "function-plain",
+                        "function-wrap", "lax-or-strict", "json-or-python", "union", "nullable", "date",
+                        "datetime", "decimal", "enum", "model", "dataclass", "typed-dict", "any"})
+
+
+def _real_loc(loc: tuple) -> tuple:
+    """An error's location without pydantic's union-member tags (`path.str`, `path.lax-or-strict[...]`)."""
+    out = []
+    for part in loc:
+        text = str(part)
+        if isinstance(part, str) and (text in _TYPE_TAGS or "[" in text or text.split("[")[0] in _TYPE_TAGS):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
 def format_validation_error(exc: ValidationError, where: str, what: str, known: list[str], *,
                             show_input: bool = True) -> str:
     """pydantic's errors as one clause per problem, each naming the TOML table and key (and the value
-    given, unless `show_input` is False)."""
-    parts = []
+    given, unless `show_input` is False).  The members of a union (`str | Path`) tried in turn are one
+    clause: "Input should be a valid string or an instance of Path"."""
+    grouped: dict[tuple, list[dict]] = {}
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "unexpected_keyword_argument":
+        grouped.setdefault(_real_loc(tuple(err["loc"])), []).append(err)
+    parts = []
+    for loc, errs in grouped.items():
+        key = ".".join(str(p) for p in loc)
+        if any(err["type"] == "unexpected_keyword_argument" for err in errs):
             parts.append(f"{where} {key}: unknown key for {what}; known: {', '.join(known) or '(none)'}")
             continue
-        message = err["msg"].removeprefix("Value error, ")
+        messages = list(dict.fromkeys(err["msg"].removeprefix("Value error, ") for err in errs))
+        if len(messages) > 1 and all(m.startswith("Input should be ") for m in messages):
+            message = "Input should be " + " or ".join(m.removeprefix("Input should be ") for m in messages)
+        else:
+            message = "; ".join(messages)
+        err = errs[0]
         if show_input and "input" in err and err["type"] != "missing" and key:
             message += f" (got {shown(err['input'])})"
         parts.append(f"{where} {key}: {message}" if key else f"{where} ({what}): {message}")
