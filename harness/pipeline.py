@@ -393,6 +393,9 @@ def render_layout(part: Any, config: dict[str, Any], dest: Path | str | None = N
     except (TypeError, ValueError) as exc:
         if isinstance(exc, HarnessError):
             raise
+        if "dataset" not in config:  # the default data set is king78, whose rounds need layout options
+            raise ConfigError(f"{place}: {exc}; the experiment has no [dataset] table, so the king78 rounds are "
+                              "read: name your data set in [dataset] (e.g. name = \"workspace\")") from None
         raise ConfigError(f"{place}: {exc}") from None
     return part.render(dest=dest, **options) if dest is not None else part.render(**options)
 

@@ -119,17 +119,17 @@ def _first_line(doc: str | None) -> str:
 
 
 _TYPE_TAGS = frozenset({"str", "int", "float", "bool", "bytes", "none", "list", "dict", "tuple", "set",
-                        "literal", "is-instance", "function-after", "function-before", "function-plain",
-                        "function-wrap", "lax-or-strict", "json-or-python", "union", "nullable", "date",
-                        "datetime", "decimal", "enum", "model", "dataclass", "typed-dict", "any"})
+                        "date", "datetime", "decimal", "is-instance", "function-after", "function-before",
+                        "function-plain", "function-wrap", "lax-or-strict", "json-or-python", "literal"})
 
 
 def _real_loc(loc: tuple) -> tuple:
-    """An error's location without pydantic's union-member tags (`path.str`, `path.lax-or-strict[...]`)."""
-    out = []
-    for part in loc:
+    """An error's location without pydantic's union-member tags (`path.str`, `path.lax-or-strict[...]`):
+    the first part is always a field; a later part is a tag when it is a type's name or holds brackets."""
+    out = list(loc[:1])
+    for part in loc[1:]:
         text = str(part)
-        if isinstance(part, str) and (text in _TYPE_TAGS or "[" in text or text.split("[")[0] in _TYPE_TAGS):
+        if isinstance(part, str) and (text in _TYPE_TAGS or "[" in text):
             continue
         out.append(part)
     return tuple(out)

@@ -37,6 +37,7 @@ from harness.evaluation.runs import (
     ranked_ids,
 )
 from harness.inputs.layout import read_utf8
+from harness.text_files import loads_json
 
 TREC_RUN_COLUMNS = 6
 TREC_QRELS_COLUMNS = 4
@@ -72,10 +73,7 @@ def _trec_lines(path: Path | str, text: str, columns: int, what: str) -> Iterabl
 
 
 def _json(path: Path | str, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+    return loads_json(text, path, "JSON file")  # a key twice, nesting past any real file: named
 
 
 def read_run(path: Path | str) -> Run:

@@ -171,9 +171,13 @@ def _mapping_of_mappings(obj: Any, path: str, where: str) -> dict[str, dict[str,
         raise DataError(path, None, where or None, f"must be an object of query id -> {{doc id: value}} "
                         f"(got {type(obj).__name__})")
     for qid, docs in obj.items():
+        if not qid.strip():
+            raise DataError(path, None, where or None, f"a query id is empty ({qid!r}); every query needs one")
         if not isinstance(docs, dict):
             raise DataError(path, None, _field(where, qid), f"must be an object of doc id -> value "
                             f"(got {type(docs).__name__})")
+        if any(not doc.strip() for doc in docs):
+            raise DataError(path, None, _field(where, qid), "a document id is empty; every document needs one")
     return obj
 
 

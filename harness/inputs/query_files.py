@@ -27,7 +27,7 @@ import yaml
 
 from harness.errors import DataError
 from harness.inputs.layout import QUERY_KINDS, jsonl_objects, read_utf8
-from harness.text_files import MAX_BYTES, MAX_DEPTH, check_value, deepest_line
+from harness.text_files import MAX_BYTES, MAX_DEPTH, check_value, deepest_line, shown
 
 QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster")
 
@@ -94,7 +94,7 @@ def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]
     qid, text = required_str("id"), required_str("text")
     kind, kind_line = fields.get("kind", ("suite", line))
     if kind not in QUERY_KINDS:
-        raise DataError(source, kind_line, "kind", f"must be one of {', '.join(QUERY_KINDS)}, got {kind!r}")
+        raise DataError(source, kind_line, "kind", f"must be one of {', '.join(QUERY_KINDS)}, got {shown(kind)}")
     spec = QuerySpec(qid, text, kind, source, line, field_lines={k: at for k, (_, at) in fields.items()})
     if len(text) > MAX_QUERY_CHARS:
         spec.text = text[:MAX_QUERY_CHARS]

@@ -408,7 +408,7 @@ def read_memory_text(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise DataError(path, None, None, f"cannot be read: {os_problem(exc)}") from None
+        raise DataError(path, None, None, f"unreadable ({os_problem(exc)})") from None
     other = encoding_problem(data)
     if other is not None:
         raise DataError(path, None, None, f"is {other} text, not UTF-8 (save it as UTF-8); {SKIP_HINT}")

@@ -872,7 +872,8 @@ def workspace(rng: random.Random) -> Case:
                     [("MEMORY.md",), ("symbolic link", "symlink")], remove=["ws/MEMORY.md"],
                     symlinks=[("ws/MEMORY.md", "../real-MEMORY.md")], files={"real-MEMORY.md": MEMORY["ws/MEMORY.md"]})
     if choice == "unreadable-file":
-        return Case("workspace", f"a memory file nobody may read ({cmd})", args, "error", [("2026-03-01.md",)],
+        return Case("workspace", f"a memory file nobody may read ({cmd})", args, "error" if cmd == "run" else "either",
+                    [("2026-03-01.md",)],
                     modes={"ws/memory/2026-03-01.md": 0o000}, as_nobody=True)
     if choice == "unreadable-memory-dir":
         return Case("workspace", f"memory/ nobody may list ({cmd})", args, "either", [("memory",)],
@@ -920,8 +921,8 @@ def workspace(rng: random.Random) -> Case:
     if choice == "provenance-name":
         return Case("workspace", f"a memory file named provenance.json ({cmd})", args, "either", [("provenance",)],
                     files={"ws/memory/x/provenance.json.md": "x\n"})
-    return Case("workspace", f"one 8 MB line in a memory file ({cmd})", args, "either", [("2026-03-01.md",)],
-                files={"ws/memory/2026-03-01.md": "# x\n" + "护照" * (4 * 1024 * 1024) + "\n"}, timeout=240)
+    return Case("workspace", f"one 8 MB line in a memory file ({cmd})", args, "either", [("big.md",)],
+                files={"ws/memory/big.md": "# x\n" + "护照" * (4 * 1024 * 1024) + "\n"}, timeout=240)
 
 
 # --- TREC runs and qrels: harness eval -------------------------------------------------------------------------------
@@ -1263,12 +1264,94 @@ def options(rng: random.Random) -> Case:
     return Case("options", "stages fusion", ["stages", "fusion"], "ok")
 
 
+# --- secrets in any field ------------------------------------------------------------------------------------
+
+@family("secrets")
+def secrets(rng: random.Random) -> Case:
+    """The canary key in fields that are not secret fields: it must be refused or ignored, never echoed."""
+    choice = rng.choice(["stage-value", "set-value", "known-openclaw", "queries-id", "embedder-key", "base-url"])
+    doc = experiment_dict()
+    if choice == "stage-value":
+        table, key = rng.choice([("fusion", "vector_weight"), ("chunker", "tokens"), ("search", "max_results"),
+                                 ("evaluation", "near_tie")])
+        doc[table] = {**doc.get(table, {}), key: SECRET}
+        return run_case("secrets", f"a key as [{table}] {key}", doc, "refuse", [X, (key,)], secret=True)
+    if choice == "set-value":
+        return Case("secrets", "a key in --set", ["run", "x.toml", "--out", "out", "--set",
+                                                  f"fusion.text_weight={SECRET}"], "refuse", [("text_weight",)],
+                    secret=True)
+    if choice == "known-openclaw":
+        path = rng.choice(["memory.search.query.maxResults", "memory.search.query.minScore",
+                           "memory.search.store.fts.tokenizer", "agents.defaults.memorySearch.chunking.tokens"])
+        body = _set_path(json.loads(json.dumps(OPENCLAW_JSON)), path, SECRET)
+        return _openclaw_case(f"a key as {path}", json.dumps(body), "refuse", [OC, (path.split(".")[-1],)],
+                              rng=rng, secret=True)
+    if choice == "queries-id":
+        return _queries_case("a key as a query's kind", queries_yaml([{**QUERIES[0], "kind": SECRET}]), "error",
+                             secret=True)
+    if choice == "embedder-key":
+        doc["embedder"] = {"name": "openai-compatible", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                           "api_key": SECRET}
+        return run_case("secrets", "api_key in [embedder]", doc, "error", [X, ("api_key",)], secret=True)
+    doc["embedder"] = {"name": "openai-compatible", "base_url": f"https://user:{SECRET}@api.example.com/v1",
+                       "model": "m"}
+    return run_case("secrets", "a key in base_url", doc, "error", [X, ("base_url",)], secret=True)
+
+
+# --- HTTP stages and study specs ---------------------------------------------------------------------------
+
+@family("http-and-studies")
+def http_and_studies(rng: random.Random) -> Case:
+    choice = rng.choice(["base-url", "refused-port", "grid-syntax", "grid-value", "grid-encoding", "matrix-spec",
+                         "reranker-without-stage", "expansion-fusion"])
+    doc = experiment_dict()
+    if choice == "base-url":
+        url = rng.choice(["ftp://host/v1", "http://", "localhost:8080/v1", "http://h/v1?key=1", ""])
+        doc["embedder"] = {"name": "openai-compatible", "base_url": url, "model": "m"}
+        return run_case("http", f"base_url {url!r}", doc, "error", [X, ("base_url",)])
+    if choice == "refused-port":
+        doc["embedder"] = {"name": "openai-compatible", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                           "max_retries": 0, "timeout": 5.0}
+        return run_case("http", "an embedding server that is not there", doc, "error",
+                        [("127.0.0.1:9", "base_url")])
+    if choice == "reranker-without-stage":
+        doc["reranker"] = {"name": "http", "base_url": "http://127.0.0.1:9", "model": "m"}
+        return run_case("http", "a [reranker] no stage uses", doc, "error", [X, ("[reranker]",)])
+    if choice == "expansion-fusion":
+        doc["expansion"] = {"name": "prf"}
+        return run_case("http", "query expansion with a fusion that cannot fuse it", doc, "error", [X, ("expansion",)])
+    base = ["sweep", "x.toml", "--grid", "grid.toml", "--out", "s"]
+    if choice == "grid-syntax":
+        text = rng.choice(["[grid\n", "grid = 3\n", "[grid]\nvector_weight = [\n", "[grid]\nbogus = [1]\n",
+                           "[grid]\nvector_weight = {start = 0.0}\n", ""])
+        return Case("studies", "a malformed sweep grid", base, "error", [("grid.toml",)], files={"grid.toml": text})
+    if choice == "grid-value":
+        text = rng.choice(["[grid]\nvector_weight = [1.5]\n", "[grid]\nvector_weight = [-0.1, 0.5]\n",
+                           "[grid]\nmmr = [2.0]\n", "[grid]\nvector_weight = {start = 0.0, stop = 1.0, step = 0.0}\n",
+                           "[grid]\nvector_weight = {start = 0.0, stop = 1.0, step = -0.1}\n",
+                           "[grid]\nmin_score = [\"high\"]\n"])
+        return Case("studies", "a sweep grid value outside its domain", base, "refuse",
+                    [("grid.toml", "vector_weight", "mmr", "min_score", "lambda", "step")], files={"grid.toml": text})
+    if choice == "grid-encoding":
+        label, raw, expect, says = encoded(rng, "[grid]\nvector_weight = [0.5, 0.7]\n")
+        if expect == "ok":
+            return Case("studies", f"a sweep grid in {label} (redraw of nothing)", base[:1] + ["x.toml", "--grid",
+                        "grid.toml", "--out", "s", "--folds", "1"], "error", [("--folds",)], files={"grid.toml": raw})
+        return Case("studies", f"a sweep grid in {label}", base, expect, [("grid.toml",), says] if says else
+                    [("grid.toml",)], files={"grid.toml": raw})
+    text = rng.choice(["[matrix]\n", "name = 3\n", 'name = "m"\nruns = 3\n', 'name = "m"\n[[runs]]\nlabel = 1\n',
+                       "[[", 'name = ""\n'])
+    return Case("studies", "a malformed matrix spec", ["matrix", "m.toml", "--out", "mo"], "error", [("m.toml",)],
+                files={"m.toml": text})
+
+
 # --- generation ---------------------------------------------------------------------------------------------
 
 WEIGHTS = {"experiment-encoding": 2, "experiment-syntax": 3, "experiment-structure": 4, "stage-domain": 8,
            "settings-domain": 3, "relations": 4, "set-option": 2, "queries-encoding": 2, "queries-fields": 4,
            "queries-syntax": 3, "openclaw-fields": 4, "openclaw-syntax": 3, "workspace": 4, "trec": 4,
-           "results-files": 4, "gate-rules": 3, "outputs": 3, "cache": 2, "options": 3}
+           "results-files": 4, "gate-rules": 3, "outputs": 3, "cache": 2, "options": 3, "secrets": 3,
+           "http-and-studies": 3}
 
 
 def family_order(seed: int) -> list[str]:
