@@ -72,20 +72,20 @@ def figures(results: Path) -> dict:
     return {"summary": summary, "queries": rows, "hits": doc["hits"]}
 
 
-def integrity(cache: Path) -> str:
+def one_value(cache: Path, sql: str) -> object:
     conn = sqlite3.connect(cache / "embeddings.sqlite")
     try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+        return conn.execute(sql).fetchone()[0]
     finally:
         conn.close()
+
+
+def integrity(cache: Path) -> str:
+    return one_value(cache, "PRAGMA integrity_check")
 
 
 def rows(cache: Path) -> int:
-    conn = sqlite3.connect(cache / "embeddings.sqlite")
-    try:
-        return conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    finally:
-        conn.close()
+    return one_value(cache, "SELECT count(*) FROM vectors")
 
 
 @pytest.fixture(scope="module")

@@ -21,22 +21,11 @@ from harness.inputs.query_files import QuerySpec
 from harness.inputs.workspace import discover_files, resolve_targets
 from harness.run_folders import published
 from harness.text_files import MAX_DEPTH
+from tests.test_newcomer_failures import FILES as MEMORY  # noqa: F401  (the workspace of those tests)
+from tests.test_newcomer_failures import QUERIES, ws  # noqa: F401  (a pytest fixture)
 
 runner = CliRunner()
 SECRET = "sk-reliability-Q9w8E7r6T5y4U3i2"
-MEMORY = {"MEMORY.md": "# 记忆\n\n- 护照在 3 月 4 日换发，带旧护照和两张照片。\n",
-          "memory/2026-03-01.md": "# 2026-03-01\n\n- Restored the Postgres backup with pg_restore.\n"}
-QUERIES = ('- id: q1\n  text: 护照换发要带什么\n  path: MEMORY.md\n'
-           '- id: q2\n  text: How do we restore the Postgres backup?\n  contains: pg_restore\n')
-
-
-@pytest.fixture()
-def ws(tmp_path):
-    for name, text in MEMORY.items():
-        (tmp_path / "ws" / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "ws" / name).write_text(text, encoding="utf-8")
-    (tmp_path / "ws" / "queries.yaml").write_text(QUERIES, encoding="utf-8")
-    return tmp_path / "ws"
 
 
 def experiment(tmp_path: Path, ws: Path, extra: str = "", *, head: str = 'preset = "openclaw-2026.08"',

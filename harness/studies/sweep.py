@@ -114,7 +114,10 @@ def load_grid(path: Path | str | None) -> dict[str, Any]:
     grid = dict(DEFAULT_GRID)
     if path is not None:
         doc = load_toml(path, "grid file")
-        table = doc.get("grid", {})
+        if "grid" not in doc:
+            raise ConfigError(f"{path}: no [grid] table; a grid file holds [grid] with the dimensions to vary (see "
+                              "experiments/sweep.toml)")
+        table = doc["grid"]
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: [grid] must be a table")
         unknown = set(table) - set(DEFAULT_GRID) - {"fusion_params"}

@@ -845,7 +845,7 @@ def openclaw_syntax(rng: random.Random) -> Case:
                               [OC, ("pattern", "extraPaths")], rng=rng, dirs=["ws/notes"])
     if choice == "root-extra":
         doc = json.loads(base)
-        doc["agents"]["defaults"]["memorySearch"]["extraPaths"] = [rng.choice(["/", "/usr", "//", "/proc"])]
+        doc["agents"]["defaults"]["memorySearch"]["extraPaths"] = [rng.choice(["/", "//", "/proc", "/sys"])]
         return _openclaw_case("extraPaths holds a system folder", json.dumps(doc), "either",
                               [OC, ("extraPaths",)], rng=rng, timeout=90)
     return Case("openclaw-json", "--config is a folder", ["init", "ws", "--out", "ev", "--config", "ws/memory"],
