@@ -23,7 +23,7 @@ def test_generated_bad_inputs_end_in_one_named_error_or_a_clean_run(campaign_siz
     summary = campaign.summary()
     print({k: summary[k] for k in ("cases", "seconds", "exit_codes", "failures", "fresh_process_twins")})
     assert not campaign.failures(), "\n" + failure_report(campaign)
-    assert summary["cases"] == size
+    assert summary["cases"] + len(summary["skipped"]) == size and len(summary["skipped"]) < size // 20
     if size >= len(cases.family_order(seed)):  # every family ran, and the fresh processes agreed
         assert set(summary["by_family"]) == set(cases.FAMILIES)
     twins = summary["fresh_process_twins"]

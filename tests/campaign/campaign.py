@@ -38,6 +38,20 @@ EXEC_EVERY = 25  # every 25th case also runs as a fresh `python -m harness.cli` 
 TRACEBACK = "Traceback (most recent call last)"
 
 
+def open_to_others(path: Path) -> bool:
+    """Whether another user (nobody) can reach `path`: every folder on the way searchable by others."""
+    path = path.resolve()
+    return all(os.stat(p).st_mode & 0o001 for p in [path, *path.parents])
+
+
+def nobody_can_run() -> bool:
+    """As root, a case that needs an unreadable file runs as nobody, who must reach the checkout and the
+    interpreter; elsewhere (a checkout under /root) such cases are skipped and counted as skipped."""
+    if os.geteuid() != 0:
+        return True
+    return open_to_others(ROOT) and open_to_others(Path(sys.executable).parent)
+
+
 def base_env(folder: Path) -> dict[str, str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder), "LANG": "C.UTF-8",
            "LC_ALL": "C.UTF-8", "HARNESS_CACHE_DIR": str(folder / "cache"), "HARNESS_PROGRESS_SECONDS": "3600",
@@ -222,6 +236,7 @@ class Campaign:
     results: list[Result] = field(default_factory=list)
     seconds: float = 0.0
     workers: int = 2
+    skipped: list[tuple[int, str, str]] = field(default_factory=list)  # (case, label, why)
 
     def failures(self) -> list[Result]:
         return [r for r in self.results if r.problems]
@@ -240,6 +255,7 @@ class Campaign:
         return {
             "command": f"python -m tests.campaign --seed {self.seed} --size {self.size}",
             "seed": self.seed, "cases": len(self.results), "seconds": round(self.seconds, 1),
+            "skipped": [{"case": i, "label": label, "why": why} for i, label, why in self.skipped],
             "workers": self.workers,
             "exit_codes": dict(sorted(codes.items())),
             "by_kind": {k: dict(sorted(v.items())) for k, v in sorted(kinds.items())},
@@ -269,12 +285,18 @@ def run_campaign(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, workers: in
     os.chmod(base, 0o755)  # a case run as nobody must reach its folder
     started = time.perf_counter()
     campaign = Campaign(seed, size, workers=workers)
+    nobody = nobody_can_run()
     try:
         fx = make_fixtures(base)
-        indexes = only if only is not None else list(range(size))
+        indexes = list(only) if only is not None else list(range(size))
         jobs, by_job = [], {}
-        for index in indexes:
+        for index in list(indexes):
             case = C.make_case(seed, index)
+            if case.as_nobody and not nobody:
+                campaign.skipped.append((index, case.label, "as root, the case runs as nobody, who cannot reach "
+                                                            f"this checkout ({ROOT})"))
+                indexes.remove(index)
+                continue
             folder = base / f"case-{index:05d}"
             materialise(case, folder, fx)
             job = Job(index, case.args, folder, case_env(case, folder), case.timeout, case.as_nobody and os.geteuid() == 0)
@@ -360,7 +382,7 @@ def write_report(campaign: Campaign, out: Path) -> list[Path]:
            "failed_cases": [{"case": r.index, "label": r.case.label, "problems": r.problems,
                              "command": "harness " + " ".join(r.case.args), "error": r.error(),
                              "replay": replay_command(campaign.seed, r.index)} for r in campaign.failures()],
-           "environment": {"harness": harness.__version__, "python": platform.python_version(),
+           "environment": {"harness": harness.__version__, "commit": _commit(), "python": platform.python_version(),
                            "platform": platform.platform(), "cpu_count": os.cpu_count(),
                            "as_root": os.geteuid() == 0}}
     doc.pop("seconds")
@@ -388,6 +410,18 @@ def write_report(campaign: Campaign, out: Path) -> list[Path]:
     md_path = out / "campaign.md"
     md_path.write_text("\n".join(md), encoding="utf-8")
     return [json_path, md_path]
+
+
+def _commit() -> str | None:
+    """The checkout's commit (and "+changes" when its tracked files differ from it), or None."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (head + ("+changes" if dirty else "")) or None
 
 
 def main(argv: list[str] | None = None) -> int:
