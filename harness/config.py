@@ -22,9 +22,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from harness.bundled import bundled_dir
-from harness.errors import ConfigError
+from harness.errors import ConfigError, DataError
 from harness.inputs.layout import project_path
 from harness.registry import format_validation_error, stage
+from harness.text_files import parse_bounded, read_text, shown
+
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # no experiment, preset, grid or gate file is larger
 
 NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
 NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-score spread is a near tie
@@ -40,13 +43,15 @@ KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation"
 
 
 
-def load_toml(path: Path | str) -> dict[str, Any]:
+def load_toml(path: Path | str, what: str = "experiment file") -> dict[str, Any]:
+    """A TOML file a user wrote (UTF-8, a BOM allowed); every way it can be unreadable or invalid is a
+    ConfigError naming the file (and line)."""
     path = Path(path)
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such experiment file") from None
+        text = read_text(path, what, limit=MAX_CONFIG_BYTES)
+        return parse_bounded(tomllib.loads, text, path, what)
+    except DataError as exc:
+        raise ConfigError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
@@ -80,23 +85,57 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _name_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"must be a string, got {type(value).__name__} {value!r}"
+    if not value.strip():
+        return "must not be empty"
+    return None
+
+
 def _check_keys(cfg: dict[str, Any], source: str) -> None:
+    """The shape of an experiment or preset file: known tables, each a table, names non-empty strings."""
     unknown = sorted(set(cfg) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(KNOWN_KEYS)}")
-    for table in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES):
+    for key in ("name", "preset"):
+        if key in cfg and (problem := _name_problem(cfg[key])) is not None:
+            raise ConfigError(f"{source} {key}: {problem}" + (" (a preset name such as \"openclaw-2026.08\", see "
+                                                              "`harness presets`, or a .toml path)" if key == "preset"
+                                                              else " (it names the results)"))
+    if "description" in cfg and not isinstance(cfg["description"], str):
+        raise ConfigError(f"{source} description: must be a string")
+    for table in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES, "dataset", "layout", *SETTINGS_TABLES):
         if table in cfg and not isinstance(cfg[table], dict):
-            raise ConfigError(f"{source}: [{table}] must be a table")
-    if "postprocess" in cfg and not isinstance(cfg["postprocess"], list):
-        raise ConfigError(f"{source}: postprocess must be an array of tables ([[postprocess]])")
+            raise ConfigError(f"{source}: [{table}] must be a table, got {type(cfg[table]).__name__}")
+        if table in cfg and "name" in cfg[table] and table not in ("layout", "search", "evaluation", "profile") \
+                and (problem := _name_problem(cfg[table]["name"])) is not None:
+            raise ConfigError(f"{source} [{table}] name: {problem}")
+    if "postprocess" in cfg:
+        stages = cfg["postprocess"]
+        if not isinstance(stages, list):
+            raise ConfigError(f"{source}: postprocess must be an array of tables ([[postprocess]])")
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(stages, start=1):
+            if not isinstance(entry, dict):
+                raise ConfigError(f"{source} [[postprocess]] #{i}: must be a table, got {type(entry).__name__}")
+            if "name" not in entry:
+                raise ConfigError(f"{source} [[postprocess]] #{i}: needs a name (e.g. name = \"min_score\"; "
+                                  "`harness stages postprocess` lists them)")
+            if (problem := _name_problem(entry["name"])) is not None:
+                raise ConfigError(f"{source} [[postprocess]] #{i} name: {problem}")
+            if entry["name"] in seen:
+                raise ConfigError(f"{source} [[postprocess]] #{i} name: {entry['name']!r} is already stage "
+                                  f"#{seen[entry['name']]}; each post-processing stage runs once (keep one table)")
+            seen[entry["name"]] = i
 
 
 @stage
 class SearchSettings:
     """[search]: what memory_search is asked for."""
 
-    max_results: int = Field(6, ge=1)
-    """maxResults: hits returned per query"""
+    max_results: int = Field(6, ge=1, le=1_000_000)
+    """maxResults: hits returned per query (1 to 1,000,000, the largest cut-off trec_eval takes)"""
     candidate_multiplier: int = Field(4, ge=1)
     """candidates per leg = max_results x this (capped at 200, as OpenClaw does)"""
 
@@ -107,9 +146,9 @@ class EvaluationSettings:
 
     round: int | None = Field(None, ge=1, le=4)
     """king78 round: which T-queries are in the suite (all suite queries when unset)"""
-    cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
+    cutoffs: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] | None = None
     """metric cut-offs k (default: [max_results]; none may exceed [search] max_results)"""
-    evidence_cutoffs: list[Annotated[int, Field(ge=1)]] | None = None
+    evidence_cutoffs: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)] | None = None
     """cut-offs of recall_any@k / recall_all@k (evidence metrics), in returned chunks"""
     now: str | datetime | date | None = None
     """reference time for temporal stages ("2026-02-23" or a TOML datetime)"""
@@ -121,6 +160,15 @@ class EvaluationSettings:
     """report whether the top-1 chunk is pure (off when targets overlap by design)"""
     context: dict[str, Any] | None = None
     """how results count in the agent's context: {snippet, estimator, budgets} (evaluation/context_budget.py)"""
+
+    @field_validator("now")
+    @classmethod
+    def _a_real_time(cls, value: Any) -> Any:
+        if value is not None:
+            from harness.stages.postprocess.base import as_utc_datetime
+
+            as_utc_datetime(value, "now")  # "2026-02-30" or "yesterday": refused here, named with the file
+        return value
 
     @field_validator("context")
     @classmethod
@@ -140,8 +188,8 @@ class ProfileSettings:
     """"laptop" (no cap) or "vps" (3.8 GiB address-space cap, 2 threads)"""
     memory_cap_gib: float | None = Field(None, gt=0, allow_inf_nan=False)
     """override the profile's memory cap (GiB)"""
-    threads: int | None = Field(None, ge=1)
-    """override the profile's thread count"""
+    threads: int | None = Field(None, ge=1, le=256)
+    """override the profile's thread count (1-256)"""
 
 
 SETTINGS_TABLES = {"search": SearchSettings, "evaluation": EvaluationSettings, "profile": ProfileSettings}
@@ -166,10 +214,16 @@ def check_settings(config: dict[str, Any], source: str) -> None:
 def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: str = "<experiment>") -> dict[str, Any]:
     """Experiment dict (+ optional preset override) -> the full configuration of a run."""
     _check_keys(experiment, source)
+    if preset is not None and (problem := _name_problem(preset)) is not None:
+        raise ConfigError(f"--preset: {problem}")
     preset_name = preset or experiment.get("preset")
     config: dict[str, Any] = {}
     if preset_name:
-        ppath = preset_path(preset_name)
+        try:
+            ppath = preset_path(preset_name)
+        except ConfigError as exc:
+            given = "--preset" if preset else "preset"
+            raise ConfigError(f"{source} {given}: {exc}") from None
         preset_cfg = load_toml(ppath)
         _check_keys(preset_cfg, str(ppath))
         config = {k: v for k, v in preset_cfg.items() if k not in ("name", "description")}
@@ -186,9 +240,16 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     config = merge(config, body)
     if layer is not None:
         config["openclaw_json"] = layer.record(config)
-    for table in STAGE_TABLES:
-        if table not in config or "name" not in config[table]:
-            raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
+    _check_keys({k: v for k, v in config.items() if k in KNOWN_KEYS}, source)  # the merged tables too
+    missing = [t for t in STAGE_TABLES if t not in config or "name" not in config[t]]
+    if missing and not preset_name and len(missing) == len(STAGE_TABLES):
+        raise ConfigError(f"{source}: names no preset and no stages; set preset = \"openclaw-2026.08\" (`harness "
+                          f"presets` lists them) or give every stage table a name ({', '.join(STAGE_TABLES)})")
+    for table in missing:
+        raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
+    if "dataset" in config and "name" not in config["dataset"]:
+        raise ConfigError(f"{source} [dataset]: needs a name, e.g. name = \"workspace\" (`harness stages dataset` "
+                          "lists them)")
     for table in OPTIONAL_STAGE_TABLES:
         if table in config and "name" not in config[table]:
             raise ConfigError(f"{source}: [{table}] needs a name (e.g. name = \"http\")")
@@ -213,6 +274,7 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     return config
 
 
+MAX_SET_DEPTH = 4  # --set TABLE.KEY[.SUBKEY[.SUBSUBKEY]]
 SETTABLE_TABLES = {*STAGE_TABLES, *OPTIONAL_STAGE_TABLES, "dataset", "layout", "evaluation", "search", "profile"}
 
 
@@ -230,13 +292,18 @@ def parse_assignments(items: list[str] | None) -> dict[str, Any]:
         key, sep, raw = item.partition("=")
         path = [part.strip() for part in key.split(".")]
         if not sep or len(path) < 2 or not all(path):
-            raise ConfigError(f"--set {item!r}: expected TABLE.KEY=VALUE, e.g. fusion.vector_weight=0.5")
+            raise ConfigError(f"--set {shown(item)}: expected TABLE.KEY=VALUE, e.g. fusion.vector_weight=0.5")
+        if len(path) > MAX_SET_DEPTH:
+            raise ConfigError(f"--set {shown(item)[:80]}: {len(path)} dotted parts; no setting is deeper than "
+                              f"{MAX_SET_DEPTH} (TABLE.KEY, or TABLE.KEY.SUBKEY)")
         if path[0] not in SETTABLE_TABLES:
             raise ConfigError(f"--set {item!r}: unknown table {path[0]!r}; one of {sorted(SETTABLE_TABLES)}")
         try:
-            value = tomllib.loads(f"v = {raw.strip()}")["v"]
+            value = parse_bounded(lambda text: tomllib.loads(text)["v"], f"v = {raw.strip()}", "--set", "--set value")
         except tomllib.TOMLDecodeError:
             value = raw.strip()
+        except DataError as exc:
+            raise ConfigError(f"--set {path[0]}.{'.'.join(path[1:])}: {str(exc).split(': ', 1)[-1]}") from None
         node = out
         for part in path[:-1]:
             node = node.setdefault(part, {})

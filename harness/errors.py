@@ -8,6 +8,12 @@ other exception is a bug and is shown with its traceback under `harness --debug`
     ├── OutputExistsError  an output file or folder exists and the command would overwrite it
     ├── EmbeddingError     an embedding call failed; vectors computed before it are kept in the cache
     └── ProfileLimitExceeded   the run broke the machine profile's memory cap (names the stage)
+    (and in harness.db: CacheFolderError, a file where the cache folder should be; CacheFullError, no space
+    left for a cache, naming the folder and the space needed)
+
+An OSError carrying a file name (a folder given where a file belongs, a file the user may not read, a
+full disk under --out) is the user's or the machine's, not a bug: it is printed the same way, one line
+naming the path and what to do (harness.text_files.os_problem).
 """
 from __future__ import annotations
 

@@ -15,15 +15,17 @@ many times with the same functions:
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from harness.db import connect
-from harness.errors import ConfigError
+from harness.errors import ConfigError, HarnessError
 from harness.inputs.layout import DATASETS, Layout, Query, Span
 from harness.progress import progress_bar
 from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
@@ -272,15 +274,26 @@ class QueryLegs:
 
 
 def search_legs(index: Index, stages: Stages, queries: Sequence[Query]) -> dict[str, QueryLegs]:
-    """Run both legs once per query; fusion and post-processing can then be repeated cheaply (sweeps).
-    Queries are embedded one at a time so that every query has its own embedding latency."""
+    """Run both legs once per query text; fusion and post-processing can then be repeated cheaply
+    (sweeps).  Queries are embedded one at a time so that every query has its own embedding latency.
+    Queries with the same text are embedded and searched once (the legs depend on the text alone): a
+    file that asks one question a thousand times costs one search, and each query keeps its own target
+    and judgment (duplicate_texts counts the folded ones)."""
     out: dict[str, QueryLegs] = {}
+    by_text: dict[str, QueryLegs] = {}
     with _query_progress(stages, queries) as bar:
         for q in queries:
-            out[q.id] = _search_one(index, stages, q)
+            if q.text not in by_text:
+                by_text[q.text] = _search_one(index, stages, q)
+            out[q.id] = by_text[q.text]
             if bar is not None:
                 bar.advance()
     return out
+
+
+def duplicate_texts(queries: Sequence[Query]) -> int:
+    """How many queries repeat the text of an earlier one (searched once, judged each)."""
+    return len(queries) - len({q.text for q in queries})
 
 
 def _query_progress(stages: Stages, queries: Sequence[Query]) -> Any:
@@ -361,6 +374,30 @@ def search_context(stages: Stages, query: Query, index: Index | None = None,
         now = stages.config.get("evaluation", {}).get("now")
         ctx.now = as_utc_datetime(now, "evaluation.now") if now is not None else None
     return ctx
+
+
+def render_layout(part: Any, config: dict[str, Any], dest: Path | str | None = None) -> Layout:
+    """part.render() with the experiment's [layout] options, checked first: an option the data set does
+    not take, one it needs and was not given, or a value it refuses is a ConfigError naming the file and
+    [layout] (the data set's `check_layout`, else the signature of its render)."""
+    options = config.get("layout", {})
+    place = where(config, "layout")
+    if not isinstance(options, dict):
+        raise ConfigError(f"{place}: must be a table of the data set's layout options")
+    check = getattr(part, "check_layout", None)
+    try:
+        if check is not None:
+            check(options)
+        else:
+            inspect.signature(part.render).bind(dest, **options)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, HarnessError):
+            raise
+        if "dataset" not in config:  # the default data set is king78, whose rounds need layout options
+            raise ConfigError(f"{place}: {exc}; the experiment has no [dataset] table, so the king78 rounds are "
+                              "read: name your data set in [dataset] (e.g. name = \"workspace\")") from None
+        raise ConfigError(f"{place}: {exc}") from None
+    return part.render(dest=dest, **options) if dest is not None else part.render(**options)
 
 
 def load_dataset(config: dict[str, Any]):

@@ -95,10 +95,19 @@ def gib_text(size: int) -> str:
     return f"{round(size / GIB, 3):g} GiB"
 
 
-def limit_message(profile_name: str, stage: str, cap: int | None) -> str:
-    cap_text = gib_text(cap) if cap else "its memory cap"
-    return (f"the run exceeded the {profile_name!r} profile's {cap_text} during {stage}; stopped. "
-            "Embeddings computed so far are kept in the cache and finished results were written.")
+def cap_words(profile_name: str, cap: int | None, cap_gib: float | None = None) -> str:
+    """The cap as the user set it: "the 'vps' profile's 3.8 GiB", or "the 0.3 GiB of [profile]
+    memory_cap_gib (on the 'laptop' profile)" when the experiment set it."""
+    cap_text = gib_text(cap) if cap else "memory cap"
+    if cap_gib is not None:
+        return f"the {cap_text} of [profile] memory_cap_gib = {cap_gib:g} (on the {profile_name!r} profile)"
+    return f"the {profile_name!r} profile's {cap_text}"
+
+
+def limit_message(profile_name: str, stage: str, cap: int | None, cap_gib: float | None = None) -> str:
+    return (f"the run exceeded {cap_words(profile_name, cap, cap_gib)} during {stage}; stopped before writing "
+            "results (embeddings computed so far are kept in the cache). Raise [profile] memory_cap_gib, or "
+            "lower [profile] threads")
 
 
 def vm_peak() -> int | None:
@@ -146,7 +155,8 @@ def trial_peak(action: Callable[[], Any]) -> tuple[int | None, str | None]:
     return None, report.removeprefix("error ") or f"the trial process exited with status {os.WEXITSTATUS(status)}"
 
 
-def check_model_fits(profile_name: str, cap: int, what: str, load: Callable[[], Any], batch_bytes: int) -> None:
+def check_model_fits(profile_name: str, cap: int, what: str, load: Callable[[], Any], batch_bytes: int,
+                     cap_gib: float | None = None) -> None:
     """Before a model is loaded under a memory cap: load it once in a trial child (trial_peak) and refuse
     the run, naming the cap and the model's need, when that peak plus the working memory of the
     largest batch it will be given (`batch_bytes`) would not fit."""
@@ -157,7 +167,7 @@ def check_model_fits(profile_name: str, cap: int, what: str, load: Callable[[], 
         raise EmbeddingError(f"loading {what} failed in a trial process, even without the memory cap: {failure}")
     if peak is not None and peak + batch_bytes > cap:
         raise ProfileLimitExceeded(
-            f"the run would exceed the {profile_name!r} profile's {gib_text(cap)} with {what}: loading it and "
+            f"the run would exceed {cap_words(profile_name, cap, cap_gib)} with {what}: loading it and "
             f"starting its threads takes this process to {gib_text(peak)} of address space, and its largest "
             f"batch needs up to {gib_text(batch_bytes)} more; stopped before loading it. Raise [profile] "
             "memory_cap_gib, or lower [profile] threads (each thread reserves address space).")

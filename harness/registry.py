@@ -39,13 +39,15 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
 
 from harness.errors import ConfigError, UnknownStageError
+from harness.text_files import shown
 
 T = TypeVar("T")
 
 # extra="forbid": a misspelled key is an error, not a silently ignored setting.
 # strict: TOML already gives typed values, so "0.5" (a string) is refused rather than coerced.
+# allow_inf_nan off: TOML's nan and inf are no parameter's value (a weight, a threshold, a half-life).
 STAGE_CONFIG = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True,
-                          use_attribute_docstrings=True)
+                          use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 def stage(cls: type[T] | None = None, *, config: ConfigDict | None = None, **dataclass_options: Any) -> Any:
@@ -116,19 +118,45 @@ def _first_line(doc: str | None) -> str:
     return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if doc else ""
 
 
+_TYPE_TAGS = frozenset({"str", "int", "float", "bool", "bytes", "none", "list", "dict", "tuple", "set",
+                        "date", "datetime", "decimal", "is-instance", "function-after", "function-before",
+                        "function-plain", "function-wrap", "lax-or-strict", "json-or-python", "literal"})
+
+
+def _real_loc(loc: tuple) -> tuple:
+    """An error's location without pydantic's union-member tags (`path.str`, `path.lax-or-strict[...]`):
+    the first part is always a field; a later part is a tag when it is a type's name or holds brackets."""
+    out = list(loc[:1])
+    for part in loc[1:]:
+        text = str(part)
+        if isinstance(part, str) and (text in _TYPE_TAGS or "[" in text):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
 def format_validation_error(exc: ValidationError, where: str, what: str, known: list[str], *,
                             show_input: bool = True) -> str:
     """pydantic's errors as one clause per problem, each naming the TOML table and key (and the value
-    given, unless `show_input` is False)."""
-    parts = []
+    given, unless `show_input` is False).  The members of a union (`str | Path`) tried in turn are one
+    clause: "Input should be a valid string or an instance of Path"."""
+    grouped: dict[tuple, list[dict]] = {}
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"])
-        if err["type"] == "unexpected_keyword_argument":
+        grouped.setdefault(_real_loc(tuple(err["loc"])), []).append(err)
+    parts = []
+    for loc, errs in grouped.items():
+        key = ".".join(str(p) for p in loc)
+        if any(err["type"] == "unexpected_keyword_argument" for err in errs):
             parts.append(f"{where} {key}: unknown key for {what}; known: {', '.join(known) or '(none)'}")
             continue
-        message = err["msg"].removeprefix("Value error, ")
+        messages = list(dict.fromkeys(err["msg"].removeprefix("Value error, ") for err in errs))
+        if len(messages) > 1 and all(m.startswith("Input should be ") for m in messages):
+            message = "Input should be " + " or ".join(m.removeprefix("Input should be ") for m in messages)
+        else:
+            message = "; ".join(messages)
+        err = errs[0]
         if show_input and "input" in err and err["type"] != "missing" and key:
-            message += f" (got {err['input']!r})"
+            message += f" (got {shown(err['input'])})"
         parts.append(f"{where} {key}: {message}" if key else f"{where} ({what}): {message}")
     return "; ".join(parts)
 
@@ -208,9 +236,12 @@ class Registry(Generic[T]):
             >>> FUSIONS.create("weighted", {"vector_weight": 0.6, "text_weight": 0.4})
             >>> LEXICAL_BACKENDS.create("fts5", tokenizer=tok, conn=conn)
         """
-        cls = self.get(name)
-        params = dict(params or {})
         where = where or f"[{self.table}]"
+        try:
+            cls = self.get(name)
+        except UnknownStageError as exc:
+            raise UnknownStageError(f"{where} name: {exc}") from None
+        params = dict(params or {})
         what = f"{self.kind} {name!r}"
         forbidden = sorted(set(params) & set(self.runtime))
         if forbidden:

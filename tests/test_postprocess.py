@@ -84,7 +84,8 @@ def test_unknown_stage_parameter_is_a_clear_error():
                                           r"known: lambda, tokens, snippet_chars$"):
         POSTPROCESSORS.create("mmr", lamda=0.5)
     assert POSTPROCESSORS.create("mmr", **{"lambda": 0.5}).lambda_ == 0.5  # OpenClaw's key, a Python keyword
-    assert POSTPROCESSORS.create("mmr", {"lambda": 3}).lambda_ == 1.0  # clamped, as OpenClaw does
+    with pytest.raises(ConfigError, match=r"lambda: Input should be less than or equal to 1 \(got 3\)"):
+        POSTPROCESSORS.create("mmr", {"lambda": 3})  # openclaw.json's schema refuses it too (issue 30)
     with pytest.raises(ConfigError, match=r"\[postprocess\] tokens: Input should be 'cjk' or 'ascii' \(got 'jieba'\)"):
         POSTPROCESSORS.create("mmr", tokens="jieba")
 

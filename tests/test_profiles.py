@@ -38,7 +38,10 @@ def test_a_run_that_breaks_its_cap_stops_with_a_clear_message():
         except ProfileLimitExceeded as exc:
             print("STOPPED:", exc)
     """)
-    assert "STOPPED: the run exceeded the 'vps' profile's 0.05 GiB" in child.stdout, child.stdout + child.stderr
+    # the cap as the experiment set it, in the file that set it; nothing was written (issue 30)
+    assert ("STOPPED: experiments/round3.toml: the run exceeded the 0.05 GiB of [profile] memory_cap_gib = 0.05 "
+            "(on the 'vps' profile)") in child.stdout, child.stdout + child.stderr
+    assert "results were written" not in child.stdout and "stopped before writing results" in child.stdout
 
 
 def test_profile_overrides_and_unknown_names():

@@ -225,8 +225,8 @@ def config(tmp_path, body: str) -> Path:
      "agents.defaults.memorySearch.extraPaths[0]", "path string"),
     ("{agents: {defaults: {memorySearch: {query: []}}}}",
      "agents.defaults.memorySearch.query", "must be an object"),
-    ("{agents: {defaults: {memorySearch: {chunking: {tokens: 100, overlap: 100}}}}}",
-     "agents.defaults.memorySearch.chunking.overlap", "smaller than"),
+    ("{agents: {defaults: {memorySearch: {query: {hybrid: {temporalDecay: {halfLifeDays: 0.5}}}}}}}",
+     "agents.defaults.memorySearch.query.hybrid.temporalDecay.halfLifeDays", "whole number"),
 ])
 def test_invalid_config_values_name_the_field_path(tmp_path, body, field, message):
     with pytest.raises(DataError) as err:
@@ -287,10 +287,26 @@ def test_settings_not_evaluated_are_listed(tmp_path):
     assert set(s.values) == {"mmr_enabled"}
 
 
+def test_values_openclaw_clamps_are_applied_as_it_applies_them_with_a_note(tmp_path):
+    """OpenClaw's schema takes an overlap of any size and a candidateMultiplier above 20, and
+    resolveMemorySearchConfig clamps them (overlap below tokens, the multiplier to 1-20): so does the
+    harness, and it says so (issue 30)."""
+    s = read_openclaw_config(config(tmp_path, "{agents: {defaults: {memorySearch: {chunking: {tokens: 100, "
+                                              "overlap: 100}, query: {hybrid: {candidateMultiplier: 50}}}}}}"))
+    assert s.get("chunk_overlap") == 99 and s.get("candidate_multiplier") == 20
+    joined = "\n".join(s.notes)
+    assert "chunking.overlap = 100 is applied as 99" in joined and "candidateMultiplier = 50 is applied as 20" in joined
+    assert s.experiment_tables("openclaw-2026.02")["chunker"] == {"tokens": 100, "overlap": 99}
+
+
 def test_mmr_and_temporal_decay_become_postprocess_stages(tmp_path):
     s = read_openclaw_config(config(tmp_path, """{agents: {defaults: {memorySearch: {query: {minScore: 0.3,
-        hybrid: {mmr: {enabled: true, lambda: 0.5}, temporalDecay: {enabled: true, halfLifeDays: 14.7}}}}}}}"""))
-    assert s.get("decay_half_life") == 14  # OpenClaw: max(1, floor(days))
+        hybrid: {mmr: {enabled: true, lambda: 0.5}, temporalDecay: {enabled: true, halfLifeDays: 14}}}}}}}"""))
+    assert s.get("decay_half_life") == 14
+    for days in (14.7, 0, 0.5):  # OpenClaw's schema: a whole number of days >= 1 (its config refuses the rest)
+        with pytest.raises(DataError, match="halfLifeDays"):
+            read_openclaw_config(config(tmp_path, "{agents: {defaults: {memorySearch: {query: {hybrid: "
+                                                  "{temporalDecay: {halfLifeDays: %s}}}}}}}" % days))
     # OpenClaw's order: decay, (importance), MMR, then the minScore selection
     assert s.experiment_tables("openclaw-2026.02")["postprocess"] == [
         {"name": "temporal_decay", "half_life_days": 14.0}, {"name": "mmr", "tokens": "ascii", "lambda": 0.5},

@@ -12,7 +12,8 @@ from typer.exceptions import TyperException
 
 from harness import __version__
 from harness.config import parse_assignments
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
+from harness.text_files import os_problem, output_problem
 from harness.profiles import PROFILES, apply_profile, get_profile
 
 # show_locals off: a traceback must never print local variables (an API key could be one of them)
@@ -38,8 +39,20 @@ def _global_options(
 
 
 def fail(message: str) -> None:
+    # one line, whatever the message held (a parser's multi-line report)
+    message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
+
+
+def _internal(exc: BaseException) -> None:
+    """Anything but the harness's own errors (and a path's OSError) is a bug: said so, exit 3."""
+    if _options["debug"]:
+        raise exc
+    typer.secho(f"internal error: {type(exc).__name__}: {exc}\n"
+                "This is a bug in the harness, not in your input; rerun with --debug for the traceback and report it.",
+                fg=typer.colors.RED, err=True)
+    raise typer.Exit(3) from None
 
 
 def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -54,17 +67,28 @@ def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
                 fail(str(exc))
             except (typer.Exit, typer.Abort, TyperException):
                 raise
+            except OSError as exc:
+                if exc.filename is None or _options["debug"]:
+                    _internal(exc)
+                # a path the user gave, or the machine it runs on (a full disk, a read-only folder): theirs
+                # to fix, named with what to do
+                fail(f"{exc.filename}: {os_problem(exc)}")
             except Exception as exc:
-                if _options["debug"]:
-                    raise
-                typer.secho(f"internal error: {type(exc).__name__}: {exc}\n"
-                            "This is a bug in the harness, not in your input; rerun with --debug for the "
-                            "traceback and report it.", fg=typer.colors.RED, err=True)
-                raise typer.Exit(3) from None
+                _internal(exc)
 
         return app.command(*args, **kwargs)(run)
 
     return decorate
+
+
+def check_output(path: Optional[Path], *, folder: bool, option: str = "--out") -> None:
+    """Before any work starts: a path the command will write (a folder, or a file) must be writable, so a
+    run never embeds for minutes and then fails to write its results."""
+    if path is None:
+        return
+    problem = output_problem(path, folder=folder, option=option)
+    if problem is not None:
+        raise ConfigError(problem)
 
 
 def profile_overrides(profile: Optional[str]) -> dict:

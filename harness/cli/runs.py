@@ -12,6 +12,7 @@ from harness.cli.common import (
     EXECUTOR_HELP,
     PROFILE_HELP,
     SET_HELP,
+    check_output,
     command,
     profile_overrides,
     set_overrides,
@@ -30,15 +31,18 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
     from harness.reporting.markdown import load_seed_scores, print_round, write_round
-    from harness.run_folders import REPORT_PAGE, clear_previous_run
+    from harness.run_folders import REPORT_PAGE, clear_previous_run, published
     from harness.studies.experiment import run_experiment
 
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
+    out_dir = Path(out or default_output_dir(config.get("name", "run"), Path(config["experiment_file"]),
+                                             config.get("preset")))
+    check_output(out_dir, folder=True)
     result = run_experiment(config)
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
-    out_dir = Path(out or default_output_dir(result.name, Path(config["experiment_file"]), config.get("preset")))
     previous = clear_previous_run(out_dir) if out_dir.is_dir() else []
-    write_round(result, out_dir, seed)
+    with published(out_dir, "results.json") as folder:  # a killed run never leaves it looking complete
+        write_round(result, folder, seed)
     print_round(result, seed)
     for note in result.dataset.get("notes", []) + result.notes:
         typer.echo(f"note: {note}")
@@ -71,13 +75,17 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
         write_ablation,
         write_round,
     )
+    from harness.run_folders import published
     from harness.studies.ablation import run_ablation
 
     seed = load_seed_scores(project_path("datasets/king78"))
     out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
+    check_output(out_dir, folder=True)
+    check_output(rounds_out, folder=True, option="--rounds-out")
 
     def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
-        write_round(result, Path(rounds_out or out_dir) / result.name, seed)
+        with published(Path(rounds_out or out_dir) / result.name, "results.json") as folder:
+            write_round(result, folder, seed)
         print_round(result, seed)
 
     if executor == "local":
@@ -88,7 +96,8 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
 
         with make_executor(executor) as ex:
             results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
-    doc = write_ablation(results, out_dir, seed)
+    with published(out_dir, "ablation.json") as folder:
+        doc = write_ablation(results, folder, seed)
     for line in doc["differences_from_seed"]:
         typer.echo(f"differs from seed: {line}")
     typer.echo(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
@@ -111,6 +120,8 @@ def diff(base: Path = typer.Argument(..., help="baseline results.json (or ablati
     )
     from harness.studies.query_diff import diff_files
 
+    check_output(markdown, folder=False, option="--markdown")
+    check_output(html, folder=False, option="--html")
     result = diff_files(base, now)
     print_diff(result, hits=hits, limit=limit)
     if markdown is not None:
@@ -135,11 +146,13 @@ def gate(results: Path = typer.Argument(..., help="results.json, ablation.json o
     from harness.reporting.gate_report import write_junit, write_markdown
     from harness.studies.gate import run_gate
 
+    check_output(junit, folder=False, option="--junit")
+    check_output(markdown, folder=False, option="--markdown")
     result = run_gate(results, baseline, rule or None, gate_file)
+    written = [write_junit(result, junit)] if junit is not None else []
+    written += write_markdown(result, markdown)  # the outputs first: a verdict is printed only once they exist
     typer.echo(result.text())
-    if junit is not None:
-        typer.echo(f"wrote {write_junit(result, junit)}")
-    for path in write_markdown(result, markdown):
+    for path in written:
         typer.echo(f"wrote {path}")
     raise typer.Exit(0 if result.passed else 1)
 
@@ -153,8 +166,11 @@ def export(results: Path = typer.Argument(..., help="results.json of a run"),
     """Write the run's runs and qrels, chunk and document level, as TREC files and ranx JSON."""
     from harness.evaluation.run_files import export_results
 
-    paths = export_results(results, out, suite_only=suite_only)
-    typer.echo(f"wrote {len(paths)} files to {paths[0].parent}: " + ", ".join(p.name for p in paths))
+    check_output(out, folder=True)
+    export = export_results(results, out, suite_only=suite_only)
+    typer.echo(f"wrote {len(export.written)} files to {export.folder}: " + ", ".join(p.name for p in export.written))
+    for line in export.not_written:
+        typer.echo(f"not written: {line}")
 
 
 DEFAULT_EVAL_METRICS = ["mrr@6", "ndcg@6", "recall@6"]  # the reports' cut-off: OpenClaw's maxResults
@@ -176,6 +192,7 @@ def eval_(run: Path = typer.Option(..., help="run file: TREC (qid Q0 docid rank 
 
     from harness.evaluation.run_files import score_run_files
 
+    check_output(json_out, folder=False, option="--json")
     scores = score_run_files(run, qrels, metric or DEFAULT_EVAL_METRICS, ties=ties)
     typer.echo(f"{run} against {qrels}: mean over {scores['queries']} judged queries (ties: {ties})")
     table = Table()
@@ -202,5 +219,6 @@ def report(results: Path = typer.Argument(..., help="results.json of a run, or a
     """Write one self-contained HTML page (tables, snippets, embedded charts; no network needed)."""
     from harness.reporting.html import write_report
 
+    check_output(out, folder=False)
     path = write_report(results, out, ablation)
     typer.echo(f"wrote {path}")

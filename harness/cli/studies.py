@@ -10,6 +10,7 @@ import typer
 from harness.cli.common import (
     EXECUTOR_HELP,
     SET_HELP,
+    check_output,
     command,
     fail,
     read_written_study,
@@ -55,6 +56,10 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
     held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
     grid = grid if grid is not None else default_grid(config)
+    suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
+    out_dir = Path(out or default_output_dir(f"sweep-{config['name']}{suffix}", Path(config["experiment_file"]),
+                                             config.get("preset"), project_path(grid).resolve()))
+    check_output(out_dir, folder=True)
     if executor == "local":
         result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out,
                            objective=objective, abstention_weight=abstention_weight)
@@ -64,10 +69,10 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
         with make_executor(executor) as ex:
             result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out, executor=ex,
                                objective=objective, abstention_weight=abstention_weight)
-    suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
-    out_dir = Path(out or default_output_dir(f"sweep-{config['name']}{suffix}", Path(config["experiment_file"]),
-                                             config.get("preset"), project_path(grid).resolve()))
-    doc = write_sweep(result, out_dir, config)
+    from harness.run_folders import published
+
+    with published(out_dir, "sweep.json") as folder:  # a killed sweep never leaves it looking complete
+        doc = write_sweep(result, folder, config)
     d, b, cv = result.default, result.best, result.cv
     typer.echo(f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
                f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)")
@@ -118,6 +123,7 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
 
     matrix_spec = load_matrix(project_path(spec))
     out_dir = Path(out or default_output_dir(matrix_spec["name"], project_path(spec).resolve()))
+    check_output(out_dir, folder=True)
     metrics = matrix_spec.get("metrics", ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@10",
                                           "mrr@10", "text_score_nonzero_share", "index_ms_without_embedding",
                                           "lexical_p50_ms", "retrieval_p50_ms"])
@@ -134,7 +140,10 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
 
         with make_executor(executor) as ex:
             cells = run_matrix_on(ex, matrix_spec, preset=preset, only_runs=run or None)
-    write_matrix(matrix_spec, cells, out_dir, metrics)
+    from harness.run_folders import published
+
+    with published(out_dir, f"{matrix_spec['name']}.json") as folder:
+        write_matrix(matrix_spec, cells, folder, metrics)
     typer.echo(f"wrote {out_dir}/{matrix_spec['name']}.json, .md, .png ({len(cells)} cells)")
 
 
@@ -154,6 +163,7 @@ def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), 
     spec_file = spec
     spec = load_abstention_spec(project_path(spec_file))
     out_dir = Path(out or default_output_dir(spec["name"], project_path(spec_file).resolve()))
+    check_output(out_dir, folder=True)
     if redraw:
         doc = read_written_study(out_dir / f"{spec['name']}.json")
         typer.echo(f"redrew {redraw_abstention(spec, doc, out_dir)} with the spec's text")
@@ -180,6 +190,7 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
 
     bench = load_benchmark(project_path(spec))
     out_dir = Path(out or default_output_dir(bench["name"], project_path(spec).resolve()))
+    check_output(out_dir, folder=True)
     if redraw:
         doc = read_written_study(out_dir / f"{bench['name']}.json")
         typer.echo(f"redrew {write_benchmark_report(bench, doc, out_dir)}")
@@ -208,6 +219,7 @@ def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. exp
 
     loaded = load_lossless(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
+    check_output(out_dir, folder=True)
     if redraw:
         doc = read_written_study(out_dir / "lossless.json")
         typer.echo(f"redrew {write_lossless_report(loaded, doc, out_dir)}")
@@ -230,6 +242,7 @@ def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. e
 
     loaded = load_expansion_spec(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
+    check_output(out_dir, folder=True)
     doc = (read_written_study(out_dir / "expansion.json") if redraw
            else run_expansion_study(loaded))
     typer.echo(f"wrote {write_expansion_study(loaded, doc, out_dir)} and expansion.json")

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from harness.cli.common import (
+    check_output,
     command,
     fail,
 )
@@ -36,10 +37,12 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
     from harness.inputs.workspace_init import init_workspace, workspace_slug
 
     try:
-        day = date.fromisoformat(now) if now else None
+        day = date.fromisoformat(now) if now is not None else None
     except ValueError:
         raise ConfigError(f"--now: expected a date YYYY-MM-DD, got {now!r}") from None
-    r = init_workspace(workspace, out or Path("evals") / workspace_slug(workspace.resolve().name),
+    out = out or Path("evals") / workspace_slug(workspace.resolve().name)
+    check_output(out, folder=True)
+    r = init_workspace(workspace, out,
                        config=config, queries=queries, preset=preset, agent=agent, force=force, now=day)
     typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
     for note in r.notes:
@@ -64,12 +67,13 @@ def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
 @command()
 def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
     """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
-    from harness.pipeline import dataset_parts, load_dataset
+    from harness.pipeline import dataset_parts, load_dataset, render_layout
 
+    check_output(out, folder=True)
     config = load_experiment(project_path(experiment))
     for scope, part in dataset_parts(load_dataset(config)):
         dest = out if scope is None else out / scope  # a scoped data set: one workspace per scope
-        layout = part.render(dest=dest, **config.get("layout", {}))
+        layout = render_layout(part, config, dest)
         typer.echo(f"rendered {len(layout.files)} files and {len(layout.spans)} provenance spans into {dest}")
 
 
@@ -107,6 +111,7 @@ def schema(out: Optional[Path] = typer.Option(None, help="write the JSON schema 
     """JSON schema of experiment and preset files, for editors (e.g. the Even Better TOML extension)."""
     from harness.catalog import experiment_schema
 
+    check_output(out, folder=False)
     text = json.dumps(experiment_schema(), ensure_ascii=False, indent=1)
     if out is None:
         typer.echo(text)

@@ -85,12 +85,17 @@ class Measure:
         k = int(match.group(2)) if match.group(2) else None
         if k == 0:
             raise ConfigError(f"metric {text!r}: the cut-off must be at least 1")
+        if k is not None and k > MAX_CUTOFF:
+            raise ConfigError(f"metric {text!r}: the cut-off must be at most {MAX_CUTOFF:,}")
         if k is None and name in NEEDS_CUTOFF:
             raise ConfigError(f"metric {text!r} needs a cut-off, e.g. {name}@10")
         return cls(name, k)
 
     def __str__(self) -> str:
         return self.name if self.k is None else f"{self.name}@{self.k}"
+
+
+MAX_CUTOFF = 1_000_000  # a cut-off past any run's length; trec_eval holds it in a C int
 
 
 def strict_run(ranked: Mapping[str, Sequence[str]]) -> Run:

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -27,6 +28,7 @@ from harness.errors import DataError
 from harness.evaluation.metrics import Measure, evaluate, mean_scores
 from harness.evaluation.runs import (
     LEVELS,
+    MAX_GRADE,
     JudgedRuns,
     Qrels,
     Run,
@@ -35,6 +37,7 @@ from harness.evaluation.runs import (
     ranked_ids,
 )
 from harness.inputs.layout import read_utf8
+from harness.text_files import loads_json
 
 TREC_RUN_COLUMNS = 6
 TREC_QRELS_COLUMNS = 4
@@ -70,10 +73,7 @@ def _trec_lines(path: Path | str, text: str, columns: int, what: str) -> Iterabl
 
 
 def _json(path: Path | str, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+    return loads_json(text, path, "JSON file")  # a key twice, nesting past any real file: named
 
 
 def read_run(path: Path | str) -> Run:
@@ -117,6 +117,9 @@ def read_qrels(path: Path | str) -> Qrels:
             value = int(grade)
         except ValueError:
             raise DataError(path, number, "grade", f"not an integer: {grade!r}") from None
+        if not -MAX_GRADE <= value <= MAX_GRADE:
+            raise DataError(path, number, "grade", f"{grade} is outside {-MAX_GRADE:,}..{MAX_GRADE:,} (trec_eval holds "
+                                                   "a grade in a C int)")
         docs = qrels.setdefault(qid, {})
         if doc in docs:
             raise DataError(path, number, "docid", f"{doc!r} is judged twice for query {qid!r}")
@@ -126,8 +129,7 @@ def read_qrels(path: Path | str) -> Qrels:
 
 def _trec_id(path: Path, value: str, what: str) -> str:
     if not value or _WHITESPACE.search(value):
-        raise DataError(path, None, what, f"{value!r} is empty or holds whitespace, which a TREC file cannot; "
-                        "use the ranx JSON instead")
+        raise DataError(path, None, what, f"{value!r} is empty or holds whitespace, which a TREC file cannot hold")
     return value
 
 
@@ -173,7 +175,16 @@ def load_results_runs(results: Path | str) -> tuple[dict[str, Any], JudgedRuns]:
     return doc, JudgedRuns.from_dict(doc, str(results))
 
 
-def export_results(results: Path | str, out_dir: Path | str | None = None, *, suite_only: bool = False) -> list[Path]:
+@dataclass
+class Export:
+    """What export_results wrote, and what it could not (one sentence each, naming the file and why)."""
+
+    folder: Path
+    written: list[Path] = field(default_factory=list)
+    not_written: list[str] = field(default_factory=list)
+
+
+def export_results(results: Path | str, out_dir: Path | str | None = None, *, suite_only: bool = False) -> Export:
     """Write a results.json's runs and qrels to `out_dir` (default: export/ beside it):
 
         chunk.run, document.run            TREC runs (tag: the experiment's name)
@@ -183,20 +194,33 @@ def export_results(results: Path | str, out_dir: Path | str | None = None, *, su
     `suite_only` keeps the round's suite queries, whose means are results.json's summary["suite"].
     On the document run, results.json's Recall@c (documents of the first c chunks) is `recall` (the
     whole run) when c is the number of results returned, and equals recall@c whenever those chunks
-    overlap at most c documents (one record per file)."""
+    overlap at most c documents (one record per file).  A TREC file cannot hold an id with whitespace (a
+    file name with a space, a query id "q 1"): that file is not written and named in `not_written`, and
+    the ranx JSON, which holds any id, is written all the same."""
     results = Path(results)
     doc, runs = load_results_runs(results)
     if suite_only:
-        runs = runs.only(qid for qid, row in (doc.get("queries") or {}).items() if row.get("in_suite"))
+        queries = doc.get("queries") or {}
+        if not isinstance(queries, dict):
+            raise DataError(results, None, "queries", "must be an object of query id -> row")
+        runs = runs.only(qid for qid, row in queries.items() if isinstance(row, dict) and row.get("in_suite"))
     out = Path(out_dir) if out_dir is not None else results.parent / "export"
     tag = str(doc.get("name") or "harness")
-    written = []
+    export = Export(out)
     for level in LEVELS:
-        written += [write_trec_run(runs.run(level), out / f"{level}.run", tag),
-                    write_trec_qrels(runs.qrels(level), out / f"{level}.qrels"),
-                    write_ranx_json(runs.run(level), out / f"{level}-run.json"),
-                    write_ranx_json(runs.qrels(level), out / f"{level}-qrels.json")]
-    return written
+        export.written += [write_ranx_json(runs.run(level), out / f"{level}-run.json"),
+                           write_ranx_json(runs.qrels(level), out / f"{level}-qrels.json")]
+        for name, write in ((f"{level}.run", lambda p: write_trec_run(runs.run(level), p, tag)),
+                            (f"{level}.qrels", lambda p: write_trec_qrels(runs.qrels(level), p))):
+            try:
+                export.written.append(write(out / name))
+            except DataError as exc:
+                (out / name).unlink(missing_ok=True)  # an earlier export's file would describe other results
+                export.not_written.append(f"{out / name}: {exc.field} {str(exc).split(': ', 2)[-1]} "
+                                          f"(the same {'run' if name.endswith('.run') else 'qrels'} is in "
+                                          f"{level}-{'run' if name.endswith('.run') else 'qrels'}.json)")
+    export.written.sort(key=lambda p: p.name)
+    return export
 
 
 def score_run_files(run_path: Path | str, qrels_path: Path | str, measures: Sequence[str],

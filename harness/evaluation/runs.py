@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from harness.errors import DataError
 from harness.ranking import by_score_then_id
 from harness.stages.fusion import Hit
+from harness.text_files import shown
 
 Run = dict[str, dict[str, float]]  # query id -> doc id -> score
 Qrels = dict[str, dict[str, int]]  # query id -> doc id -> grade
@@ -170,14 +171,30 @@ def _mapping_of_mappings(obj: Any, path: str, where: str) -> dict[str, dict[str,
         raise DataError(path, None, where or None, f"must be an object of query id -> {{doc id: value}} "
                         f"(got {type(obj).__name__})")
     for qid, docs in obj.items():
+        if not qid.strip():
+            raise DataError(path, None, where or None, f"a query id is empty ({qid!r}); every query needs one")
         if not isinstance(docs, dict):
             raise DataError(path, None, _field(where, qid), f"must be an object of doc id -> value "
                             f"(got {type(docs).__name__})")
+        if any(not doc.strip() for doc in docs):
+            raise DataError(path, None, _field(where, qid), "a document id is empty; every document needs one")
     return obj
 
 
 def _field(where: str, *parts: str) -> str:
     return ".".join([where, *parts] if where else parts)
+
+
+MAX_GRADE = 2**31 - 1  # trec_eval (and pytrec_eval, which the metrics run on) hold a grade in a C int
+
+
+def _finite_number(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past float's range
+        return False
 
 
 def checked_run(obj: Any, path: str, where: str = "") -> Run:
@@ -186,8 +203,9 @@ def checked_run(obj: Any, path: str, where: str = "") -> Run:
     for qid, docs in _mapping_of_mappings(obj, path, where).items():
         out[qid] = {}
         for doc, score in docs.items():
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-                raise DataError(path, None, _field(where, qid, doc), f"score must be a finite number (got {score!r})")
+            if not _finite_number(score):
+                raise DataError(path, None, _field(where, qid, doc),
+                                f"score must be a finite number (got {shown(score)})")
             out[qid][doc] = float(score)
     return out
 
@@ -198,7 +216,8 @@ def checked_qrels(obj: Any, path: str, where: str = "") -> Qrels:
     for qid, docs in _mapping_of_mappings(obj, path, where).items():
         out[qid] = {}
         for doc, grade in docs.items():
-            if isinstance(grade, bool) or not isinstance(grade, int):
-                raise DataError(path, None, _field(where, qid, doc), f"grade must be an integer (got {grade!r})")
+            if isinstance(grade, bool) or not isinstance(grade, int) or not -MAX_GRADE <= grade <= MAX_GRADE:
+                raise DataError(path, None, _field(where, qid, doc),
+                                f"grade must be an integer between {-MAX_GRADE:,} and {MAX_GRADE:,} (got {shown(grade)})")
             out[qid][doc] = grade
     return out

@@ -5,6 +5,7 @@ name file, line and field); `render_king78` writes one round's workspace with it
 """
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 from typing import Any
@@ -283,6 +284,16 @@ class King78:
 
     def render(self, dest: Path | str | None = None, **layout_options: Any) -> Layout:
         return render_king78(self.path, dest=dest, **layout_options)
+
+    def check_layout(self, options: dict[str, Any]) -> None:
+        """The [layout] options of a round: the ones render_king78 takes, daily_logs and combined given,
+        records a selection that exists (TypeError or ValueError saying which, before anything renders)."""
+        try:
+            inspect.signature(render_king78).bind(self.path, **options)
+        except TypeError as exc:
+            raise TypeError(f"{exc} (king78's layout options: daily_logs, combined, records, keywords, tags; "
+                            "see experiments/round1.toml)") from None
+        select_records(load_records(Path(self.path) / "records.jsonl"), options.get("records", "all"))
 
 
 def validate_king78(path: Path | str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from harness.errors import DataError, OutputExistsError
 from harness.registry import Registry
+from harness.text_files import loads_json, read_text
 
 DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace",
                                        "harness.inputs.locomo", "harness.inputs.t2ranking"))
@@ -185,40 +186,31 @@ def resampling_unit(dataset: Any) -> str:
 # Reading text inputs
 # ---------------------------------------------------------------------------------------------
 
-def read_utf8(path: Path | str, *, missing: str = "no such file") -> str:
-    """A text file's content; a missing file or invalid UTF-8 raises DataError naming the file (and byte)."""
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(path, None, None, missing) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason})") from None
+def read_utf8(path: Path | str, *, missing: str = "no such file", what: str = "file",
+              limit: int | None = None) -> str:
+    """A text file's content (UTF-8, a leading BOM dropped); a missing file, a folder, an unreadable file,
+    UTF-16 or invalid UTF-8 raise DataError naming the file (harness.text_files.read_text)."""
+    return read_text(path, what, missing=missing, limit=limit)
 
 
-def read_json(path: Path | str, what: str) -> tuple[str, Any]:
-    """A JSON file's text and parsed value; missing file, bad UTF-8 or bad JSON raise DataError naming
-    the file (and line): `what` names the kind of file in the message, e.g. "SQuAD JSON file"."""
+def read_json(path: Path | str, what: str, *, limit: int | None = None) -> tuple[str, Any]:
+    """A JSON file's text and parsed value; missing file, bad UTF-8 or bad JSON (a key twice in one
+    object, nesting deeper than any real file) raise DataError naming the file (and line): `what` names
+    the kind of file in the message, e.g. "SQuAD JSON file"."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(path, None, None, f"missing {what}")
-    text = read_utf8(path)
-    try:
-        return text, json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(path, exc.lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    text = read_utf8(path, what=what, limit=limit)
+    return text, loads_json(text, path, what)
 
 
-def jsonl_objects(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+def jsonl_objects(path: Path, what: str = "JSONL file") -> Iterable[tuple[int, dict[str, Any]]]:
     path = Path(path)
-    text = read_utf8(path)
+    text = read_utf8(path, what=what)
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, lineno, None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+        obj = loads_json(line, path, what, line=lineno)
         if not isinstance(obj, dict):
             raise DataError(path, lineno, None, "each line must be a JSON object")
         yield lineno, obj

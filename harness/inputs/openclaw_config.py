@@ -10,11 +10,13 @@ release reads which block and keys) -> harness tables:
     query.minScore                           [[postprocess]] min_score.min_score
     query.hybrid.mmr.enabled / lambda        [[postprocess]] mmr (added before min_score, or removed) / lambda
     query.hybrid.temporalDecay.enabled /     [[postprocess]] temporal_decay (added first, or removed) /
-      halfLifeDays                             half_life_days (OpenClaw's max(1, floor(days)))
+      halfLifeDays                             half_life_days (a whole number >= 1, as OpenClaw's schema)
     store.fts.tokenizer (unicode61|trigram)  [tokenizer] name
     chunking.tokens / overlap                [chunker] tokens / overlap
     extraPaths                               read by the data set at each run
-Invalid values raise DataError naming the field path; anything else found (provider, model, unknown
+Invalid values (what OpenClaw's own schema refuses) raise DataError naming the field path; values its
+schema takes and resolveMemorySearchConfig clamps (candidateMultiplier above 20, chunking.overlap not
+below chunking.tokens) are applied as it applies them, with a note; anything else found (provider, model, unknown
 keys ...) is listed in .notes as not evaluated, never silently dropped.  openclaw_snippet() goes the
 other way, in the block and keys of the preset's release, for printing the settings a sweep suggests;
 what that release cannot set is listed beside it, never pasted.  (OpenClaw 2026.8.1 and 2026.9.6 build
@@ -39,10 +41,13 @@ from typing import Any
 import json5
 
 from harness.config import load_toml, preset_path
-from harness.errors import DataError
+from harness.errors import ConfigError, DataError
 from harness.inputs.layout import read_utf8
+from harness.text_files import MAX_BYTES, JSONSyntaxError, loads_json, parse_bounded, shown
 
 DEFAULT_PATTERN = "**/*.md"
+MAX_CANDIDATE_MULTIPLIER = 20  # OpenClaw 2026.2.22 resolveMemorySearchConfig: clampInt(candidateMultiplier, 1, 20)
+DEFAULT_CHUNK_TOKENS = 400  # chunking.tokens when openclaw.json does not set it
 TOKENIZER_NAMES = ("unicode61", "trigram")  # memorySearch.store.fts.tokenizer
 
 
@@ -164,8 +169,10 @@ class OpenClawSettings:
         tables: dict[str, Any] = {}
         if "vector_weight" in self.values or "text_weight" in self.values:
             if preset_cfg.get("fusion", {}).get("name") != "weighted":
-                raise ValueError(f"preset {preset!r} does not use OpenClaw's weighted fusion, so openclaw.json's "
-                                 "vectorWeight/textWeight mean nothing there; use an openclaw-* preset")
+                fields = ", ".join(self.values[k][0] for k in ("vector_weight", "text_weight") if k in self.values)
+                raise ConfigError(f"{self.source}: {fields}: preset {preset!r} does not use OpenClaw's weighted "
+                                  "fusion, so these weights mean nothing there; use an openclaw-* preset (--preset "
+                                  "or the experiment's preset)")
             tables["fusion"] = {k: self.get(k) for k in ("vector_weight", "text_weight") if k in self.values}
         search = {k: self.get(k) for k in ("max_results", "candidate_multiplier") if k in self.values}
         if search:
@@ -233,20 +240,21 @@ def block_of(path: str) -> str:
 def _number(value: Any, source: Path, field_name: str, *, lo: float, hi: float = math.inf,
             integer: bool = False) -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataError(source, None, field_name, f"must be a number, got {value!r}")
+        raise DataError(source, None, field_name, f"must be a number, got {shown(value)}")
     if integer:
         if value != int(value):
-            raise DataError(source, None, field_name, f"must be a whole number, got {value!r}")
+            raise DataError(source, None, field_name, f"must be a whole number, got {shown(value)}")
         value = int(value)
     if not lo <= value <= hi:
-        bounds = f">= {lo:g}" if hi == math.inf else f"in [{lo:g}, {hi:g}]"
-        raise DataError(source, None, field_name, f"must be {bounds}, got {value!r}")
+        bounds = f">= {lo:g}" if hi == math.inf else f"in [{lo:g}, {hi:g}]" if hi <= 1 else \
+            f">= {lo:g} and at most {hi:,.0f}"
+        raise DataError(source, None, field_name, f"must be {bounds}, got {shown(value)}")
     return value
 
 
 def _boolean(value: Any, source: Path, field_name: str) -> bool:
     if not isinstance(value, bool):
-        raise DataError(source, None, field_name, f"must be true or false, got {value!r}")
+        raise DataError(source, None, field_name, f"must be true or false, got {shown(value)}")
     return value
 
 
@@ -256,21 +264,44 @@ def _object(value: Any, source: Path, field_name: str) -> dict[str, Any]:
     return value
 
 
+# keys whose string values are names, never credentials: shown in notes as written
+SHOWN_STRINGS = ("provider", "model", "fallback", "sources", "enabled", "tokenizer", "driver")
+
+
+def shown_value(path: str, value: Any) -> str:
+    """A value of openclaw.json as a note shows it: numbers, booleans and null as written, a string only
+    under a key that names something (provider, model ...), anything else by its kind, so that a key or
+    token placed in any field (memorySearch.query.apiKey, a header) is never echoed or written."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    key = path.rsplit(".", 1)[-1]
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False) if key in SHOWN_STRINGS and len(value) <= 80 else \
+            f"(a string of {len(value)} characters, not shown)"
+    if isinstance(value, list):
+        if key in SHOWN_STRINGS and all(isinstance(v, str) and len(v) <= 40 for v in value):
+            return json.dumps(value, ensure_ascii=False)
+        return f"(a list of {len(value)})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(sorted(str(k) for k in value)[:8]) + (", ..." if len(value) > 8 else "") + "}"
+    return f"({type(value).__name__})"
+
+
 def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: OpenClawSettings) -> None:
     """One memorySearch object (top level, agents.defaults or one agent) into `settings`."""
     def put(setting: str, path: str, value: Any) -> None:
         settings.values[setting] = (path, value)
 
     def note(path: str, value: Any, why: str) -> None:
-        settings.notes.append(f"{path} = {json.dumps(value, ensure_ascii=False)}: not evaluated ({why})")
+        settings.notes.append(f"{path} = {shown_value(path, value)}: not evaluated ({why})")
 
     for key, value in layer.items():
         path = f"{prefix}.{key}"
         if key == "query":
             for qkey, qvalue in _object(value, source, path).items():
                 qpath = f"{path}.{qkey}"
-                if qkey == "maxResults":
-                    put("max_results", qpath, _number(qvalue, source, qpath, lo=1, integer=True))
+                if qkey == "maxResults":  # OpenClaw: a positive integer; the harness scores up to 1,000,000
+                    put("max_results", qpath, _number(qvalue, source, qpath, lo=1, hi=1_000_000, integer=True))
                 elif qkey == "minScore":
                     put("min_score", qpath, float(_number(qvalue, source, qpath, lo=0, hi=1)))
                 elif qkey == "hybrid":
@@ -280,8 +311,13 @@ def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: Open
                             put("vector_weight", hpath, float(_number(hvalue, source, hpath, lo=0, hi=1)))
                         elif hkey == "textWeight":
                             put("text_weight", hpath, float(_number(hvalue, source, hpath, lo=0, hi=1)))
-                        elif hkey == "candidateMultiplier":
-                            put("candidate_multiplier", hpath, _number(hvalue, source, hpath, lo=1, integer=True))
+                        elif hkey == "candidateMultiplier":  # OpenClaw's schema: a positive integer;
+                            given = _number(hvalue, source, hpath, lo=1, integer=True)  # then clamped to 1-20
+                            if given > MAX_CANDIDATE_MULTIPLIER:
+                                settings.notes.append(
+                                    f"{hpath} = {given} is applied as {MAX_CANDIDATE_MULTIPLIER}, as OpenClaw clamps "
+                                    f"candidateMultiplier to 1-{MAX_CANDIDATE_MULTIPLIER}")
+                            put("candidate_multiplier", hpath, min(given, MAX_CANDIDATE_MULTIPLIER))
                         elif hkey == "mmr":
                             for mkey, mvalue in _object(hvalue, source, hpath).items():
                                 mpath = f"{hpath}.{mkey}"
@@ -296,9 +332,8 @@ def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: Open
                                 dpath = f"{hpath}.{dkey}"
                                 if dkey == "enabled":
                                     put("decay_enabled", dpath, _boolean(dvalue, source, dpath))
-                                elif dkey == "halfLifeDays":  # OpenClaw: at least 1, whole days
-                                    days = _number(dvalue, source, dpath, lo=0)
-                                    put("decay_half_life", dpath, max(1, math.floor(days)))
+                                elif dkey == "halfLifeDays":  # OpenClaw's schema: a whole number >= 1
+                                    put("decay_half_life", dpath, _number(dvalue, source, dpath, lo=1, integer=True))
                                 else:
                                     note(dpath, dvalue, "unknown to the harness")
                         elif hkey in HYBRID_NOT_EVALUATED:
@@ -318,7 +353,7 @@ def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: Open
                         if fkey == "tokenizer":
                             if fvalue not in TOKENIZER_NAMES:
                                 raise DataError(source, None, fpath,
-                                                f"must be one of {', '.join(TOKENIZER_NAMES)}, got {fvalue!r}")
+                                                f"must be one of {', '.join(TOKENIZER_NAMES)}, got {shown(fvalue)}")
                             put("tokenizer", fpath, fvalue)
                         else:
                             note(fpath, fvalue, "unknown to the harness")
@@ -343,9 +378,41 @@ def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: Open
                 settings.embedding["base_url"] = value["baseUrl"]
             if key == "enabled" and value is not False:
                 continue
-            note(path, "…" if key == "remote" else value, NOT_EVALUATED[key])  # never echo an API key
+            note(path, value, NOT_EVALUATED[key])  # shown_value never echoes a key
         else:
             note(path, value, "unknown to the harness")
+
+
+MAX_JSON5_BYTES = 256 * 1024  # JSON5's parser reads about 20-50 KB a second here: bounded at a few seconds
+
+
+def parse_openclaw_json(text: str, path: Path) -> Any:
+    """openclaw.json's value: plain JSON at C speed whatever its size, else JSON5 (comments, unquoted keys,
+    trailing commas: what OpenClaw reads) up to MAX_JSON5_BYTES, so no file holds a run for minutes."""
+    try:
+        return loads_json(text, path, "openclaw.json")
+    except JSONSyntaxError:
+        pass  # not plain JSON: JSON5, or an error that JSON5's parser will place
+    size = len(text.encode("utf-8"))
+    if size > MAX_JSON5_BYTES:
+        raise DataError(path, None, None, f"is {size / 1024:,.0f} KB and not plain JSON; the harness reads JSON5 "
+                                          f"(comments, unquoted keys, trailing commas) up to {MAX_JSON5_BYTES // 1024} "
+                                          "KB and plain JSON of any size: save it as plain JSON, or check that it is "
+                                          "the right file")
+
+    def parse(t: str) -> Any:
+        return json5.loads(t, allow_duplicate_keys=False)
+
+    try:
+        return parse_bounded(parse, text, path, "openclaw.json")
+    except ValueError as exc:
+        if isinstance(exc, DataError):
+            raise
+        message = str(exc)
+        match = re.match(r"<string>:(\d+)\s*(.*)", message)
+        if match:
+            raise DataError(path, int(match[1]), None, f"invalid JSON5: {match[2]}") from None
+        raise DataError(path, None, None, f"invalid JSON5: {message}") from None
 
 
 def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenClawSettings:
@@ -356,15 +423,7 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
     extraPaths of all three are concatenated.  Invalid values raise DataError naming the field path;
     settings the harness does not evaluate are listed in .notes."""
     path = Path(path).expanduser()
-    text = read_utf8(path)
-    try:
-        doc = json5.loads(text, allow_duplicate_keys=False)
-    except ValueError as exc:
-        message = str(exc)
-        match = re.match(r"<string>:(\d+)\s*(.*)", message)
-        if match:
-            raise DataError(path, int(match[1]), None, f"invalid JSON5: {match[2]}") from None
-        raise DataError(path, None, None, f"invalid JSON5: {message}") from None
+    doc = parse_openclaw_json(read_utf8(path, what="openclaw.json", limit=MAX_BYTES), path)
     doc = _object(doc, path, "(top level)")
     settings = OpenClawSettings(path)
     layers: list[tuple[str, Any]] = []
@@ -390,10 +449,16 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
         return out
 
     if agent is not None:
-        matches = [i for i, a in enumerate(agent_list) if isinstance(a, dict) and a.get("id") == agent]
+        # OpenClaw compares ids trimmed and lower-cased, and the first entry with the id wins
+        matches = [i for i, a in enumerate(agent_list) if isinstance(a, dict) and isinstance(a.get("id"), str)
+                   and agent_key(a["id"]) == agent_key(agent)]
         if not matches:
             known = [a.get("id") for a in agent_list if isinstance(a, dict)]
-            raise DataError(path, None, "agents.list", f"no agent with id {agent!r}; ids: {known}")
+            raise DataError(path, None, "agents.list", f"no agent with id {agent!r} (--agent or [dataset] agent); "
+                                                       f"ids: {known}")
+        if len(matches) > 1:
+            settings.notes.append(f"agents.list[{', '.join(map(str, matches))}] all have the id {agent!r}: the first, "
+                                  f"agents.list[{matches[0]}], applies (as OpenClaw takes the first)")
         layers += agent_blocks(matches[0], agent_list[matches[0]])
     else:
         for i, a in enumerate(agent_list):
@@ -403,9 +468,18 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
     for prefix, layer in layers:
         _read_layer(_object(layer, path, prefix), prefix, path, settings)
     tokens, overlap = settings.get("chunk_tokens"), settings.get("chunk_overlap")
-    if overlap is not None and overlap >= (tokens if tokens is not None else 400):
-        raise DataError(path, None, settings.values["chunk_overlap"][0], "must be smaller than chunking.tokens")
+    if overlap is not None and overlap >= (tokens if tokens is not None else DEFAULT_CHUNK_TOKENS):
+        field_path = settings.values["chunk_overlap"][0]
+        applied = (tokens if tokens is not None else DEFAULT_CHUNK_TOKENS) - 1
+        settings.notes.append(f"{field_path} = {overlap} is applied as {applied}, as OpenClaw clamps the overlap "
+                              f"below chunking.tokens ({applied + 1})")
+        settings.values["chunk_overlap"] = (field_path, applied)
     return settings
+
+
+def agent_key(agent_id: str) -> str:
+    """An agent id as OpenClaw compares it (normalizeAgentId: trimmed, lower case)."""
+    return agent_id.strip().lower()
 
 
 def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None, preset: str | None = None,

@@ -7,7 +7,9 @@ Queries files (YAML or JSONL), one query per item:
     path + lines: [start, end]     chunks overlapping those lines           doc id = path#Lstart-Lend
     contains: "substring"          chunks overlapping a line the substring  doc id = contains:<query id>
                                    occurs on (all of its lines when it spans several); add `path` to
-                                   look in one file only
+                                   look in one file only.  Queries whose substrings occur on exactly
+                                   the same lines share one doc id (the first one's), as two `path`
+                                   targets of one file do
     note                           free text, kept with the query
 A negative query names no target.  Relevance is judged on line overlap, as for every data set here,
 so a chunk that covers only part of a multi-line `contains` occurrence still counts.  Targets of
@@ -25,6 +27,7 @@ import yaml
 
 from harness.errors import DataError
 from harness.inputs.layout import QUERY_KINDS, jsonl_objects, read_utf8
+from harness.text_files import MAX_BYTES, MAX_DEPTH, check_value, deepest_line, shown
 
 QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster")
 
@@ -91,7 +94,7 @@ def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]
     qid, text = required_str("id"), required_str("text")
     kind, kind_line = fields.get("kind", ("suite", line))
     if kind not in QUERY_KINDS:
-        raise DataError(source, kind_line, "kind", f"must be one of {', '.join(QUERY_KINDS)}, got {kind!r}")
+        raise DataError(source, kind_line, "kind", f"must be one of {', '.join(QUERY_KINDS)}, got {shown(kind)}")
     spec = QuerySpec(qid, text, kind, source, line, field_lines={k: at for k, (_, at) in fields.items()})
     if len(text) > MAX_QUERY_CHARS:
         spec.text = text[:MAX_QUERY_CHARS]
@@ -139,11 +142,44 @@ def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]
     return spec
 
 
+def _check_node_graph(path: Path, root: yaml.Node) -> None:
+    """Refuse aliases (a queries file has no use for them, and a few nested ones expand to billions of
+    values: "billion laughs") and nesting past MAX_DEPTH, before anything is constructed."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            raise DataError(path, node.start_mark.line + 1, None, "uses a YAML alias (*name); write the value out "
+                                                                  "instead (a queries file has no aliases)")
+        seen.add(id(node))
+        if depth > MAX_DEPTH:
+            raise DataError(path, node.start_mark.line + 1, None,
+                            f"nested more than {MAX_DEPTH} levels deep; no queries file nests that deep")
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend(((key, depth + 1), (value, depth + 1)))
+
+
 def _yaml_items(path: Path, text: str) -> list[tuple[int, dict[str, tuple[Any, int]]]]:
-    loader = yaml.SafeLoader(text)
+    line = deepest_line(text)
+    if line is not None:
+        raise DataError(path, line, None, f"nested more than {MAX_DEPTH} levels deep; no queries file nests that deep")
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as exc:  # a character YAML does not allow (a NUL, a control character)
+        raise DataError(path, None, None, f"invalid YAML: {exc}") from None
     try:
         try:
-            root = loader.get_single_node()
+            try:
+                root = loader.get_single_node()
+            except RecursionError:
+                raise DataError(path, None, None, f"nested too deeply to read; no queries file nests more than "
+                                                  f"{MAX_DEPTH} levels") from None
+            if root is not None:
+                _check_node_graph(path, root)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             problem = exc.problem or exc.context or "syntax error"
@@ -175,7 +211,9 @@ def _yaml_items(path: Path, text: str) -> list[tuple[int, dict[str, tuple[Any, i
                 try:
                     value = loader.construct_object(value_node, deep=True)
                 except yaml.YAMLError as exc:
-                    raise DataError(path, value_node.start_mark.line + 1, key, f"invalid value: {exc}") from None
+                    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+                    raise DataError(path, value_node.start_mark.line + 1, key, f"invalid value: {problem}") from None
+                check_value(value, f"{path}:{value_node.start_mark.line + 1}", "queries file")
                 fields[key] = (value, value_node.start_mark.line + 1)
             items.append((at, fields))
         return items
@@ -189,9 +227,10 @@ def load_query_specs(path: Path | str) -> list[QuerySpec]:
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".jsonl"):
         raise DataError(path, None, None, "a queries file must be .yaml, .yml or .jsonl")
-    text = read_utf8(path, missing="no such queries file")
+    text = read_utf8(path, missing="no such queries file", what="queries file", limit=MAX_BYTES)
     if suffix == ".jsonl":
-        items = [(lineno, {k: (v, lineno) for k, v in obj.items()}) for lineno, obj in jsonl_objects(path)]
+        items = [(lineno, {k: (v, lineno) for k, v in obj.items()})
+                 for lineno, obj in jsonl_objects(path, "queries file")]
     else:
         items = _yaml_items(path, text)
     if not items:

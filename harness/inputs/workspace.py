@@ -46,7 +46,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from pydantic import Field, field_validator
 
@@ -69,6 +69,7 @@ from harness.inputs.openclaw_config import (
 from harness.inputs.query_files import QuerySpec, load_query_specs
 from harness.registry import stage
 from harness.stages.chunkers import split_lines
+from harness.text_files import encoding_problem, os_problem
 
 MEMORY_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"
@@ -147,31 +148,51 @@ class Discovery:
         return [f.display for f in self.files]
 
 
+MAX_WALK_ENTRIES = 200_000  # files and folders one walk reads: a memory folder, not a file system
+
+
 def _walk(folder: Path, rel_prefix: str, pattern: re.Pattern[str], files: list[tuple[str, Path]],
-          skipped: list[Skipped]) -> None:
-    """Files under `folder` whose path relative to it matches `pattern`; links skipped, sorted walk."""
-    def visit(current: Path, rel: str) -> None:
+          skipped: list[Skipped], *, source: str | Path | None = None, field_name: str | None = None) -> None:
+    """Files under `folder` whose path relative to it matches `pattern`; links skipped, sorted walk (depth
+    first, names in order, without recursion: any depth is walked).  A folder holding more than
+    MAX_WALK_ENTRIES entries (an extra path of "/") is a DataError naming it (and the setting), so no
+    configuration walks a whole file system."""
+    seen = 0
+
+    def listing(current: Path, rel: str) -> Iterator[os.DirEntry]:
+        nonlocal seen
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError as exc:
             skipped.append(Skipped(_join(rel_prefix, rel) or ".", f"cannot be read ({exc.strerror})"))
-            return
-        for entry in entries:
-            child_rel = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.is_symlink():
-                try:
-                    counted = entry.is_dir() or pattern.fullmatch(child_rel)  # only links that would have counted
-                    reason = "symbolic link"
-                except OSError as exc:  # a loop (ELOOP) or an unreadable target: never followed, listed as such
-                    counted, reason = True, f"symbolic link that cannot be followed ({exc.strerror})"
-                if counted:
-                    skipped.append(Skipped(_join(rel_prefix, child_rel), reason))
-            elif entry.is_dir(follow_symlinks=False):
-                visit(Path(entry.path), child_rel)
-            elif entry.is_file(follow_symlinks=False) and pattern.fullmatch(child_rel):
-                files.append((_join(rel_prefix, child_rel), Path(entry.path)))
+            return iter(())
+        seen += len(entries)
+        if seen > MAX_WALK_ENTRIES:
+            raise DataError(source or folder, None, field_name,
+                            f"{folder} holds more than {MAX_WALK_ENTRIES:,} files and folders; a memory folder is "
+                            "smaller than that: name the folder that holds the notes")
+        return iter(entries)
 
-    visit(folder, "")
+    stack: list[tuple[Iterator[os.DirEntry], str]] = [(listing(folder, ""), "")]
+    while stack:
+        entries, rel = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        child_rel = f"{rel}/{entry.name}" if rel else entry.name
+        if entry.is_symlink():
+            try:
+                counted = entry.is_dir() or pattern.fullmatch(child_rel)  # only links that would have counted
+                reason = "symbolic link"
+            except OSError as exc:  # a loop (ELOOP) or an unreadable target: never followed, listed as such
+                counted, reason = True, f"symbolic link that cannot be followed ({exc.strerror})"
+            if counted:
+                skipped.append(Skipped(_join(rel_prefix, child_rel), reason))
+        elif entry.is_dir(follow_symlinks=False):
+            stack.append((listing(Path(entry.path), child_rel), child_rel))
+        elif entry.is_file(follow_symlinks=False) and pattern.fullmatch(child_rel):
+            files.append((_join(rel_prefix, child_rel), Path(entry.path)))
 
 
 def _join(prefix: str, rel: str) -> str:
@@ -222,7 +243,11 @@ def discover_files(workspace: Path | str, extra_paths: Iterable[ExtraPath | str 
         if not raw:
             skipped.append(Skipped(repr(extra.path), f"{extra.field}: empty path"))
             continue
-        pattern = glob_regex(check_pattern(extra.pattern, where, f"{extra.field}.pattern"))
+        try:
+            pattern = glob_regex(check_pattern(extra.pattern, where, f"{extra.field}.pattern"))
+        except re.error as exc:  # [z-a]: a character range backwards, a set never closed...
+            raise DataError(where, None, f"{extra.field}.pattern", f"{extra.pattern!r} is not a glob pattern the "
+                                                                   f"harness can match ({exc}); e.g. '**/*.md'") from None
         expanded = os.path.expanduser(raw)
         absolute = os.path.isabs(expanded)
         target = os.path.normpath(expanded if absolute else os.path.join(root, expanded))
@@ -246,7 +271,7 @@ def discover_files(workspace: Path | str, extra_paths: Iterable[ExtraPath | str 
             prefix = f"extra{index + 1}"
         target_path = Path(target)
         if target_path.is_dir():
-            _walk(target_path, prefix, pattern, found, skipped)
+            _walk(target_path, prefix, pattern, found, skipped, source=extra.source, field_name=extra.field)
         elif target_path.is_file():
             if pattern.fullmatch(target_path.name):
                 found.append((prefix if base is not None else f"{prefix}/{target_path.name}", target_path))
@@ -292,13 +317,24 @@ def occurrence_lines(text: str, needle: str) -> list[tuple[int, int]]:
     return out
 
 
+def skipped_folders(discovery: Discovery) -> str:
+    """The skipped folders and links (memory/ a symbolic link, a folder that cannot be listed), for an
+    error about a target that was not found: "" when nothing was skipped."""
+    parts = [f"{s.path} ({s.reason})" for s in discovery.skipped
+             if "symbolic link" in s.reason or "cannot be read" in s.reason]
+    return f"; not searched, because skipped: {', '.join(parts[:5])}" if parts else ""
+
+
 def _unknown_path_error(spec: QuerySpec, discovery: Discovery) -> DataError:
     path = spec.path or ""
     hint = ""
     skipped = {s.path: s.reason for s in discovery.skipped}
     on_disk = discovery.workspace / path
+    under = next((p for p in skipped if path.startswith(p.rstrip("/") + "/")), None)
     if path in skipped:
         hint = f" (it was skipped: {skipped[path]})"
+    elif under is not None:  # memory/ itself a link: every file under it is skipped with it
+        hint = f" (it is under {under}, which was skipped: {skipped[under]}; OpenClaw does not follow it either)"
     elif on_disk.exists():
         hint = " (it exists but is not indexed: OpenClaw indexes MEMORY.md, memory.md, memory/**/*.md and extraPaths)"
     else:
@@ -313,20 +349,30 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str],
     """Queries with their relevant doc ids, and the provenance spans that define those doc ids."""
     queries: list[Query] = []
     spans: dict[tuple[str, int, int, str], None] = {}  # ordered, without repeats
+    occurrences: dict[tuple[str | None, str], tuple[tuple[str, int, int], ...]] = {}
+    # `contains` targets found on exactly the same lines are one document, as two `path` targets of one
+    # file are: thousands of queries about one line cost one document, not one each (linear memory)
+    contains_docs: dict[tuple[tuple[str, int, int], ...], str] = {}
+    ordered = sorted(texts)
     for spec in specs:
         relevant: dict[str, int] = {}
         if spec.path is not None and spec.path not in texts:
             raise _unknown_path_error(spec, discovery)
         if spec.contains is not None:
-            doc_id = f"contains:{spec.id}"
-            searched = [spec.path] if spec.path is not None else sorted(texts)
-            for display in searched:
-                for first, last in occurrence_lines(texts[display], spec.contains):
-                    spans[(display, first, last, doc_id)] = None
-            if not any(key[3] == doc_id for key in spans):
+            key = (spec.path, spec.contains)
+            if key not in occurrences:
+                searched = [spec.path] if spec.path is not None else ordered
+                occurrences[key] = tuple((display, first, last) for display in searched
+                                         for first, last in occurrence_lines(texts[display], spec.contains))
+            found = occurrences[key]
+            if not found:
                 scope = spec.path if spec.path is not None else "any indexed file"
                 raise DataError(spec.source, spec.where("contains"), "contains",
-                                f"{spec.contains!r} does not occur in {scope} (matching is exact and case-sensitive)")
+                                f"{spec.contains!r} does not occur in {scope} (matching is exact and case-sensitive)"
+                                + skipped_folders(discovery))
+            doc_id = contains_docs.setdefault(found, f"contains:{spec.id}")
+            for display, first, last in found:
+                spans[(display, first, last, doc_id)] = None
             relevant[doc_id] = 1
         elif spec.lines is not None:
             start, end = spec.lines
@@ -360,7 +406,14 @@ SKIP_HINT = 'to skip such files with a warning, set errors = "skip" in the exper
 def read_memory_text(path: Path) -> str:
     """A memory file as the layout reads it back (UTF-8, universal newlines)."""
     try:
-        raw = path.read_bytes().decode("utf-8")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(path, None, None, f"unreadable ({os_problem(exc)})") from None
+    other = encoding_problem(data)
+    if other is not None:
+        raise DataError(path, None, None, f"is {other} text, not UTF-8 (save it as UTF-8); {SKIP_HINT}")
+    try:
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(path, None, None, f"not UTF-8 at byte {exc.start} ({exc.reason}); {SKIP_HINT}") from None
     return raw.replace("\r\n", "\n").replace("\r", "\n")
@@ -474,11 +527,14 @@ class WorkspaceDataset:
     def queries(self) -> list[Query]:
         return list(self._resolved()[0])
 
+    def check_layout(self, options: dict[str, Any]) -> None:
+        if options:
+            raise TypeError(f"the workspace data set takes no [layout] options, got {', '.join(sorted(options))}")
+
     def render(self, dest: Path | str | None = None, **options: Any) -> Layout:
         """Copy every indexed file, byte for byte, to its display path under a fresh folder and write
         the provenance spans of the queries' targets.  A workspace layout takes no options."""
-        if options:
-            raise TypeError(f"the workspace data set takes no [layout] options, got {', '.join(sorted(options))}")
+        self.check_layout(options)
         discovery = self.discovery()
         if not discovery.files:
             raise DataError(self.path, None, None, "no memory files: expected MEMORY.md, memory.md or memory/**/*.md")

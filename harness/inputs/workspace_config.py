@@ -108,8 +108,8 @@ def openclaw_layer(experiment: dict[str, Any], preset: str | None, source: str) 
     settings = read_openclaw_config(path, agent=dataset.get("agent"))
     try:
         tables = settings.experiment_tables(preset)
-    except ValueError as exc:
-        raise ConfigError(f"{source} [dataset] config: {path}: {exc}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"{source} [dataset] config: {exc}") from None
     return OpenClawLayer(path, tables, settings, preset, bool(dataset.get("follow_config", False)))
 
 

@@ -429,15 +429,14 @@ def validate_ablation(doc: dict[str, Any], label: str = "ablation") -> None:
 
 
 def load_json(path: Path | str) -> dict[str, Any]:
+    from harness.errors import DataError
+    from harness.text_files import loads_json, read_text
+
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportInputError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise ReportInputError(f"{path}: not UTF-8 ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise ReportInputError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    try:  # a BOM, UTF-16, a folder, nesting past any real file: as every text file (harness.text_files)
+        doc = loads_json(read_text(path, "results file", missing="no such file"), path, "results file")
+    except DataError as exc:
+        raise ReportInputError(str(exc)) from None
     if not isinstance(doc, dict):
         raise ReportInputError(f"{path}: expected a JSON object, found {type(doc).__name__}")
     return doc

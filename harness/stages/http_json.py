@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from typing import Any, Callable, Generator, NoReturn
@@ -22,6 +23,7 @@ import httpx
 import tenacity
 
 RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+WHOLE_REQUEST_GRACE_S = 0.5  # past `timeout`: httpx's own per-read timeout names a plain stall first
 
 # (message, HTTP status or None, attempts) -> the exception a stage raises
 FailureFactory = Callable[[str, "int | None", int], Exception]
@@ -132,6 +134,13 @@ def host_of(base_url: str) -> str:
     return parts.hostname.lower() + (f":{parts.port}" if parts.port else "")
 
 
+def endpoint_of(base_url: str) -> str:
+    """host[:port] and path of a base URL (host lower case, no trailing slash): two paths on one host can
+    be two servers or two models (a proxy routing /openai/v1 and /local/v1), so a cache key holds both."""
+    path = urllib.parse.urlsplit(base_url).path.rstrip("/")
+    return host_of(base_url) + path
+
+
 def env_key(api_key_env: str | None) -> str:
     return os.environ.get(api_key_env, "").strip() if api_key_env else ""
 
@@ -224,13 +233,39 @@ class JSONPoster:
         return self._parse_json(raw, attempt.retry_state.attempt_number)
 
     def _send(self, body: bytes) -> bytes:
-        """One request: the response body of a 2xx answer, else an AttemptFailed."""
+        """One request: the response body of a 2xx answer, else an AttemptFailed.
+
+        `timeout` bounds the whole request, not only each read: httpx's timeouts apply per operation, so
+        a server sending one byte every few seconds would hold a run forever.  The request runs in a
+        thread that is abandoned at the deadline (its connection closed; it ends at its next read)."""
         self.stats["requests"] += 1
-        try:
-            response = self.client().post(self.url, content=body)
-        except httpx.RequestError as exc:
+        client = self.client()
+        outcome: dict[str, Any] = {}
+
+        def request() -> None:
+            try:
+                outcome["response"] = client.post(self.url, content=body)
+            except BaseException as exc:  # handed to the caller's thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=request, name="harness-http-request", daemon=True)
+        worker.start()
+        worker.join(self.timeout + WHOLE_REQUEST_GRACE_S)
+        if worker.is_alive():
+            self._http = None  # a fresh client (and connection) for any retry
+            try:
+                client.close()
+            except Exception:  # closing under a thread that still reads: nothing to report
+                pass
+            raise AttemptFailed(f"no complete response within timeout = {self.timeout:g} s (the server is answering "
+                                "too slowly; the whole request is bounded by `timeout`)", retryable=True)
+        if "error" in outcome:
+            exc = outcome["error"]
+            if not isinstance(exc, httpx.RequestError):
+                raise exc
             problem, retryable = self._describe_transport_error(exc)
             raise AttemptFailed(self.redact(problem), retryable=retryable) from None
+        response = outcome["response"]
         if not response.is_success:
             raise AttemptFailed(self.redact(self._describe_status(response)), status=response.status_code,
                                 retryable=response.status_code in RETRYABLE_STATUS,

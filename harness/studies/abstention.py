@@ -39,7 +39,7 @@ from harness.studies.experiment import RunResult, _json_default, run_experiment
 
 
 def load_abstention_spec(path: Path | str) -> dict[str, Any]:
-    spec = load_toml(path)
+    spec = load_toml(path, "abstention spec")
     for key in ("name", "runs"):
         if key not in spec:
             raise ConfigError(f"{path}: an abstention spec needs '{key}'")

@@ -45,7 +45,7 @@ HIT_FIELDS = ("rank", "chunk", "path", "start_line", "end_line", "score", "vecto
 
 
 def load_benchmark(path: Path | str) -> dict[str, Any]:
-    spec = load_toml(path)
+    spec = load_toml(path, "benchmark spec")
     for key in ("name", "runs"):
         if key not in spec:
             raise ConfigError(f"{path}: a benchmark needs '{key}'")

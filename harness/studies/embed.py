@@ -55,13 +55,14 @@ def embedding_work(config: dict[str, Any]) -> EmbeddingWork:
         chunk_layout,
         dataset_parts,
         load_dataset,
+        render_layout,
     )
 
     counts_tokens = "token_count" in config["chunker"]  # only then is the model loaded here
     chunker = build_chunker(config, embedder_of_this_process(config["embedder"]) if counts_tokens else None)
     passages, queries = [], []
     for _, part in dataset_parts(load_dataset(config)):  # a scoped data set (LoCoMo): each workspace
-        layout = part.render(**config.get("layout", {}))
+        layout = render_layout(part, config)
         try:
             passages += [c.text for c in chunk_layout(layout, chunker)]
         finally:

@@ -45,7 +45,7 @@ GROUPS = {"suite": lambda f: f["in_suite"], "paraphrase": lambda f: f["kind"] ==
 
 
 def load_expansion_spec(path: Path | str) -> dict[str, Any]:
-    spec = load_toml(path)
+    spec = load_toml(path, "expansion spec")
     for key in ("name", "variants", "runs"):
         if key not in spec:
             raise ConfigError(f"{path}: an expansion spec needs '{key}'")

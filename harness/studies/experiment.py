@@ -27,7 +27,7 @@ import pandas as pd
 from harness import __version__
 from harness.config import NEAR_TIE_FRACTION
 from harness.db import sqlite_vec_version, sqlite_version
-from harness.errors import ProfileLimitExceeded
+from harness.errors import ConfigError, ProfileLimitExceeded
 from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.runs import JudgedRuns, scoped_runs
@@ -40,9 +40,11 @@ from harness.pipeline import (
     build_stages,
     chunk_statistics,
     dataset_parts,
+    duplicate_texts,
     index_layout,
     layout_chunk_statistics,
     load_dataset,
+    render_layout,
     scoped_chunks,
     search_legs,
 )
@@ -55,6 +57,7 @@ from harness.profiles import (
 )
 from harness.stages.embedders import EmbeddingCache
 from harness.stages.fusion.base import applied_weights
+from harness.text_files import write_text_atomic
 
 
 def environment(stages: Stages | None = None) -> dict[str, Any]:
@@ -130,11 +133,9 @@ class RunResult:
     def write_json(self, path: Path | str) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1, default=_json_default),
-                       encoding="utf-8")
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written results file
-        return path
+        # atomic: a crash never leaves a half-written results file; a full disk is named with the size needed
+        return write_text_atomic(path, json.dumps(self.to_dict(), ensure_ascii=False, indent=1,
+                                                  default=_json_default))
 
 
 def _json_default(obj: Any) -> Any:
@@ -175,17 +176,19 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     applied_profile = apply_profile(profile)
     evaluation = config.get("evaluation", {})
     stage = "set-up"
+    cap_gib = (config.get("profile") or {}).get("memory_cap_gib")
+    source = config.get("experiment_file", "<experiment>")
     layouts: list[Layout] = []
     parts: list[_Part] = []
+    folded = 0  # queries whose text repeats an earlier one's: searched once (pipeline.search_legs)
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
         model = stages.embedder.inner
         if profile.memory_cap_bytes is not None and hasattr(model, "warm_up") and not model.loaded:
             stage = "loading the embedding model"  # a model that does not fit crashes natively: try it apart first
             check_model_fits(profile_name, applied_profile["enforced_address_space_limit"],
-                             f"the embedding model ({model.model_id})", model.warm_up, model.batch_bytes)
+                             f"the embedding model ({model.model_id})", model.warm_up, model.batch_bytes, cap_gib)
             model.warm_up()  # now, while this process is as the trial measured it
-        source = config.get("experiment_file", "<experiment>")
         cutoffs = checked_cutoffs(evaluation.get("cutoffs"), stages.max_results, source=source)
         evidence_cutoffs = (checked_cutoffs(evaluation["evidence_cutoffs"], stages.max_results, source=source,
                                             key="evidence_cutoffs") if evaluation.get("evidence_cutoffs") else None)
@@ -195,11 +198,12 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         for scope, part in dataset_parts(dataset):
             at = f" ({scope})" if scope is not None else ""
             stage = "rendering the layout" + at
-            layout = part.render(**config.get("layout", {}))
+            layout = render_layout(part, config)
             layouts.append(layout)
             stage = "indexing (chunking, embedding, inserts)" + at
             index = index_layout(layout, stages)
             queries = part.queries()
+            folded += duplicate_texts(queries)
             stage = "querying" + at
             part_stages = at_reference_time(stages, part)
             legs = search_legs(index, part_stages, queries)
@@ -216,12 +220,14 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         chunk_stats_doc = _chunk_stats(parts, stages)
     except Exception as exc:
         capped = applied_profile["enforced_address_space_limit"] is not None
+        if isinstance(exc, ConfigError) and source not in str(exc):  # found late: still named by its file
+            raise ConfigError(f"{source}: {exc}") from exc
         if isinstance(exc, ProfileLimitExceeded):
-            raise
+            raise ProfileLimitExceeded(f"{source}: {exc}") from exc
         if isinstance(exc, MemoryError) or (capped and (near_memory_cap() or stage == "loading the embedding model")):
             raise ProfileLimitExceeded(
-                limit_message(profile_name, stage, applied_profile["enforced_address_space_limit"])
-                + f" ({type(exc).__name__}: {exc})") from exc
+                f"{source}: " + limit_message(profile_name, stage, applied_profile["enforced_address_space_limit"],
+                                              cap_gib) + f" ({type(exc).__name__}: {exc})") from exc
         raise
     finally:
         if not keep_layout:
@@ -251,6 +257,11 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     from harness.inputs.workspace_config import layer_notes
 
     notes = layer_notes(config.get("openclaw_json"))  # what the workspace's openclaw.json set, and what won over it
+    if folded:
+        notes.append(f"{folded} {'query repeats' if folded == 1 else 'queries repeat'} the text of an earlier "
+                     "query: each text was embedded and searched once, and every query judged on its own target")
+    cache = getattr(stages.embedder, "cache", None)
+    notes += cache.notes() if hasattr(cache, "notes") else []  # a cache moved aside, read-only, or with bad rows
     if weights and weights["rescaled"]:
         c, a = weights["configured"], weights["applied"]
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "

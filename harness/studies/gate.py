@@ -161,6 +161,11 @@ def run_gate(results: Path | str, baseline: Path | str, rules: Sequence[str] | N
     config = load_gate_file(gate_file) if gate_file is not None else None
     settings = config.settings if config else GateSettings()
     parsed, source = _rules(config, rules, settings)
+    for rule in parsed:  # a --rule that matches nothing is a typo, not a gate that passes
+        if rule.source.startswith("--rule") and not any(rule.matches(m) for m in baseline_doc.metrics):
+            some = ", ".join(sorted(baseline_doc.metrics)[:8])
+            raise ConfigError(f"{rule.source}: matches no metric of the baseline {baseline_doc.path} (its metrics: "
+                              f"{some}{', ...' if len(baseline_doc.metrics) > 8 else ''})")
     cases = query_cases(current_doc, baseline_doc, settings)
     set_aside = {c.key for c in cases if c.flip is not None and c.flip.near_tie and c.kind == "suite"
                  and settings.near_tie_flips == "report"}

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from harness.config import NEAR_TIE
 from harness.errors import ConfigError
 from harness.inputs.layout import read_json
+from harness.text_files import shown
 
 KINDS = {
     "results": "a run's results.json",
@@ -105,6 +106,7 @@ def load_document(path: Path | str, what: str) -> GateDocument:
         keys = ", ".join(sorted(doc)[:8]) if isinstance(doc, dict) else type(doc).__name__
         raise ConfigError(f"{path}: the {what} is none of the files the gate compares ({'; '.join(KINDS.values())}); "
                           f"its top-level keys are: {keys}")
+    check_document(doc, kind, path)
     if kind == "ablation":
         gd = GateDocument(path, kind, {}, doc=doc)
         for r, round_doc in doc["rounds"].items():
@@ -117,6 +119,60 @@ def load_document(path: Path | str, what: str) -> GateDocument:
         part = _results_part(doc, prefix="")
         return GateDocument(path, kind, part.metrics, part.per_query, part.queries, doc)
     return _eval_document(path, doc)
+
+
+NOT_METRICS = ("ci_method", "near_tie", "resampling", "near_ties_by_margin")  # summary.suite entries, not figures
+
+
+def check_document(doc: dict[str, Any], kind: str, path: Path) -> None:
+    """Refuse what the gate cannot judge rather than judge around it: a summary or suite of the wrong
+    shape, a figure that is not a number, or one that is NaN or infinite (a NaN baseline would otherwise
+    drop its check without a word).  Errors name the file and the key."""
+    def bad(where: str, message: str) -> ConfigError:
+        return ConfigError(f"{path}: {where}: {message}; is this a file `harness {'eval --json' if kind == 'eval' else 'run'}` "
+                           "wrote?")
+
+    def figures(table: Any, where: str) -> None:
+        if not isinstance(table, dict):
+            raise bad(where, f"must be an object, got {type(table).__name__}")
+        for name, value in table.items():
+            counts = name in ("passed", "queries", "returned_anything")  # always numbers, never null
+            if name in NOT_METRICS or name.endswith("_ci95") or (value is None or isinstance(value, (dict, list, str))) \
+                    and not counts:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise bad(f"{where}.{name}", f"must be a number, got {type(value).__name__} {shown(value)}")
+            if not math.isfinite(value):
+                raise bad(f"{where}.{name}", f"is {value}, not a finite number; the gate compares finite figures "
+                                             "only (rerun to write the file again)")
+
+    def run_doc(d: Any, where: str) -> None:
+        if not isinstance(d, dict):
+            raise bad(where or "(top level)", "must be an object")
+        summary = d.get("summary")
+        if not isinstance(summary, dict):
+            raise bad(f"{where}summary", "is missing or not an object")
+        if "suite" not in summary:
+            raise bad(f"{where}summary.suite", "is missing")
+        figures(summary["suite"], f"{where}summary.suite")
+        for block in ("paraphrase", "negative"):
+            if summary.get(block) is not None:
+                figures(summary[block], f"{where}summary.{block}")
+        queries = d.get("queries")
+        if queries is not None and not (isinstance(queries, dict) and all(isinstance(r, dict) for r in queries.values())):
+            raise bad(f"{where}queries", "must be an object of query id -> row")
+
+    if kind == "results":
+        run_doc(doc, "")
+    elif kind == "ablation":
+        for r, round_doc in doc["rounds"].items():
+            run_doc(round_doc, f"rounds.{r}.")
+    else:
+        figures(doc["mean"], "mean")
+        for qid, row in doc["per_query"].items():
+            if not isinstance(row, dict):
+                raise bad(f"per_query.{qid}", "must be an object of measure -> value")
+            figures(row, f"per_query.{qid}")
 
 
 def same_kind(current: GateDocument, baseline: GateDocument) -> None:

@@ -29,7 +29,6 @@ after a wildcard one overrides it).  The file's rules replace the built-in ones 
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -93,14 +92,10 @@ def _fields(model: type) -> list[str]:
 
 
 def load_gate_file(path: Path | str) -> GateConfig:
+    from harness.config import load_toml
+
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such gate file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    doc = load_toml(path, "gate file")
     unknown = sorted(set(doc) - {"gate", "rule"})
     if unknown:
         raise ConfigError(f"{path}: unknown table(s) {unknown}; a gate file has [gate] and [[rule]]")

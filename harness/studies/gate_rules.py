@@ -18,6 +18,7 @@ large sample such as LoCoMo's, where a few questions move with any change of mod
 from __future__ import annotations
 
 import fnmatch
+import math
 import operator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -60,14 +61,20 @@ class Rule:
             if not pattern or kind not in ("drop", "growth", "interval", "paired"):
                 raise ValueError
             if kind in ("drop", "growth"):
-                return cls(pattern, kind, float(value), source=where)
+                limit = float(value)
+                if not math.isfinite(limit) or limit < 0:
+                    raise ConfigError(f"{source} {text!r}: {kind} must be a finite number >= 0 (a metric may "
+                                      f"{kind} by at most this much), got {value}")
+                return cls(pattern, kind, limit, source=where)
             number = float(value) if value else (level if kind == "interval" else alpha)
             if not 0 < number < 1:
                 raise ValueError
             return cls(pattern, kind, level=number if kind == "interval" else level,
                        alpha=number if kind == "paired" else alpha, source=where)
+        except ConfigError:
+            raise
         except ValueError:
-            raise ConfigError(f"bad gate rule {text!r}; expected METRIC:drop=X, METRIC:growth=R, "
+            raise ConfigError(f"{source}: bad gate rule {text!r}; expected METRIC:drop=X, METRIC:growth=R, "
                               "METRIC:interval[=LEVEL] or METRIC:paired[=ALPHA]") from None
 
     def matches(self, metric: str) -> bool:

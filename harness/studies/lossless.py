@@ -256,7 +256,7 @@ def run_markdown(spec: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
 # --- the study -----------------------------------------------------------------------------------------
 
 def load_lossless(path: Path | str) -> dict[str, Any]:
-    spec = load_toml(path)
+    spec = load_toml(path, "lossless spec")
     for key in ("name", "dataset"):
         if key not in spec:
             raise ConfigError(f"{path}: a lossless spec needs '{key}'")

@@ -38,7 +38,7 @@ from harness.studies.experiment import RunResult, run_experiment
 def load_matrix(path: Path | str) -> dict[str, Any]:
     """A matrix file; `values_from = "experiments/tokenizers.toml"` takes the values of another matrix
     file, so the same tokenizers or chunkers are compared on another data set without a copy."""
-    spec = load_toml(path)
+    spec = load_toml(path, "matrix spec")
     if "values_from" in spec and "values" not in spec:
         source = project_path(spec["values_from"])
         if not Path(source).is_file():
@@ -84,7 +84,7 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
     `runs`, each with an `experiment`, presets from the run, the file or the file's `preset`); a study
     of presets on one experiment (lossless: `presets`, `experiment`, `dataset`).  --preset replaces the
     presets a file names."""
-    spec = load_toml(path)
+    spec = load_toml(path, "matrix spec")
     if "runs" in spec and ("values" in spec or "values_from" in spec):
         configs = [config for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
     elif "runs" in spec:

@@ -229,6 +229,21 @@ def _runs(doc: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
     return {"": doc}
 
 
+def _check_shape(doc: dict[str, Any], kind: str, path: Path) -> None:
+    """What the diff reads, of the shape harness run writes: `queries` an object of rows, `hits` an object
+    of lists of hits; anything else is named with the file and key."""
+    for prefix, run in _runs(doc, kind).items():
+        if not isinstance(run, dict):
+            raise ConfigError(f"{path}: {prefix.rstrip('.') or '(top level)'}: must be an object")
+        queries, hits = run.get("queries") or {}, run.get("hits") or {}
+        if not isinstance(queries, dict) or not all(isinstance(r, dict) for r in queries.values()):
+            raise ConfigError(f"{path}: {prefix}queries: must be an object of query id -> row, as harness run writes")
+        if not isinstance(hits, dict) or not all(isinstance(h, list) and all(isinstance(x, dict) for x in h)
+                                                 for h in hits.values()):
+            raise ConfigError(f"{path}: {prefix}hits: must be an object of query id -> list of hits, as harness "
+                              "run writes")
+
+
 def diff_files(base: Path | str, now: Path | str) -> DiffResult:
     base, now = Path(base), Path(now)
     _, base_doc = read_json(base, "baseline file")
@@ -242,6 +257,8 @@ def diff_files(base: Path | str, now: Path | str) -> DiffResult:
     if kinds[0] != kinds[1]:
         raise ConfigError(f"cannot diff {base} ({KINDS[kinds[0]]}) with {now} ({KINDS[kinds[1]]}): "
                           "give two files of one kind")
+    _check_shape(base_doc, kinds[0], base)
+    _check_shape(now_doc, kinds[1], now)
     result = DiffResult(base, now, _label(base_doc, base), _label(now_doc, now), kinds[0], [], 0)
     base_runs, now_runs = _runs(base_doc, kinds[0]), _runs(now_doc, kinds[0])
     for prefix in [p for p in base_runs if p in now_runs]:

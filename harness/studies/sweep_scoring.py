@@ -58,6 +58,7 @@ from harness.pipeline import (
     chunk_layout,
     fuse_with_candidates,
     load_dataset,
+    render_layout,
 )
 from harness.progress import progress_bar
 from harness.stages.chunkers import CHUNKERS
@@ -212,7 +213,7 @@ def search_sweep_legs(config: dict[str, Any], tokenizers: dict[str, dict[str, An
                           f"`harness run` or `harness benchmark`)")
     needs = dict(needs or {})
     needs.setdefault(None, set()).add(base.candidates)
-    layout = dataset.render(**config.get("layout", {}))
+    layout = render_layout(dataset, config)
     chunkings: dict[int | None, ChunkingLegs] = {}
     cached: list[str] = []
     try:

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.db import cache_dir, open_cache, retry_busy
+import apsw
+
+from harness.db import CacheFullError, cache_dir, open_cache_file, retry_busy
 from harness.errors import HarnessError
 from harness.stages.chat.base import ChatError, ChatModel, Message, check_messages
 
@@ -31,10 +33,12 @@ class CompletionCache:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_completion_cache_path()
-        self.conn = open_cache(self.path)  # shared by concurrent runs, as the embedding cache (harness.db)
-        retry_busy(lambda: self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
-            "request TEXT NOT NULL, reply TEXT NOT NULL) WITHOUT ROWID"), "opening it", self.path)
+        # shared by concurrent runs, as the embedding cache; a broken file is moved aside, a read-only one read
+        opened = open_cache_file(self.path, table="completions", columns=("key", "model", "request", "reply"),
+                                 create="CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, model TEXT "
+                                        "NOT NULL, request TEXT NOT NULL, reply TEXT NOT NULL) WITHOUT ROWID",
+                                 what="completion cache")
+        self.conn, self.readonly, self.notes = opened.conn, opened.readonly, opened.notes
 
     def get(self, key: str) -> str | None:
         row = retry_busy(lambda: self.conn.execute("SELECT reply FROM completions WHERE key = ?", (key,)).fetchone(),
@@ -48,7 +52,13 @@ class CompletionCache:
             with self.conn:  # one transaction: a failed try leaves nothing behind, so it can be repeated
                 self.conn.execute("INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?)", row)
 
-        retry_busy(write, "storing a reply", self.path)
+        if self.readonly:
+            return
+        try:
+            retry_busy(write, "storing a reply", self.path)
+        except apsw.FullError:
+            raise CacheFullError(f"{self.path.parent}: no space left on the device for the completion cache; "
+                                 "free some space there and run again", self.path.parent) from None
 
     def count(self, model: str | None = None) -> int:
         if model is None:

@@ -59,7 +59,7 @@ class OpenAICompatibleChat:
     params: dict[str, Any] | None = None
     """further JSON fields of each request, e.g. {top_p = 1.0}"""
     timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
-    """seconds to connect, send, or wait for the next bytes of the answer"""
+    """seconds a whole request may take (connecting, sending, and reading all of the answer)"""
     max_retries: int = Field(5, ge=0)
     """retries after the first attempt"""
     backoff_base: float = Field(0.5, ge=0, allow_inf_nan=False)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Literal, Sequence
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from harness.registry import stage
 from harness.stages.chunkers.base import (
@@ -29,6 +29,7 @@ from harness.stages.chunkers.base import (
     Sizing,
     cut_to_budget,
     number_pieces,
+    overlap_below_tokens,
     split_lines,
 )
 
@@ -93,7 +94,7 @@ class OpenClawChunker:
     tokens: int = Field(400, gt=0)
     """chunk budget in tokens (x 4 characters of `sizing`, at least 32 characters)"""
     overlap: int = Field(80, ge=0)
-    """tokens of trailing whole lines carried into the next chunk"""
+    """tokens of trailing whole lines carried into the next chunk, smaller than `tokens`"""
     sizing: Sizing = "raw_length"
     """cost of a text: "raw_length" (code points), "utf16" (UTF-16 code units, OpenClaw to 2026.3.24),
     "cjk_weighted" (SPEC: a CJK character 4) or "cjk_weighted_2026.08" (OpenClaw 2026.8.1's estimate)"""
@@ -110,6 +111,8 @@ class OpenClawChunker:
     pieces if its estimate is over), "2026.09" (that slice cut by accumulated estimate)"""
     curated_entries: bool = False
     """chunk MEMORY.md and USER.md per curated entry, as OpenClaw 2026.8.1 does (see the record chunker)"""
+
+    _overlap_below_tokens = field_validator("overlap")(overlap_below_tokens)
 
     def __post_init__(self) -> None:
         self.size = SIZINGS[self.sizing]

@@ -10,6 +10,7 @@ from harness.registry import stage
 from harness.stages.embedders.base import EMBEDDERS, Role, check_role
 
 _LOADED_IN_THIS_PROCESS = False
+MAX_THREADS = 256  # more threads than any machine here has cores only starve each other (100,000 crash)
 
 
 @EMBEDDERS.register("e5-small-q4")
@@ -19,8 +20,8 @@ class E5SmallQ4:
 
     The package adds the model's own prefixes: "query: " for queries, "passage: " for passages."""
 
-    threads: int | None = Field(None, ge=1)
-    """inference threads; None: the package's default"""
+    threads: int | None = Field(None, ge=1, le=MAX_THREADS)
+    """inference threads (1-256); None: the package's default"""
 
     dim: ClassVar[int] = 384
     max_tokens: ClassVar[int] = 512  # the model's input limit: longer passages are cut

@@ -22,8 +22,8 @@ from harness.stages.http_json import (
     JSONPoster,
     RequestFailure,
     check_base_url,
+    endpoint_of,
     env_key,
-    host_of,
     refuse_key_in_config,
     require_key_variable,
     retry_after_seconds,
@@ -73,7 +73,7 @@ class OpenAICompatibleEmbedder:
     batch_size: int = Field(64, ge=1)
     """inputs per request"""
     timeout: float = Field(60.0, gt=0, allow_inf_nan=False)
-    """seconds to connect, send, or wait for the next bytes of the answer"""
+    """seconds a whole request may take (connecting, sending, and reading all of the answer)"""
     max_retries: int = Field(5, ge=0)
     """retries after the first attempt"""
     backoff_base: float = Field(0.5, ge=0, allow_inf_nan=False)
@@ -142,9 +142,10 @@ class OpenAICompatibleEmbedder:
 
     @property
     def model_id(self) -> str:
-        """Host + model + dimensions, plus a digest of the per-role requests when they differ from the
-        plain one (they change the vectors).  Never the key."""
-        ident = f"openai-compatible:{host_of(self.base_url)}/{self.model}@{self.dimensions or 'default'}"
+        """Everything that decides a vector: the endpoint (host and path: two paths on one host may be two
+        servers), the model, the dimensions, plus a digest of the per-role requests (model names, prefixes,
+        extra fields) when they differ from the plain one.  Never the key."""
+        ident = f"openai-compatible:{endpoint_of(self.base_url)}/{self.model}@{self.dimensions or 'default'}"
         shapes = {role: self._request_shape(role) for role in ROLES}
         if any(shape != (self.model, "", {}) for shape in shapes.values()):
             canonical = json.dumps(shapes, sort_keys=True, ensure_ascii=False)

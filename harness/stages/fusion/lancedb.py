@@ -60,9 +60,9 @@ class MultiplicativeFusion:
     formula: they are accepted here and ignored, so a weight sweep shows a flat line, which is the
     finding.  Compare `lancedb-pro` (LanceDBProFusion), the code since 2026-03-12."""
 
-    vector_weight: float = Field(0.7, allow_inf_nan=False)
+    vector_weight: float = Field(0.7, ge=0, allow_inf_nan=False)
     """accepted and unused, as in the code the seed describes"""
-    text_weight: float = Field(0.3, allow_inf_nan=False)
+    text_weight: float = Field(0.3, ge=0, allow_inf_nan=False)
     """accepted and unused"""
     boost: float = Field(0.15, ge=0, allow_inf_nan=False)
     """added share of v when the chunk is also a BM25 hit"""
@@ -106,7 +106,7 @@ class LanceDBProFusion:
     """vectorWeight, used as given"""
     text_weight: float = Field(0.3, ge=0, allow_inf_nan=False)
     """bm25Weight, used as given"""
-    min_score: float = Field(0.3, allow_inf_nan=False)
+    min_score: float = Field(0.3, ge=0, le=1, allow_inf_nan=False)
     """fused scores below this are dropped (the config's minScore)"""
 
     def __post_init__(self) -> None:

@@ -62,9 +62,9 @@ class WeightedSumFusion:
     from it.  Weights are clamped and normalised to sum 1 as OpenClaw's are, so a sweep over
     vectorWeight means the same thing for `weighted` and `wsum`."""
 
-    vector_weight: float = Field(0.7, allow_inf_nan=False)
+    vector_weight: float = Field(0.7, ge=0, allow_inf_nan=False)
     """weight of the vector leg (clamped to [0, 1], then both scaled to sum 1)"""
-    text_weight: float = Field(0.3, allow_inf_nan=False)
+    text_weight: float = Field(0.3, ge=0, allow_inf_nan=False)
     """weight of the lexical leg"""
     norm: Normalisation = "min-max"
     """per-query, per-leg normalisation: "min-max" or "zscore" (ranx's zmuv)"""

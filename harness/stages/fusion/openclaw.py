@@ -20,10 +20,11 @@ class WeightedFusion:
     text is the keyword leg's own ranking score when it has one (OpenClaw 2026.8.1: the boosted score of
     its keyword fallback, Legs.lexical_ranking), else the FTS5 rank mapped by `bm25_to_score`."""
 
-    vector_weight: float = Field(0.7, allow_inf_nan=False)
-    """vectorWeight: clamped to [0, 1], then both weights scaled to sum 1 (0.7/0.3 when both are 0)"""
-    text_weight: float = Field(0.3, allow_inf_nan=False)
-    """textWeight: clamped and scaled with vector_weight"""
+    vector_weight: float = Field(0.7, ge=0, le=1, allow_inf_nan=False)
+    """vectorWeight, in [0, 1] as openclaw.json's schema says; both weights are scaled to sum 1 (0.7/0.3
+    when both are 0), as OpenClaw does, and a run notes it when they did not"""
+    text_weight: float = Field(0.3, ge=0, le=1, allow_inf_nan=False)
+    """textWeight, in [0, 1]; scaled with vector_weight"""
     bm25_to_score: Bm25ToScore = "current"
     """FTS5 rank -> text score: "current" (bm25RankToScore, since 2026-03-07) or "legacy" (every hit 1.0)"""
 

@@ -89,7 +89,7 @@ class RecencyBoost:
 
     half_life_days: float = Field(14.0, ge=0, allow_inf_nan=False)
     """the code's recencyHalfLifeDays (used as an e-folding time; 0: off)"""
-    weight: float = Field(0.1, allow_inf_nan=False)
+    weight: float = Field(0.1, ge=0, allow_inf_nan=False)
     """the largest boost, for a memory dated today"""
     now: ReferenceTime = None
     """reference time for ages (date, date-time or ISO string); default: the run's evaluation.now"""
@@ -159,7 +159,7 @@ class HardMinScore:
     Named `threshold`, not `min_score`, because later stages (time decay) still lower the survivors'
     scores, so a returned result may end below it; for the same reason it sets no pass threshold."""
 
-    threshold: float = Field(0.35, allow_inf_nan=False)
+    threshold: float = Field(0.35, ge=0, le=1, allow_inf_nan=False)
     """results scoring below it are dropped (the code's hardMinScore)"""
 
     pass_threshold = 0.0  # filters, but before time_decay: no bar on the returned top score
@@ -204,7 +204,7 @@ class CosineDiversity:
     kept is deferred; deferred chunks follow the kept ones in their original order.  Nothing is
     dropped and no score changes.  A chunk without a vector is never too similar."""
 
-    threshold: float = Field(0.85, allow_inf_nan=False)
+    threshold: float = Field(0.85, ge=-1, le=1, allow_inf_nan=False)
     """cosine similarity above which a chunk counts as a near duplicate"""
 
     pass_threshold = 0.0  # reorders only

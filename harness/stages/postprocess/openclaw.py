@@ -44,7 +44,7 @@ class MinScore:
     """minScore: hits scoring below it are dropped (and a query's top hit must reach it to pass)"""
     keyword_fallback: Literal["relaxed", "fill", "none"] = "relaxed"
     """what happens to keyword hits below min_score: "relaxed", "fill" or "none" (see above)"""
-    relaxed_floor: Optional[float] = Field(None, allow_inf_nan=False)
+    relaxed_floor: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     """the floor of the relaxed branch: None = min(min_score, the fusion's text weight) (2026.3.1),
     0.0 = any keyword hit (2026.5.12 on)"""
 
@@ -145,7 +145,7 @@ class MMR:
     """
 
     # OpenClaw's key `lambda` is a Python keyword: the field is lambda_, its TOML key the alias
-    lambda_: float = Field(0.7, alias="lambda", allow_inf_nan=False)
+    lambda_: float = Field(0.7, alias="lambda", ge=0, le=1, allow_inf_nan=False)
     """relevance weight against diversity (clamped to [0, 1], as OpenClaw does; 1 = no re-ranking)"""
     tokens: Literal["cjk", "ascii"] = "cjk"
     """snippet tokens: "cjk" (words, CJK unigrams and bigrams) or "ascii" (the older words-only bug)"""

@@ -70,7 +70,7 @@ class HTTPReranker:
     batch_size: int = Field(32, ge=1)
     """texts per request"""
     timeout: float = Field(60.0, gt=0, allow_inf_nan=False)
-    """seconds to connect, send, or wait for the next bytes of the answer"""
+    """seconds a whole request may take (connecting, sending, and reading all of the answer)"""
     max_retries: int = Field(5, ge=0)
     """retries after the first attempt"""
     backoff_base: float = Field(0.5, ge=0, allow_inf_nan=False)

@@ -28,17 +28,21 @@ def _distance(d: float | None) -> float:
     return math.inf if d is None else d  # NULL: a zero vector's cosine distance, after every real one
 
 
+VEC0_MAX_K = 4096  # sqlite-vec refuses a KNN query for more rows ("k value in knn query too large")
+
+
 def knn_rows(conn: apsw.Connection, sql: str, args: tuple, k: int, n: int) -> list[tuple[int, float]]:
     """The (rowid, distance) rows of a vec0 KNN query `sql` (its last parameter is vec0's k) for the k
     nearest, plus every row tied with the k-th: vec0 orders equal distances as it likes, so a cut at
     exactly k would leave the ties at the cut to it instead of to (score desc, id).  Asks for one row
-    more than k and doubles while the last row still ties the k-th."""
-    want = min(k + 1, n)
+    more than k and doubles while the last row still ties the k-th, up to vec0's own limit on k (4,096:
+    past it, in a memory of thousands of identical chunks, the ties beyond are vec0's to order)."""
+    want = min(k + 1, n, VEC0_MAX_K)
     while True:
         rows = conn.execute(sql, (*args, want)).fetchall()
-        if want >= n or len(rows) <= k or _distance(rows[-1][1]) > _distance(rows[k - 1][1]):
+        if want >= min(n, VEC0_MAX_K) or len(rows) <= k or _distance(rows[-1][1]) > _distance(rows[k - 1][1]):
             return rows
-        want = min(n, 2 * want)
+        want = min(n, 2 * want, VEC0_MAX_K)
 
 
 @VECTOR_BACKENDS.register("sqlite-vec")

@@ -1,0 +1,5 @@
+import sys
+
+from tests.campaign.campaign import main
+
+sys.exit(main())
