@@ -20,7 +20,8 @@ from harness.errors import DataError, OutputExistsError
 from harness.registry import Registry
 
 DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace",
-                                       "harness.inputs.locomo", "harness.inputs.t2ranking"))
+                                       "harness.inputs.locomo", "harness.inputs.t2ranking",
+                                       "harness.inputs.longmemeval"))
 
 # ---------------------------------------------------------------------------------------------
 # Layout: files + provenance
