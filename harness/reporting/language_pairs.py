@@ -121,7 +121,7 @@ def language_pairs_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     headline = metrics[0]
     k = headline.split("@")[1]
     names = {str(key): value for key, value in (spec.get("category_names") or {}).items()}
-    parts = [f"# {doc['name']}\n", (spec.get("description") or "").strip() + "\n", pairing_section(doc),
+    parts = [f"# {spec.get('title') or doc['name']}\n", (spec.get("description") or "").strip() + "\n", pairing_section(doc),
              unit_section(doc)]
     if spec.get("notes"):
         parts += ["\n## Reading the numbers\n", spec["notes"].strip() + "\n"]

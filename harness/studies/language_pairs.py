@@ -5,6 +5,7 @@ both, and the per-question difference (language a minus language b) with its int
 A spec is a TOML file (experiments/paired-locomo-zh.toml):
 
     name = "paired"
+    title = "What Chinese costs each system"  # the report's heading (default: the name)
     output = "reports/locomo-zh/paired"
     a = "English"                             # the two languages' names, a minus b
     b = "Chinese"
