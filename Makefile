@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
+.PHONY: help install test reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -82,6 +82,14 @@ locomo: $(STAMP) ## LoCoMo: the four presets (turns, sessions), tokenizer and ch
 	$(HARNESS) abstention experiments/abstention-locomo.toml --out reports/locomo/abstention
 	$(HARNESS) matrix experiments/tokenizers-locomo.toml --out reports/locomo/tokenizers
 	$(HARNESS) matrix experiments/chunkers-locomo.toml --out reports/locomo/chunkers
+
+# Chinese LoCoMo beside its English originals; the last step reads what the first three wrote, so a rerun
+# (e.g. after a statistics change) regenerates every figure under reports/locomo-zh/.
+locomo-zh: $(STAMP) ## Chinese LoCoMo: presets, tokenizer and chunker matrices on it and its English originals, paired -> reports/locomo-zh/
+	$(HARNESS) benchmark experiments/benchmark-locomo-zh.toml --out reports/locomo-zh
+	$(HARNESS) matrix experiments/tokenizers-locomo-zh.toml --out reports/locomo-zh/tokenizers
+	$(HARNESS) matrix experiments/chunkers-locomo-zh.toml --out reports/locomo-zh/chunkers
+	$(HARNESS) language-pairs experiments/paired-locomo-zh.toml --out reports/locomo-zh/paired
 
 t2ranking: $(STAMP) ## T2Ranking 100-query sample: the four presets and the tokenizer matrix -> reports/t2ranking/
 	$(HARNESS) benchmark experiments/benchmark-t2ranking.toml --out reports/t2ranking

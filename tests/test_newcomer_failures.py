@@ -290,7 +290,8 @@ def test_user_runs_write_under_the_current_folder_one_folder_per_workspace(tmp_p
 
 
 def test_make_targets_alone_write_reports_and_always_with_out():
-    writers = ("run", "ablation", "sweep", "matrix", "benchmark", "scale", "lossless", "expansion", "abstention")
+    writers = ("run", "ablation", "sweep", "matrix", "benchmark", "scale", "lossless", "expansion", "abstention",
+               "language-pairs")
     for target, lines in makefile_commands().items():
         for command in lines:
             words = command.split()
@@ -334,7 +335,8 @@ def test_embedding_progress_reaches_a_log(tmp_path, capfd, monkeypatch):
                                            ("benchmark", "experiments/benchmark-locomo.toml"),
                                            ("abstention", "experiments/abstention.toml"),
                                            ("lossless", "experiments/lossless-locomo.toml"),
-                                           ("expansion", "experiments/expansion.toml")])
+                                           ("expansion", "experiments/expansion.toml"),
+                                           ("language-pairs", "experiments/paired-locomo-zh.toml")])
 def test_redraw_of_a_folder_without_results_names_the_missing_file(command, spec, tmp_path):
     """--redraw before any run (or with a different --out) is the user's slip, not an internal error."""
     result = CliRunner().invoke(app, [command, str(ROOT / spec), "--out", str(tmp_path / "empty"), "--redraw"])

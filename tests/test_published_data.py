@@ -15,8 +15,9 @@ from harness.inputs.published import PUBLISHED, check_sha256, file_sha256
 
 from .conftest import ROOT
 
-PUBLIC_FOLDERS = ("cmrc2018", "locomo", "t2ranking_100")
+PUBLIC_FOLDERS = ("cmrc2018", "locomo", "locomo_zh", "t2ranking_100")
 LICENCE_FILES = {"cmrc2018": ["LICENCE"], "locomo": ["LICENSE.txt"],
+                 "locomo_zh": ["LICENSE-mem1-Apache-2.0", "LICENSE-LoCoMo-CC-BY-NC-4.0.txt"],
                  "t2ranking_100": ["LICENSE.RAG-Retrieval.txt", "README.T2Ranking.md"]}
 
 
@@ -127,10 +128,10 @@ def experiment_files_of(command: str) -> list[Path]:
 
 
 def is_experiment(path: Path) -> bool:
-    """An experiment file, not a sweep grid ([grid]) nor a matrix, benchmark, expansion ([[runs]]) or
-    lossless spec ([grep])."""
+    """An experiment file, not a sweep grid ([grid]) nor a matrix, benchmark, expansion ([[runs]]),
+    lossless spec ([grep]) or language-pairs spec ([pairing])."""
     spec = load_toml(path)
-    return not ({"grid", "runs", "values", "grep"} & set(spec))
+    return not ({"grid", "runs", "values", "grep", "pairing"} & set(spec))
 
 
 def test_no_make_target_or_experiment_reads_outside_the_clone():

@@ -1,5 +1,5 @@
-"""Commands that drive many runs: sweep, matrix, abstention, benchmark, lossless, expansion, scale, and
-the embedding cache they share (embed, cache-key)."""
+"""Commands that drive many runs: sweep, matrix, abstention, benchmark, language-pairs, lossless, expansion,
+scale, and the embedding cache they share (embed, cache-key)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -206,6 +206,30 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
         typer.echo(f"{r['slug']}: {r['summary']['suite'].get('queries', 0)} suite queries in "
                    f"{r['timings']['total_s']:.1f} s (embeddings computed {r['timings']['embedding_cache'].get('computed', 0)})")
     typer.echo(f"wrote {out_dir}/{bench['name']}.json, {bench['name']}.md and one results.json per run")
+
+
+@command("language-pairs")
+def language_pairs(spec: Path = typer.Argument(..., help="language-pairs TOML, e.g. experiments/paired-locomo-zh.toml"),
+                   out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
+                   redraw: bool = typer.Option(False, help="only redraw the Markdown and PNG from the existing JSON")
+                   ) -> None:
+    """The same questions in two languages (Chinese LoCoMo and its English originals): pair them, then per
+    system (from benchmark and matrix runs already written) the per-question difference with intervals,
+    per category, and which stage lost the evidence."""
+    from harness.reporting.language_pairs import write_language_pairs_report
+    from harness.studies.language_pairs import load_pairs_spec, run_language_pairs, write_language_pairs
+
+    loaded = load_pairs_spec(project_path(spec))
+    out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
+    if redraw:
+        doc = read_written_study(out_dir / f"{loaded['name']}.json")
+        typer.echo(f"redrew {write_language_pairs_report(loaded, doc, out_dir)}")
+        return
+    doc = run_language_pairs(loaded)
+    total = doc["pairing"]["total"]
+    typer.echo(f"paired {total['questions_paired']} of {total['questions'][1]} questions "
+               f"({doc['pairing']['mismatch_count']} mismatches); {len(doc['systems'])} systems compared")
+    typer.echo(f"wrote {write_language_pairs(loaded, doc, out_dir)}, {loaded['name']}.md and {loaded['name']}.png")
 
 
 @command()

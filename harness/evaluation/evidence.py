@@ -11,6 +11,8 @@ queries absent from the run score 0.  `k` cuts the ranked run (None: the whole r
                    evaluation counts a question as recalled only when all its evidence turns are)
     reciprocal_rank  1 / rank of the first relevant document (MRR is its mean)
     ndcg@k         trec_eval's nDCG: gain = grade, discount log2(rank + 1), ideal from the grades
+    ndcg_any@k     LongMemEval's nDCG (src/retrieval/eval_utils.py): binary gain (any relevant document
+                   counts 1), ranks 1 and 2 undiscounted, rank r > 2 discounted by log2(r)
 
 What a "document" is and how a ranked list of chunks becomes a run is the caller's choice; doc_scores
 gives the harness's: every document a returned chunk overlaps, at its best chunk's score.  With chunks
@@ -67,6 +69,17 @@ def ndcg(run: Run, qrels: Qrels, k: int) -> dict[str, float]:
         ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
         idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
         out[qid] = dcg / idcg
+    return out
+
+
+def ndcg_any(run: Run, qrels: Qrels, k: int) -> dict[str, float]:
+    def dcg(gains: Sequence[int]) -> float:
+        return sum(g / (1.0 if i <= 2 else math.log2(i)) for i, g in enumerate(gains, start=1))
+
+    out = {}
+    for qid, rel in _judged(qrels).items():
+        gains = [int(doc in rel) for doc in ranked_docs(run.get(qid, {}), k)]
+        out[qid] = dcg(gains) / dcg([1] * min(len(rel), k))
     return out
 
 

@@ -6,7 +6,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from harness.evaluation.evidence import doc_scores, recall_all, recall_any
+from harness.evaluation.evidence import doc_scores, ndcg_any, recall_all, recall_any
 from harness.evaluation.extra_columns import add_columns
 from harness.evaluation.judgments import NOT_INDEXED, chunk_qrels, document_qrels
 from harness.evaluation.metrics import (
@@ -30,17 +30,29 @@ METRICS_AT = ("recall@{c}", "mrr@{c}", "ndcg@{c}", "pure_recall@{c}", "chunk_rec
               "chunk_ndcg@{c}")
 
 
+EVIDENCE_METRICS = ("recall_any", "recall_all", "ndcg_any")
+
+
 def evidence_metrics(index: Index, queries: Sequence[Query], hits: dict[str, list[Hit]],
-                     cutoffs: Sequence[int]) -> dict[str, dict[str, float]]:
+                     cutoffs: Sequence[int], names: Sequence[str] = ("recall_any", "recall_all")
+                     ) -> dict[str, dict[str, float]]:
     """recall_any@c and recall_all@c per judged query (evidence.py): are one / all of its relevant
-    documents overlapped by the top c returned chunks?  c counts chunks, as memory_search returns them."""
+    documents overlapped by the top c returned chunks?  c counts chunks, as memory_search returns them.
+    ndcg_any@c (LongMemEval's nDCG, when asked for in `names`) ranks the documents of every returned
+    chunk and cuts at c documents."""
     qrels = {q.id: q.relevant for q in queries if q.relevant}
     out: dict[str, dict[str, float]] = {qid: {} for qid in qrels}
+    whole = ({qid: doc_scores([(h.id, h.score) for h in hits[qid]], index.unit_docs) for qid in qrels}
+             if "ndcg_any" in names else {})
     for c in cutoffs:
         run = {qid: doc_scores([(h.id, h.score) for h in hits[qid][:c]], index.unit_docs) for qid in qrels}
         for name, metric in (("recall_any", recall_any), ("recall_all", recall_all)):
-            for qid, value in metric(run, qrels).items():
-                out[qid][f"{name}@{c}"] = value
+            if name in names:
+                for qid, value in metric(run, qrels).items():
+                    out[qid][f"{name}@{c}"] = value
+        if "ndcg_any" in names:
+            for qid, value in ndcg_any(whole, qrels, c).items():
+                out[qid][f"ndcg_any@{c}"] = value
     return out
 
 
@@ -107,11 +119,13 @@ def stage_columns(row: dict[str, Any], stages: Stages, query: Query, legs: Query
 def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
                      round_no: int | None, cutoffs: Sequence[int] | None = None,
                      evidence_cutoffs: Sequence[int] | None = None, *, near_tie_fraction: float = NEAR_TIE_FRACTION,
-                     near_tie: float | None = None, ties: str = "expected"
+                     near_tie: float | None = None, ties: str = "expected",
+                     evidence_names: Sequence[str] = ("recall_any", "recall_all")
                      ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]], JudgedRuns]:
     """Fuse and post-process every query's legs, then score: one row per query, the returned hits as
     records, and the runs and qrels every metric of the rows is computed from.  `evidence_cutoffs`
-    ([evaluation] evidence_cutoffs) adds recall_any@c / recall_all@c; queries with a `category` extra
+    ([evaluation] evidence_cutoffs) adds recall_any@c / recall_all@c (and ndcg_any@c if `evidence_names`
+    asks for it); queries with a `category` extra
     field (LoCoMo) get a category column, which summaries report by.  Cut-offs are checked against
     max_results by the caller (metrics.checked_cutoffs).  `ties`: the document-level tie rule
     (harness.evaluation.ties); where ties decide a query's figures, its `tie_range` column holds
@@ -163,9 +177,9 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             frame[name.format(c=c)] = [metrics.get(qid, {}).get(name.format(c=c)) for qid in frame["query_id"]]
     frame["tie_range"] = [tie_ranges.get(qid) for qid in frame["query_id"]]
     if evidence_cutoffs:
-        evidence = evidence_metrics(index, queries, fused, sorted(set(evidence_cutoffs)))
+        evidence = evidence_metrics(index, queries, fused, sorted(set(evidence_cutoffs)), evidence_names)
         for c in sorted(set(evidence_cutoffs)):
-            for name in (f"recall_any@{c}", f"recall_all@{c}"):
+            for name in (f"{n}@{c}" for n in EVIDENCE_METRICS if n in evidence_names):
                 frame[name] = [evidence.get(qid, {}).get(name) for qid in frame["query_id"]]
     add_columns(frame, index, stages, queries, fused, legs)  # context tokens and recall@{B}tokens; expansion
     if any("category" in q.extra for q in queries):

@@ -6,6 +6,8 @@ and queries with graded relevant documents.
     public.py           BEIR folders and SQuAD-style JSON (CMRC 2018)
     locomo.py           LoCoMo conversations as dated memory files, one workspace per conversation
     t2ranking.py        the 100-query T2Ranking sample (pos relevant, neg judged non-relevant)
+    longmemeval.py      LongMemEval from the user's copy: one haystack of dated sessions per question
+    conversation_dates.py  dates as people write them (Chinese, ISO 8601, LoCoMo's, LongMemEval's)
     published.py        the public files in datasets/ and the sha256 check of what a loader reads
     workspace.py        your own OpenClaw workspace (which files are indexed, your queries)
     openclaw_config.py  openclaw.json both ways

@@ -21,7 +21,8 @@ from harness.registry import Registry
 from harness.text_files import loads_json, read_text
 
 DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace",
-                                       "harness.inputs.locomo", "harness.inputs.t2ranking"))
+                                       "harness.inputs.locomo", "harness.inputs.t2ranking",
+                                       "harness.inputs.longmemeval"))
 
 # ---------------------------------------------------------------------------------------------
 # Layout: files + provenance

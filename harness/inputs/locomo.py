@@ -8,7 +8,9 @@ have kept of them, and the 1,986 questions with the dialogue turns that hold the
 
 Rendering (one workspace per conversation, see "Scopes" below): each session becomes one dated daily
 file, memory/YYYY-MM-DD.md from `session_N_date_time`, as an agent that writes a daily memory log
-would have stored it:
+would have stored it.  The date may be written as people write it (harness.inputs.conversation_dates):
+LoCoMo's '1:56 pm on 8 May, 2023', ISO 8601, or Chinese ('下午3:10 2026年3月2日', '2026年3月2日'); an
+unreadable one is a one-line error listing the accepted forms:
 
     # 2023-05-08 13:56 · Caroline and Melanie · session 1
 
@@ -58,6 +60,7 @@ from typing import Any, Literal, Sequence
 from pydantic import Field
 
 from harness.errors import DataError
+from harness.inputs.conversation_dates import UnreadableDate, parse_when
 from harness.inputs.layout import (
     DATASETS,
     Layout,
@@ -72,7 +75,6 @@ from harness.registry import stage
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ADVERSARIAL = 5
-SESSION_TIME_FORMAT = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
 _LOOSE_DIA_ID = re.compile(r"D:?(\d+):(\d+)")  # also 'D:11:26'; int() drops the zero of 'D30:05'
@@ -121,10 +123,12 @@ def _need(obj: Any, key: str, typ: type, path: Path, where: str) -> Any:
 
 
 def parse_session_time(raw: str, path: Path, where: str) -> datetime:
+    """A session's date and time in any form people write (conversation_dates: LoCoMo's English, ISO
+    8601, Chinese such as '下午3:10 2026年3月2日'); an unreadable one is a one-line DataError listing them."""
     try:
-        return datetime.strptime(raw.strip(), SESSION_TIME_FORMAT)
-    except ValueError:
-        raise DataError(path, None, where, f"{raw!r} is not a date like '1:56 pm on 8 May, 2023'") from None
+        return parse_when(raw)
+    except UnreadableDate as exc:
+        raise DataError(path, None, where, str(exc)) from None
 
 
 def _turn(obj: Any, session: int, path: Path, where: str) -> Turn:
@@ -275,6 +279,11 @@ def render_conversation(conv: Conversation, granularity: str, description: dict[
 # ---------------------------------------------------------------------------------------------
 
 
+def question_id(sample_id: str, index: int) -> str:
+    """The query id of a conversation's index-th question (its position in `qa`)."""
+    return f"{sample_id}/qa{index:03d}"
+
+
 @dataclass
 class ConversationQueries:
     queries: list[Query]
@@ -291,7 +300,7 @@ def conversation_queries(conv: Conversation, granularity: str) -> ConversationQu
     skipped: dict[str, list[str]] = {}
     queries: list[Query] = []
     for i, item in enumerate(conv.qa):
-        qid = f"{conv.sample_id}/qa{i:03d}"
+        qid = question_id(conv.sample_id, i)
         evidence, counts = normalise_evidence(item["evidence"], turn_ids)
         for key, n in counts.items():
             totals[key] += n
@@ -354,6 +363,10 @@ class LoCoMo:
     A conversation's questions are not independent draws: the conversation is the resampling unit."""
 
     RESAMPLING_UNIT = "conversation"
+
+    # conversation data: recall_any@k / recall_all@k at the result cut-offs even when the experiment sets no
+    # [evaluation] evidence_cutoffs (run_experiment), and the headline of its reports
+    evidence_metrics = ("recall_any", "recall_all")
 
     path: str | Path = "datasets/locomo/locomo10.json"
     """the JSON file (a relative path is read from the working directory, else the project root)"""

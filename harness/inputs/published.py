@@ -38,6 +38,8 @@ PUBLISHED: dict[str, PublishedFile] = {f.name: f for f in (
                   "datasets/cmrc2018/SOURCE.md"),
     PublishedFile("locomo10.json", "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
                   "datasets/locomo/SOURCE.md"),
+    PublishedFile("medium_locomo_zh.json", "05e1eb46d9a737b2b45c32bde817768eecc19cf605ebc8acffaf88f6a5607403",
+                  "datasets/locomo_zh/SOURCE.md"),
     PublishedFile("t2rank_100.jsonl", "b9b3d820d3314f92eb1853ef5ba27bd07dbfe802422e96c68872a8d9bcb3b570",
                   "datasets/t2ranking_100/SOURCE.md"),
 )}

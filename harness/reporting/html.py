@@ -27,9 +27,11 @@ from harness import __version__
 from harness.errors import HarnessError
 from harness.evaluation.metrics import NEAR_TIE
 from harness.reporting.markdown import (
+    EVIDENCE,
     HEADLINE,
     ablation_frame,
     cutoffs_of,
+    evidence_cutoffs_of,
     figure,
     legs_note,
     load_seed_scores,
@@ -109,7 +111,10 @@ def summary_cards(summary: dict[str, Any]) -> list[tuple[str, str]]:
     suite = summary.get("suite", {}) or {}
     neg = summary.get("negative", {}) or {}
     para = summary.get("paraphrase", {}) or {}
-    cards = [("suite passed", f"{suite.get('passed', 0)}/{suite.get('queries', 0)}")]
+    # conversation data (recall_any@k computed): "was the evidence found" first, k counting returned chunks
+    cards = [(f"{name}@{k} (suite, top {k} results) [95% CI]", figure(suite, f"{name}@{k}"))
+             for k in evidence_cutoffs_of(suite) for name in EVIDENCE if suite.get(f"{name}@{k}") is not None]
+    cards.append(("suite passed", f"{suite.get('passed', 0)}/{suite.get('queries', 0)}"))
     if "pass_rate_ci95" in suite:
         cards.append(("suite pass rate [95% CI]", figure(suite, "pass_rate")))
     for k in cutoffs_of(suite):

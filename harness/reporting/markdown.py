@@ -75,6 +75,60 @@ def units_cell(row: dict[str, Any]) -> str:
     return plural(row.get("unit") or "query", units if units is not None else row.get("queries"))
 
 
+EVIDENCE = ("recall_any", "recall_all", "ndcg_any")  # "was it found": the headline of conversation data
+
+
+def evidence_cutoffs_of(block: dict[str, Any]) -> list[int]:
+    """The cut-offs a summary block holds recall_any figures for (conversation data, evidence_cutoffs)."""
+    return sorted({int(k.split("@")[1]) for k in block if k.startswith("recall_any@") and not k.endswith("_ci95")})
+
+
+def tie_caveat(docs_per_chunk: float | None, unit: str = "record", ties: str = "expected") -> str:
+    """Why record-level Recall/MRR/nDCG say little about "was it found" when a returned chunk holds several
+    records ("" when chunks hold one): a record scores its best chunk, so a chunk's records tie, and the
+    figure is their expectation over the tie orders (harness.evaluation.ties) or, under `ties = "id_order"`,
+    their order by id."""
+    if not docs_per_chunk or docs_per_chunk <= 1.0 + 1e-9:
+        return ""
+    how = ("ordered by id, so {u}-level Recall, MRR and nDCG understate what was found" if ties == "id_order" else
+           "{u}-level Recall, MRR and nDCG are the expectation over their orders (worst-best where shown)")
+    return (f"a returned chunk holds {docs_per_chunk:.1f} {unit}s on average and they tie: {how.format(u=unit)}; "
+            f"read recall_any@k for \"was it found\"")
+
+
+def evidence_headline_text(block: dict[str, Any], separator: str = " · ", *, unit: str = "record",
+                           docs_per_chunk: float | None = None, order: Any = EVIDENCE,
+                           ties: str = "expected") -> str:
+    """recall_any@k / recall_all@k (and ndcg_any@k where computed) with intervals, in the data set's
+    `order` (LongMemEval leads with recall_all): k counts returned chunks.  Then the record-level figures
+    at the largest k, with the tie caveat where chunks hold several records, and the chunk-level MRR."""
+    parts = [f"{name}@{k} {figure(block, f'{name}@{k}')}" for k in evidence_cutoffs_of(block) for name in order
+             if block.get(f"{name}@{k}") is not None]
+    ks = cutoffs_of(block)
+    if ks:
+        k = ks[-1]
+        caveat = tie_caveat(docs_per_chunk, unit, ties)
+        parts.append(f"{unit}-level Recall@{k} {figure(block, f'recall@{k}')}, MRR@{k} {figure(block, f'mrr@{k}')}, "
+                     f"nDCG@{k} {figure(block, f'ndcg@{k}')}" + (f" ({caveat})" if caveat else ""))
+        parts.append(f"chunk-level MRR@{k} {figure(block, f'chunk_mrr@{k}')}")
+    return separator.join(parts)
+
+
+def run_headline(result: RunResult, separator: str = " · ") -> str:
+    """The figures a run leads with: for conversation data (its suite holds recall_any@k) the evidence
+    headline, else Recall/MRR/nDCG on records (headline_text)."""
+    suite = result.summary["suite"]
+    if not evidence_cutoffs_of(suite):
+        return headline_text(suite, separator)
+    stats = result.summary.get("index", {}).get("chunk_stats") or {}
+    granularity = (result.dataset or {}).get("granularity")
+    unit = granularity if granularity in ("turn", "session") else "record"
+    order = (result.dataset or {}).get("headline") or EVIDENCE
+    ties = (result.config.get("evaluation") or {}).get("ties", "expected")
+    return evidence_headline_text(suite, separator, unit=unit, docs_per_chunk=stats.get("docs_per_chunk"), order=order,
+                                  ties=ties)
+
+
 def headline_text(block: dict[str, Any], separator: str = " · ") -> str:
     """Recall/MRR/nDCG (documents) at every cut-off with intervals, then pure recall and the chunk-level
     MRR/nDCG (labelled: they depend on the chunker)."""
@@ -281,9 +335,13 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
     costliest = costliest_text(s, "questions" if mine else "queries")
     if costliest:
         console.print(costliest[0].upper() + costliest[1:], highlight=False, soft_wrap=True)
+    if evidence_cutoffs_of(suite):  # conversation data: "was it found" first, passes (top-1) after
+        lead = (f"{run_headline(result, '  ')}  | top-1 chunk holds evidence (passed) {suite.get('passed', 0)}/"
+                f"{suite['queries']} {figure(suite, 'pass_rate')}")
+    else:
+        lead = f"passed {suite.get('passed', 0)}/{suite['queries']} {figure(suite, 'pass_rate')}  {headline_text(suite, '  ')}"
     console.print(
-        f"{where}: passed {suite.get('passed', 0)}/{suite['queries']} {figure(suite, 'pass_rate')}  "
-        f"{headline_text(suite, '  ')}  | negative queries returning results: "
+        f"{where}: {lead}  | negative queries returning results: "
         f"{s['negative']['returned_anything']}/{s['negative']['queries']}  | {near_tie_text(suite)}  | "
         f"retrieval p50 {s['latency_ms']['retrieval']['p50']:.2f} ms  | {s['index']['chunks']} chunks",
         highlight=False, soft_wrap=True)
@@ -337,11 +395,59 @@ def own_memory_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str,
     return "\n".join(parts)
 
 
+def category_table(result: RunResult) -> pd.DataFrame:
+    """The suite per question category (LoCoMo's 1-4, LongMemEval's types): queries and the evidence
+    figures at every cut-off."""
+    s = result.summary
+    names = {str(k): v for k, v in ((result.dataset or {}).get("category_names") or {}).items()}
+    order = (result.dataset or {}).get("headline") or EVIDENCE
+    columns = [f"{name}@{k}" for k in evidence_cutoffs_of(s["suite"]) for name in order
+               if s["suite"].get(f"{name}@{k}") is not None]
+    rows = [{"category": f"{cat} {names.get(str(cat), '')}".strip(), "queries": block.get("queries", 0),
+             **{c: figure(block, c) for c in columns}} for cat, block in (s.get("by_category") or {}).items()]
+    rows.append({"category": "all (suite)", "queries": s["suite"].get("queries", 0),
+                 **{c: figure(s["suite"], c) for c in columns}})
+    return pd.DataFrame(rows)
+
+
+def evidence_round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> str:
+    """report.md of a run on conversation data: recall_any/recall_all lead, per category, the questions."""
+    s = result.summary
+    granularity = (result.dataset or {}).get("granularity")
+    unit = granularity if granularity in ("turn", "session") else "record"
+    parts = [
+        f"# {result.name} ({result.config.get('preset', '')})\n",
+        f"{result.config.get('description', '')}\n",
+        f"{run_headline(result)} · top-1 chunk holds evidence (passed) {s['suite']['passed']}/{s['suite']['queries']} "
+        f"{figure(s['suite'], 'pass_rate')} · {s['index']['chunks']} chunks · {near_tie_text(s['suite'])}\n",
+        f"recall_any@k: at least one evidence {unit} lies in the top k returned chunks (k counts what the search "
+        f"returns, not {unit}s); recall_all@k: all of them do; ndcg_any@k, where shown, is LongMemEval's nDCG on "
+        f"the ranked {unit}s. {unit.capitalize()}-level Recall/MRR/nDCG score each {unit} by its best returned "
+        f"chunk. [low, high]: {resampling_note(s['suite']) or s['suite'].get('ci_method', '95% interval')}.\n",
+    ]
+    if s.get("by_category"):
+        parts += ["## By category\n", markdown_table(category_table(result))]
+    parts += query_tables(result, seed, "Suite questions (ours: the score and rank of the best chunk holding evidence)",
+                          "Negative queries (the abstention set: nothing in memory answers them)")
+    return "\n".join(parts)
+
+
+def query_tables(result: RunResult, seed: dict[tuple[str, int], dict[str, str]], suite_title: str,
+                 negative_title: str) -> list[str]:
+    """The end of report.md: the suite's rows, the negative queries' and the environment."""
+    env = result.environment
+    return [f"## {suite_title}\n", markdown_table(round_table(result, seed)), f"\n## {negative_title}\n",
+            markdown_table(negative_table(result)), *_why_section(result),
+            f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
+            f"model {env.get('embedding_model')}, {env['cpu_count']} cores, Python {env['python']}.\n"]
+
+
 def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> str:
     if own_memory(result.config):
         return own_memory_markdown(result, seed)
     s = result.summary
-    env = result.environment
+    if evidence_cutoffs_of(s["suite"]):
+        return evidence_round_markdown(result, seed)
     parts = [
         f"# {result.name} ({result.config.get('preset', '')})\n",
         f"{result.config.get('description', '')}\n",
@@ -351,13 +457,8 @@ def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]
         f"Recall, MRR and nDCG are on records (a record scores its best returned chunk); pure Recall counts a "
         f"record 1/m when its chunk holds m records; chunk-level figures compare runs of one chunker only. "
         f"[low, high]: {s['suite'].get('ci_method', '95% interval')}. Near tie: {s['suite'].get('near_tie', '')}.\n",
-        "## T-suite (ours beside the seed)\n",
-        markdown_table(round_table(result, seed)),
-        "\n## Negative queries (never recorded; a good system returns nothing)\n",
-        markdown_table(negative_table(result)),
-        *_why_section(result),
-        f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
-        f"model {env.get('embedding_model')}, {env['cpu_count']} cores, Python {env['python']}.\n",
+        *query_tables(result, seed, "T-suite (ours beside the seed)",
+                      "Negative queries (never recorded; a good system returns nothing)"),
     ]
     return "\n".join(parts)
 

@@ -190,11 +190,15 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
                              f"the embedding model ({model.model_id})", model.warm_up, model.batch_bytes, cap_gib)
             model.warm_up()  # now, while this process is as the trial measured it
         cutoffs = checked_cutoffs(evaluation.get("cutoffs"), stages.max_results, source=source)
-        evidence_cutoffs = (checked_cutoffs(evaluation["evidence_cutoffs"], stages.max_results, source=source,
-                                            key="evidence_cutoffs") if evaluation.get("evidence_cutoffs") else None)
         near_tie = {"near_tie_fraction": evaluation.get("near_tie_fraction", NEAR_TIE_FRACTION),
                     "near_tie": evaluation.get("near_tie")}
         dataset = load_dataset(config)
+        # conversation data (LoCoMo, LongMemEval) asks "was the evidence found": recall_any/recall_all at the
+        # result cut-offs unless the experiment names its own evidence_cutoffs
+        wanted = evaluation.get("evidence_cutoffs") or (cutoffs if getattr(dataset, "evidence_metrics", None) else None)
+        evidence_cutoffs = (checked_cutoffs(wanted, stages.max_results, source=source, key="evidence_cutoffs")
+                            if wanted else None)
+        evidence_names = getattr(dataset, "evidence_metrics", None) or ("recall_any", "recall_all")
         for scope, part in dataset_parts(dataset):
             at = f" ({scope})" if scope is not None else ""
             stage = "rendering the layout" + at
@@ -210,6 +214,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             stage = "evaluation" + at
             frame, hits, runs = evaluate_queries(index, part_stages, queries, legs, evaluation.get("round"),
                                                  cutoffs, evidence_cutoffs, ties=evaluation.get("ties", "expected"),
+                                                 evidence_names=evidence_names,
                                                  **near_tie)
             stage = "chunk statistics" + at
             parts.append(_Part(scope, _index_figures(index), frame, hits, runs, layout.description,

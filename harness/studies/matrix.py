@@ -4,6 +4,7 @@ A matrix is a TOML file (experiments/tokenizers.toml, experiments/chunkers.toml)
 
     name = "tokenizers"
     output = "reports/tokenizers"    # where `make tokenizers` writes (the Makefile passes it as --out)
+    per_query_columns = ["vector_rank"]   # per-query columns kept in <name>.json, not tested (optional)
     [[values]]                       # the implementations compared; the first is the reference
     label = "unicode61"
     tokenizer = { name = "unicode61" }
@@ -82,8 +83,8 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
     what `harness embed` and `harness cache-key` read.  Understood: an experiment; a matrix (`runs` and
     `values`); a study that runs presets x runs (benchmark, abstention, context budget, expansion:
     `runs`, each with an `experiment`, presets from the run, the file or the file's `preset`); a study
-    of presets on one experiment (lossless: `presets`, `experiment`, `dataset`).  --preset replaces the
-    presets a file names."""
+    of presets on one experiment (lossless: `presets`, `experiment`, `dataset`); a language-pairs study
+    (`pairing`: the studies its sources name as `spec`).  --preset replaces the presets a file names."""
     spec = load_toml(path, "matrix spec")
     if "runs" in spec and ("values" in spec or "values_from" in spec):
         configs = [config for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
@@ -95,6 +96,9 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
             presets = [preset] if preset else run.get("presets") or spec.get("presets") or [spec.get("preset")]
             configs += [load_experiment(project_path(run["experiment"]), preset=p, **run.get("overrides", {}))
                         for p in presets]
+    elif "pairing" in spec:  # a language-pairs study: what the studies it reads run (each source's `spec`)
+        configs = [c for source in spec.get("sources", []) if source.get("spec")
+                   for c in configs_of(project_path(source["spec"]), preset=preset)]
     elif "experiment" in spec and "presets" in spec:
         extra = {"dataset": spec["dataset"]} if "dataset" in spec else {}
         configs = [load_experiment(project_path(spec["experiment"]), preset=p, **extra)
@@ -221,9 +225,11 @@ def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], 
     out_dir.mkdir(parents=True, exist_ok=True)
     first = cells[0][2]
     compared = compared_metrics(spec, metrics)
+    # `per_query_columns`: per-query diagnostics kept in the JSON for later studies, not tested between values
+    kept = compared + [c for c in spec.get("per_query_columns", []) if c not in compared]
     doc = {"name": spec["name"], "description": spec.get("description", ""), "environment": first.environment,
            "cells": [{"run": r, "value": v, "config": res.config, "summary": res.summary,
-                      "row": cell_row(r, v, res), "per_query": suite_values(res, compared),
+                      "row": cell_row(r, v, res), "per_query": suite_values(res, kept),
                       "clusters": res.clusters(), "unit": res.unit} for r, v, res in cells]}
     doc["comparisons"] = {m: value_comparisons(spec, doc["cells"], m) for m in compared}
     tmp = out_dir / f"{spec['name']}.json.tmp"
