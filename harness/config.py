@@ -97,6 +97,9 @@ class SearchSettings:
     """maxResults: hits returned per query"""
     candidate_multiplier: int = Field(4, ge=1)
     """candidates per leg = max_results x this (capped at 200, as OpenClaw does)"""
+    candidates: int | None = Field(None, ge=1, le=200)
+    """a fixed number of candidates per leg instead, whatever max_results (OpenClaw 2026.9.x ranks a
+    universe of 200 per leg and then keeps max_results)"""
 
 
 @stage
