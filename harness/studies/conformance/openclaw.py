@@ -39,6 +39,7 @@ from harness.studies.conformance.base import (
     short,
 )
 
+WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc20")  # model-free: king78 and CMRC
 NAME = "openclaw"
 STUDY_RELEASE, PRESET_RELEASE, NEWEST_RELEASE = "2026.2.22", "2026.8.1", "2026.9.6"
 SYSTEMS = [("openclaw", v) for v in (STUDY_RELEASE, PRESET_RELEASE, NEWEST_RELEASE)]

@@ -83,6 +83,12 @@ def write_report(out: Path, checks: Sequence[Check], modules: Sequence[ModuleTyp
     diff_lines = differences(checks)
     lines += diff_lines if diff_lines else ["", "None."]
     for m in modules:
+        sections = getattr(m, "report_sections", None)
+        if callable(sections):
+            extra = sections()
+            if extra:
+                lines += ["", *extra]
+    for m in modules:
         notes = getattr(m, "NOTES", "")
         if notes:
             lines += ["", f"## Notes: {m.NAME}", "", notes.rstrip()]

@@ -28,23 +28,33 @@ from typing import Any, Sequence
 
 from harness.config import load_experiment
 from harness.inputs.layout import project_path
-from harness.pipeline import load_dataset
+from harness.pipeline import dataset_parts, load_dataset
 from harness.studies.conformance.base import Check, RealRuns, Workspace
 from harness.studies.conformance.real import SKIP_EXIT_CODE, install
 from harness.studies.conformance.report import write_report
 
-# The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py).
-MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw")
+# The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py), and optionally
+# WORKSPACES (the names it compares on; None = all) and report_sections() (more lines for the report).
+MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw",
+                            "harness.studies.conformance.hybrid")
 
-# (workspace name, experiment file, overrides): what the real systems and the presets both index
+# (workspace name, experiment file, overrides): what the real systems and the presets both index.  A scoped
+# data set (LoCoMo) names its scope: that conversation is the workspace, asked as of its last session.
+LOCOMO_SAMPLE = ("conv-26", "conv-30")  # the first two conversations (304 questions, 38 sessions)
 WORKSPACES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("round1", "experiments/round1.toml", {}),
     ("round2", "experiments/round2.toml", {}),
     ("round3", "experiments/round3.toml", {}),
     ("round4", "experiments/round4.toml", {}),
     ("cmrc20", "experiments/cmrc2018-dev.toml", {"dataset": {"limit_queries": 20}}),
+    *((f"locomo-{c}", "experiments/locomo.toml", {"dataset": {"conversations": [c]}}) for c in LOCOMO_SAMPLE),
 )
+MODEL_FREE_WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc20")  # the model-free modules' set
 DEFAULT_OUT = "reports/conformance"
+
+
+def _iso(now: Any) -> str | None:
+    return now.isoformat() if isinstance(now, (date, datetime)) else now
 
 
 def render_workspaces(dest: Path, names: Sequence[str] | None = None) -> list[Workspace]:
@@ -55,12 +65,22 @@ def render_workspaces(dest: Path, names: Sequence[str] | None = None) -> list[Wo
             continue
         config = load_experiment(project_path(experiment), **overrides)
         dataset = load_dataset(config)
-        layout = dataset.render(dest=dest / name, **config.get("layout", {}))
-        now = config.get("evaluation", {}).get("now")
-        if isinstance(now, (date, datetime)):
-            now = now.isoformat()
-        out.append(Workspace(name, layout, list(dataset.queries()), now))
+        now = _iso(config.get("evaluation", {}).get("now"))
+        parts = dataset_parts(dataset)
+        if parts[0][0] is None:
+            layout = dataset.render(dest=dest / name, **config.get("layout", {}))
+            out.append(Workspace(name, layout, list(dataset.queries()), now))
+            continue
+        for _scope, part in parts:  # one conversation per workspace (the overrides name it)
+            layout = part.render(dest=dest / name, **config.get("layout", {}))
+            when = getattr(part, "reference_time", None)
+            out.append(Workspace(name, layout, list(part.queries()), now or _iso(when)))
     return out
+
+
+def module_workspaces(module: Any, spaces: list[Workspace]) -> list[Workspace]:
+    wanted = getattr(module, "WORKSPACES", None)
+    return spaces if wanted is None else [ws for ws in spaces if ws.name in wanted]
 
 
 def gate(checks: list[Check], committed: dict[str, Any] | None) -> list[str]:
@@ -101,8 +121,11 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
         spaces = render_workspaces(tmp, workspaces)
         real = RealRuns(refresh=refresh)
         checks: list[Check] = []
-        for module in loaded:
-            checks += module.compare(spaces, real)
+        try:
+            for module in loaded:
+                checks += module.compare(module_workspaces(module, spaces), real)
+        finally:
+            real.close()
         summary = {ws.name: {"files": len(ws.layout.files), "queries": len(ws.queries), "now": ws.now}
                    for ws in spaces}
     finally:
