@@ -171,7 +171,7 @@ function readChunks(db, table) {
   return db
     .prepare(`SELECT path, start_line, end_line, hash, text FROM ${table} ORDER BY path, start_line, end_line`)
     .all()
-    .map((r) => ({ path: r.path, startLine: r.start_line, endLine: r.end_line, hash: r.hash, chars: r.text.length }));
+    .map((r) => ({ path: r.path, startLine: r.start_line, endLine: r.end_line, hash: r.hash, chars: r.text.length, text: r.text }));
 }
 
 async function runKeywordFallbackGeneration() {
@@ -193,8 +193,11 @@ async function runKeywordFallbackGeneration() {
     const keyword = await withCapture(() =>
       mgr.searchKeywordWithFallback(q.text.trim(), candidates, { boostFallbackRanking: true }),
     );
+    const started = performance.now();
     const results = await atNow(() => mgr.search(q.text, { maxResults }));
+    const ms = performance.now() - started;
     out.push({
+      ms,
       id: q.id,
       text: q.text,
       fallback_terms: mgr.resolveKeywordFallbackTerms(q.text.trim()),
@@ -388,7 +391,9 @@ async function runHybridKeywordFallbackGeneration() {
   const out = [];
   for (const q of queries) {
     sink.current = {};
+    const started = performance.now();
     const results = await step(`searching query ${q.id}`, () => atNow(() => mgr.search(q.text, { maxResults })));
+    const ms = performance.now() - started;
     const legs = sink.current;
     sink.current = null;
     if (!legs.embedQueryWithRetry)
@@ -396,6 +401,7 @@ async function runHybridKeywordFallbackGeneration() {
     out.push({
       id: q.id,
       text: q.text,
+      ms,
       results: results.map(hybridHit),
       vector: (legs.searchVector ?? []).map(hybridHit),
       keyword: (legs.searchKeywordWithFallback ?? []).map(hybridHit),
@@ -465,7 +471,9 @@ async function runHybridLegacyGeneration() {
   const out = [];
   for (const q of queries) {
     sink.current = {};
+    const started = performance.now();
     const results = await step(`searching query ${q.id}`, () => atNow(() => mgr.search(q.text, { maxResults })));
+    const ms = performance.now() - started;
     const legs = sink.current;
     sink.current = null;
     if (q.text.trim() && !legs.embedQueryWithTimeout)
@@ -473,6 +481,7 @@ async function runHybridLegacyGeneration() {
     out.push({
       id: q.id,
       text: q.text,
+      ms,
       results: results.map(hybridHit),
       vector: (legs.searchVector ?? []).map(hybridHit),
       keyword: (legs.searchKeyword ?? []).map(hybridHit),
