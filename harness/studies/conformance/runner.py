@@ -34,9 +34,10 @@ from harness.studies.conformance.real import SKIP_EXIT_CODE, install
 from harness.studies.conformance.report import write_report
 
 # The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py), and optionally
-# WORKSPACES (the names it compares on; None = all) and report_sections() (more lines for the report).
+# WORKSPACES (the names it compares on; None = all), report_sections() (more lines for the report) and
+# write_outputs(reports folder) (its own report folder, written after a complete run that passed the gate).
 MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw",
-                            "harness.studies.conformance.hybrid")
+                            "harness.studies.conformance.hybrid", "harness.studies.conformance.real_ablation")
 
 # (workspace name, experiment file, overrides): what the real systems and the presets both index.  A scoped
 # data set (LoCoMo) names its scope: that conversation is the workspace, asked as of its last session.
@@ -133,6 +134,11 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
     failures = [] if accept or workspaces else gate(checks, committed)
     suffix = ".partial" if workspaces else ".new" if failures else ""
     paths = write_report(out, checks, loaded, summary, suffix=suffix)
+    if not workspaces and not failures:  # a module's own report folder beside this one (reports/real-ablation/)
+        for module in loaded:
+            write_outputs = getattr(module, "write_outputs", None)
+            if callable(write_outputs):
+                paths += write_outputs(out.parent)
     gated = [c for c in checks if c.gated]
     agreed, total = sum(c.agreed for c in gated), sum(c.total for c in gated)
     print(f"conformance: {agreed}/{total} gated items agree; wrote {', '.join(str(p) for p in paths)}")
