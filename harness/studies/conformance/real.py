@@ -144,6 +144,7 @@ def run_real(system: str, version: str, workspace_dir: str | Path,
             raise NotInstalled(f"{exe} is missing (run install.sh)")
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         env["NO_COLOR"] = "1"
+        env["TMPDIR"] = tmp  # whatever the release leaves in its temporary folders goes with this one
         key_env = (provider or {}).get("key_env")
         if key_env and os.environ.get(key_env):
             env["HARNESS_PROVIDER_KEY"] = os.environ[key_env]  # for the provider the user configured, nothing else

@@ -86,6 +86,8 @@ async function atNow(fn) {
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "openclaw-conf-"));
+// Some releases write their state database once more while the process ends: remove it at the very end.
+process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
 process.env.HOME = tmp;
 process.env.OPENCLAW_STATE_DIR = path.join(tmp, ".openclaw");
 process.env.OPENCLAW_CONFIG_PATH = path.join(tmp, ".openclaw", "openclaw.json");
