@@ -256,8 +256,32 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
             chunk.what = "chunk boundaries of the hybrid index (path, lines, sha256)"
             checks.append(chunk)
             checks += list_checks(version, preset, ws, run, doc, chunk_files)
+            if version == NEWEST[0]:  # what a user of the previous preset would see change (information)
+                checks.append(previous_preset_check(ws, doc, harness_embedder(shape, front.base_url, 16)))
+                front.take_requests()
     LAST_CHECKS[:] = checks
     return checks
+
+
+NEWEST = RELEASES[-1]
+PREVIOUS_PRESET = "openclaw-2026.08"
+
+
+def previous_preset_check(ws: Workspace, doc: dict[str, Any], embedder: dict[str, Any]) -> Check:
+    """openclaw-2026.08 (2026.8.1) against the newest release's results: information, never gated."""
+    run = preset_run(PREVIOUS_PRESET, ws, embedder)
+    check = Check(NAME, PREVIOUS_PRESET, f"openclaw {NEWEST[0]}", WHAT["results"], ws.name, 0, 0, False)
+    real_of = {str(q["id"]): real_rows(q["results"]) for q in doc["queries"]}
+    for q in ws.queries:
+        ours, theirs = run.lists[q.id]["results"], real_of[q.id]
+        ok = lists_agree("results", ours, theirs)
+        check.total += 1
+        check.agreed += ok
+        if not ok:
+            check.differences.append(Difference(q.id, q.text, fmt_hits([r[:4] for r in ours]),
+                                                fmt_hits([r[:4] for r in theirs]),
+                                                "2026.9.x: " + describe_difference(ours, theirs)))
+    return check
 
 
 def list_checks(version: str, preset: str, ws: Workspace, run: PresetRun, doc: dict[str, Any],

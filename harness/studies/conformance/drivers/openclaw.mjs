@@ -159,6 +159,17 @@ const hit = (r) => ({
   ...(r.exactPathSpecificity ? { exactPathSpecificity: r.exactPathSpecificity } : {}),
 });
 
+// memory_search's candidates per leg for maxResults (both generations), and the settings a document reports.
+const candidatesOf = (settings) =>
+  Math.min(200, Math.max(1, Math.floor(maxResults * settings.query.hybrid.candidateMultiplier)));
+const settingsOf = (settings, candidates) => ({
+  maxResults,
+  candidates,
+  minScore: settings.query.minScore,
+  hybrid: settings.query.hybrid,
+  chunking: settings.chunking,
+});
+
 async function withCapture(fn) {
   captured = [];
   try {
@@ -176,19 +187,37 @@ function readChunks(db, table) {
     .map((r) => ({ path: r.path, startLine: r.start_line, endLine: r.end_line, hash: r.hash, chars: r.text.length, text: r.text }));
 }
 
-async function runKeywordFallbackGeneration() {
+// memory-core's manager runtime (2026.8+), with the keyed state store its workspace lock needs.
+async function loadMemoryCore() {
   for (const f of distFiles) {
     if (!f.startsWith("dreaming-state-")) continue;
     const src = fs.readFileSync(path.join(dist, f), "utf8");
     const m = /configureMemoryCoreDreamingState as (\w+)/.exec(src);
     if (m) (await import(pathToFileURL(path.join(dist, f)).href))[m[1]](() => memoryKeyedStore());
   }
-  const runtime = await import(pathToFileURL(path.join(dist, "extensions", "memory-core", "manager-runtime.js")).href);
+  return await import(pathToFileURL(path.join(dist, "extensions", "memory-core", "manager-runtime.js")).href);
+}
+
+// The legacy releases' bundled manager module (src/memory/manager.ts).
+async function loadLegacyManager() {
+  for (const f of distFiles) {
+    if (!/^manager-[\w-]+\.js$/.test(f)) continue;
+    const src = fs.readFileSync(path.join(dist, f), "utf8");
+    if (!src.includes("MemoryIndexManager: () => MemoryIndexManager")) continue;
+    const m = /manager_exports as (\w+)/.exec(src);
+    if (!m) continue;
+    return { file: f, exports: (await import(pathToFileURL(path.join(dist, f)).href))[m[1]] };
+  }
+  throw new StepError("loading the release", "no MemoryIndexManager bundle found");
+}
+
+async function runKeywordFallbackGeneration() {
+  const runtime = await loadMemoryCore();
   const cfg = { agents: { defaults: { workspace } }, memory: { search: { provider: "none" } } };
   const mgr = await runtime.MemoryIndexManager.get({ cfg, agentId: "main", purpose: "cli" });
   await mgr.sync({ reason: "cli", force: true });
   const settings = mgr.settings;
-  const candidates = Math.min(200, Math.max(1, Math.floor(maxResults * settings.query.hybrid.candidateMultiplier)));
+  const candidates = candidatesOf(settings);
   const out = [];
   for (const q of queries) {
     const strict = await withCapture(() => mgr.searchKeyword(q.text.trim(), candidates, { boostFallbackRanking: true }));
@@ -216,14 +245,7 @@ async function runKeywordFallbackGeneration() {
   return {
     generation: "keyword-fallback",
     mode: "fts-only (provider none)",
-    settings: {
-      maxResults,
-      candidates,
-      minScore: settings.query.minScore,
-      hybrid: settings.query.hybrid,
-      chunking: settings.chunking,
-      fts: settings.store.fts,
-    },
+    settings: { ...settingsOf(settings, candidates), fts: settings.store.fts },
     status: { files: status.files, chunks: status.chunks, searchMode: status.custom?.searchMode },
     chunks,
     queries: out,
@@ -231,17 +253,7 @@ async function runKeywordFallbackGeneration() {
 }
 
 async function runLegacyGeneration() {
-  let managerModule = null;
-  for (const f of distFiles) {
-    if (!/^manager-[\w-]+\.js$/.test(f)) continue;
-    const src = fs.readFileSync(path.join(dist, f), "utf8");
-    if (!src.includes("MemoryIndexManager: () => MemoryIndexManager")) continue;
-    const m = /manager_exports as (\w+)/.exec(src);
-    if (!m) continue;
-    managerModule = { file: f, exports: (await import(pathToFileURL(path.join(dist, f)).href))[m[1]] };
-    break;
-  }
-  if (!managerModule) throw new Error("no MemoryIndexManager bundle found");
+  const managerModule = await loadLegacyManager();
   const extract = await importBundled("query-expansion-", "extractKeywords");
   const { MemoryIndexManager } = managerModule.exports;
   const agentCfg = (provider) => ({
@@ -277,7 +289,7 @@ async function runLegacyGeneration() {
   mgr.dirty = false;
   mgr.sessionsDirty = false;
   const settings = mgr.settings;
-  const candidates = Math.min(200, Math.max(1, Math.floor(maxResults * settings.query.hybrid.candidateMultiplier)));
+  const candidates = candidatesOf(settings);
   const out = [];
   for (const q of queries) {
     const cleaned = q.text.trim();
@@ -302,13 +314,7 @@ async function runLegacyGeneration() {
     generation: "legacy",
     mode: "hybrid lexical list (stand-in provider, no vectors) + FTS-only search branch over that index",
     manager_bundle: managerModule.file,
-    settings: {
-      maxResults,
-      candidates,
-      minScore: settings.query.minScore,
-      hybrid: settings.query.hybrid,
-      chunking: settings.chunking,
-    },
+    settings: settingsOf(settings, candidates),
     fts_only_provider: ftsOnlyProvider,
     fts_only_index_chunks: ftsOnlyChunks,
     chunks,
@@ -351,6 +357,34 @@ const hybridHit = (r) => ({
   ...(r.vectorScore !== undefined ? { vectorScore: r.vectorScore } : {}),
 });
 
+// Every query through search(), with the lists the named manager methods returned on the way (the legs,
+// the fused list); a query the provider did not embed fails the run (OpenClaw would answer keyword-only).
+async function hybridQueries(mgr, names) {
+  const sink = { current: null };
+  spyOn(mgr, Object.values(names), sink);
+  const out = [];
+  for (const q of queries) {
+    sink.current = {};
+    const started = performance.now();
+    const results = await step(`searching query ${q.id}`, () => atNow(() => mgr.search(q.text, { maxResults })));
+    const ms = performance.now() - started;
+    const lists = sink.current;
+    sink.current = null;
+    if (q.text.trim() && !lists[names.embed])
+      throw new StepError(`searching query ${q.id}`, "the query was not embedded (the provider failed; OpenClaw answers keyword-only then)");
+    out.push({
+      id: q.id,
+      text: q.text,
+      ms,
+      results: results.map(hybridHit),
+      vector: (lists[names.vector] ?? []).map(hybridHit),
+      keyword: (lists[names.keyword] ?? []).map(hybridHit),
+      merged: (lists[names.merged] ?? []).map(hybridHit),
+    });
+  }
+  return out;
+}
+
 function checkIndexed(chunks, files) {
   if (files === 0 || chunks.length === 0)
     throw new StepError("indexing (sync)", `the release indexed no file of the workspace (${files} files, ${chunks.length} chunks)`);
@@ -360,15 +394,7 @@ function checkIndexed(chunks, files) {
 }
 
 async function runHybridKeywordFallbackGeneration() {
-  for (const f of distFiles) {
-    if (!f.startsWith("dreaming-state-")) continue;
-    const src = fs.readFileSync(path.join(dist, f), "utf8");
-    const m = /configureMemoryCoreDreamingState as (\w+)/.exec(src);
-    if (m) (await import(pathToFileURL(path.join(dist, f)).href))[m[1]](() => memoryKeyedStore());
-  }
-  const runtime = await step("loading the release", () =>
-    import(pathToFileURL(path.join(dist, "extensions", "memory-core", "manager-runtime.js")).href),
-  );
+  const runtime = await step("loading the release", loadMemoryCore);
   const search = {
     provider: "openai",
     fallback: "none",
@@ -387,39 +413,15 @@ async function runHybridKeywordFallbackGeneration() {
   const chunks = readChunkTexts(mgr.db, "memory_index_chunks");
   checkIndexed(chunks, status.files);
   const settings = mgr.settings;
-  const candidates = Math.min(200, Math.max(1, Math.floor(maxResults * settings.query.hybrid.candidateMultiplier)));
-  const sink = { current: null };
-  spyOn(mgr, ["searchVector", "searchKeywordWithFallback", "mergeHybridResults", "embedQueryWithRetry"], sink);
-  const out = [];
-  for (const q of queries) {
-    sink.current = {};
-    const started = performance.now();
-    const results = await step(`searching query ${q.id}`, () => atNow(() => mgr.search(q.text, { maxResults })));
-    const ms = performance.now() - started;
-    const legs = sink.current;
-    sink.current = null;
-    if (!legs.embedQueryWithRetry)
-      throw new StepError(`searching query ${q.id}`, "the query was not embedded (the provider failed; OpenClaw answered keyword-only)");
-    out.push({
-      id: q.id,
-      text: q.text,
-      ms,
-      results: results.map(hybridHit),
-      vector: (legs.searchVector ?? []).map(hybridHit),
-      keyword: (legs.searchKeywordWithFallback ?? []).map(hybridHit),
-      merged: (legs.mergeHybridResults ?? []).map(hybridHit),
-    });
-  }
+  const candidates = candidatesOf(settings);
+  const out = await hybridQueries(mgr, { vector: "searchVector", keyword: "searchKeywordWithFallback",
+    merged: "mergeHybridResults", embed: "embedQueryWithRetry" });
   await mgr.close?.();
   return {
     generation: "keyword-fallback",
     mode: "hybrid (openai-compatible provider)",
     settings: {
-      maxResults,
-      candidates,
-      minScore: settings.query.minScore,
-      hybrid: settings.query.hybrid,
-      chunking: settings.chunking,
+      ...settingsOf(settings, candidates),
       fts: settings.store.fts,
       provider: { id: status.provider, model: status.model, inputType: settings.inputType ?? null,
         queryInputType: settings.queryInputType ?? null, documentInputType: settings.documentInputType ?? null },
@@ -431,17 +433,7 @@ async function runHybridKeywordFallbackGeneration() {
 }
 
 async function runHybridLegacyGeneration() {
-  let managerModule = null;
-  for (const f of distFiles) {
-    if (!/^manager-[\w-]+\.js$/.test(f)) continue;
-    const src = fs.readFileSync(path.join(dist, f), "utf8");
-    if (!src.includes("MemoryIndexManager: () => MemoryIndexManager")) continue;
-    const m = /manager_exports as (\w+)/.exec(src);
-    if (!m) continue;
-    managerModule = { file: f, exports: (await import(pathToFileURL(path.join(dist, f)).href))[m[1]] };
-    break;
-  }
-  if (!managerModule) throw new StepError("loading the release", "no MemoryIndexManager bundle found");
+  const managerModule = await loadLegacyManager();
   const { MemoryIndexManager } = managerModule.exports;
   const cfg = {
     agents: {
@@ -467,42 +459,15 @@ async function runHybridLegacyGeneration() {
   const files = mgr.db.prepare(`SELECT count(*) AS n FROM files`).get().n;
   checkIndexed(chunks, files);
   const settings = mgr.settings;
-  const candidates = Math.min(200, Math.max(1, Math.floor(maxResults * settings.query.hybrid.candidateMultiplier)));
-  const sink = { current: null };
-  spyOn(mgr, ["searchVector", "searchKeyword", "mergeHybridResults", "embedQueryWithTimeout"], sink);
-  const out = [];
-  for (const q of queries) {
-    sink.current = {};
-    const started = performance.now();
-    const results = await step(`searching query ${q.id}`, () => atNow(() => mgr.search(q.text, { maxResults })));
-    const ms = performance.now() - started;
-    const legs = sink.current;
-    sink.current = null;
-    if (q.text.trim() && !legs.embedQueryWithTimeout)
-      throw new StepError(`searching query ${q.id}`, "the query was not embedded");
-    out.push({
-      id: q.id,
-      text: q.text,
-      ms,
-      results: results.map(hybridHit),
-      vector: (legs.searchVector ?? []).map(hybridHit),
-      keyword: (legs.searchKeyword ?? []).map(hybridHit),
-      merged: (legs.mergeHybridResults ?? []).map(hybridHit),
-    });
-  }
+  const candidates = candidatesOf(settings);
+  const out = await hybridQueries(mgr, { vector: "searchVector", keyword: "searchKeyword",
+    merged: "mergeHybridResults", embed: "embedQueryWithTimeout" });
   await mgr.close?.();
   return {
     generation: "legacy",
     mode: "hybrid (openai-compatible provider)",
     manager_bundle: managerModule.file,
-    settings: {
-      maxResults,
-      candidates,
-      minScore: settings.query.minScore,
-      hybrid: settings.query.hybrid,
-      chunking: settings.chunking,
-      provider: { id: mgr.provider.id, model: mgr.provider.model },
-    },
+    settings: { ...settingsOf(settings, candidates), provider: { id: mgr.provider.id, model: mgr.provider.model } },
     status: { files, chunks: chunks.length },
     chunks,
     queries: out,
