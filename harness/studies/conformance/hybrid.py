@@ -327,7 +327,8 @@ def summary_rows(checks: list[Check]) -> list[dict[str, Any]]:
     differ (their causes, counted)."""
     out = []
     for version, preset in RELEASES:
-        rows = [c for c in checks if c.release == f"openclaw {version}" and c.what == WHAT["results"]]
+        rows = [c for c in checks if c.release == f"openclaw {version}" and c.preset == preset
+                and c.what == WHAT["results"]]
         if not rows:
             continue
         causes: dict[str, int] = {}
