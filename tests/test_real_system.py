@@ -191,3 +191,14 @@ class _Wrapped:
 
     def __getattr__(self, name):
         return getattr(self._dataset, name)
+
+
+def test_an_installer_that_cannot_start_is_a_one_line_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_CONFORMANCE_DIR", str(tmp_path))
+
+    def no_bash(*a, **k):
+        raise FileNotFoundError(2, "No such file or directory", "bash")
+
+    monkeypatch.setattr(real_system.subprocess, "run", no_bash)
+    with pytest.raises(RealSystemError, match=r"installer could not start \(step: install\).*bash"):
+        real_system.ensure_installed("2026.9.6")

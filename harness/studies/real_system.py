@@ -102,8 +102,12 @@ def ensure_installed(version: str) -> None:
             return
     except real.NotInstalled:
         pass
-    proc = subprocess.run(["bash", str(real.INSTALL_SH), "--only-openclaw", version], capture_output=True,
-                          text=True)
+    try:
+        proc = subprocess.run(["bash", str(real.INSTALL_SH), "--only-openclaw", version], capture_output=True,
+                              text=True)
+    except OSError as exc:
+        raise RealSystemError(f"openclaw {version} is not installed and its installer could not start (step: "
+                              f"install): {exc.strerror}: {exc.filename or 'bash'}") from None
     said = [ln.removeprefix("conformance install: ") for ln in (proc.stdout + proc.stderr).splitlines()
             if ln.startswith("conformance install: ")]
     last = said[-1] if said else (proc.stderr.strip().splitlines() or [""])[-1]
