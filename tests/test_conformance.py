@@ -134,3 +134,20 @@ def test_openclaw_lists_are_compared_file_by_file_and_explained(round3):
     assert cause.startswith("the same chunks") and top5.differences[0].item == swapped
     hits = ours[swapped]
     assert openclaw.explain(hits, hits[:1], {hits[1][0]}, "unexplained").startswith("chunk boundaries differ in")
+
+
+def test_a_real_system_that_fails_writes_nothing(monkeypatch, tmp_path, capsys):
+    from harness.studies.conformance.real import DriverFailed
+
+    monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
+    module = types.ModuleType("failing_conformance")
+    module.NAME, module.SYSTEMS, module.NOTES = "failing", [("openclaw", "0.0.1")], ""
+
+    def compare(workspaces, real):
+        raise DriverFailed("openclaw", "0.0.1", "indexing (sync)", "fetch failed")
+
+    module.compare = compare
+    monkeypatch.setitem(sys.modules, "failing_conformance", module)
+    assert runner.run_conformance(tmp_path / "out", modules=("failing_conformance",), workspaces=["round3"]) == 1
+    assert "FAILED, nothing written: openclaw 0.0.1 failed while indexing (sync): fetch failed" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

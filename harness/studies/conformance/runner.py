@@ -24,6 +24,7 @@ import argparse
 import importlib
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 from datetime import date, datetime
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
 from harness.config import load_experiment
+from harness.errors import HarnessError
 from harness.inputs.layout import Layout, project_path
 from harness.pipeline import dataset_parts, load_dataset
 from harness.studies.conformance.base import Check, RealRuns, Workspace
@@ -160,6 +162,10 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
         try:
             for module in loaded:
                 checks += module.compare(module_workspaces(module, spaces), real)
+        except (RuntimeError, HarnessError, subprocess.TimeoutExpired) as exc:
+            # a real system that failed: its rows would be partial, so nothing is written or gated
+            print(f"conformance: FAILED, nothing written: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 1
         finally:
             real.close()
         summary = {ws.name: {"files": len(ws.layout.files), "queries": len(ws.queries), "now": ws.now}
