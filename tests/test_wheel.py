@@ -78,8 +78,13 @@ def test_wheel_carries_presets_experiments_and_king78_but_no_public_data(wheel):
     for name in ("records.jsonl", "daily_logs.jsonl", "queries.jsonl", "seed_scores.csv"):
         assert f"harness/bundled/king78/{name}" in names
     assert "harness/reporting/templates/run.html.j2" in names
-    # code, templates, the bundled folders and metadata: nothing else (the public data sets stay out)
+    conformance = {f"harness/studies/conformance/{n}" for n in ("install.sh", "drivers/openclaw.mjs", "drivers/qmd.ts",
+                                                                "spec_table.toml")}
+    assert conformance <= set(names)  # `harness run --system` installs and drives a real release from the wheel
+    # code, templates, the bundled folders, the real systems' drivers and metadata: nothing else (the public
+    # data sets stay out)
     others = [n for n in names if not (n.endswith(".py") or n.endswith(".html.j2") or ".dist-info/" in n
+                                       or n in conformance
                                        or n.startswith(("harness/bundled/experiments/", "harness/bundled/king78/")))]
     assert others == []
     assert {n for n in names if n.startswith("harness/bundled/king78/")} == \

@@ -27,18 +27,31 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
         preset: Optional[str] = typer.Option(None, help="override the experiment's preset"),
         out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
         profile: Optional[str] = typer.Option(None, help=PROFILE_HELP),
-        set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP)) -> None:
+        set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
+        system: Optional[str] = typer.Option(None, help="run a real system instead of the preset, e.g. "
+                                             "openclaw@2026.9.6 (installed from npm on first use; the "
+                                             "experiment's embedder is its provider)")) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
     from harness.reporting.markdown import load_seed_scores, print_round, write_round
     from harness.run_folders import REPORT_PAGE, clear_previous_run, published
     from harness.studies.experiment import run_experiment
 
+    if system is not None:
+        from harness.studies.real_system import parse_system
+
+        overrides = merge(overrides, {"system": parse_system(system)})
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
+    real = config.get("system") or {}
     out_dir = Path(out or default_output_dir(config.get("name", "run"), Path(config["experiment_file"]),
-                                             config.get("preset")))
+                                             config.get("preset"), *real.values()))
     check_output(out_dir, folder=True)
-    result = run_experiment(config)
+    if real:
+        from harness.studies.real_system import run_real_system
+
+        result = run_real_system(config)
+    else:
+        result = run_experiment(config)
     seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
     previous = clear_previous_run(out_dir) if out_dir.is_dir() else []
     with published(out_dir, "results.json") as folder:  # a killed run never leaves it looking complete

