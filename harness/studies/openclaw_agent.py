@@ -118,9 +118,10 @@ class OpenClawHome:
         in the release's own block, no file watcher (the CLI exits when the turn is done), no bootstrap
         files (the workspace holds only the scenario's memory)."""
         search: dict[str, Any] = {"provider": "openai", "model": self.provider.model, "fallback": "none",
-                                  "remote": {"baseUrl": self.provider.base_url, "apiKey": self.provider.api_key},
-                                  "sync": {"watch": False}}
-        if self.release.memory_search_block:
+                                  "remote": {"baseUrl": self.provider.base_url, "apiKey": self.provider.api_key}}
+        if not self.release.memory_search_block:
+            search["sync"] = {"watch": False}  # 2026.8.1 on have no such key (and no watcher keeping the CLI alive)
+        else:
             for key, value in (("queryInputType", self.provider.query_input_type),
                                ("documentInputType", self.provider.document_input_type)):
                 if value:
@@ -170,9 +171,11 @@ class OpenClawHome:
                                  f"within {timeout:.0f} s") from None
         self.calls.append({"args": list(args), "returncode": proc.returncode})
         if proc.returncode != 0:
-            lines = [l for l in (proc.stderr + proc.stdout).splitlines() if l.strip()]
+            lines = [l.strip() for l in (proc.stderr + proc.stdout).splitlines() if l.strip()]
+            reason = next((" ".join(lines[i:i + 2]) for i, l in enumerate(lines) if "Reason:" in l),
+                          lines[-1] if lines else "no output")
             raise AgentRunFailed(f"OpenClaw {self.release.version}: `openclaw {' '.join(args[:2])}` exited "
-                                 f"{proc.returncode}: {lines[-1] if lines else 'no output'}")
+                                 f"{proc.returncode}: {reason}")
         return proc.stdout
 
     def index(self, at: datetime | None = None) -> None:
