@@ -83,6 +83,9 @@ def headline_text(block: dict[str, Any], separator: str = " · ") -> str:
         parts += [f"{label}@{k} {figure(block, f'{m}@{k}')}" for m, label in HEADLINE]
         parts.append(f"pure Recall@{k} {figure(block, f'pure_recall@{k}')}")
         parts.append(f"chunk-level MRR@{k} {figure(block, f'chunk_mrr@{k}')}, nDCG@{k} {figure(block, f'chunk_ndcg@{k}')}")
+        if f"judged@{k}" in block:  # pooled or mined judgments: how much of the top k is judged (incomplete.py)
+            parts.append(f"judged@{k} {figure(block, f'judged@{k}')}, bpref@{k} {figure(block, f'bpref@{k}')}, "
+                         f"nDCG'@{k} {figure(block, f'ndcg_prime@{k}')}")
     return separator.join(parts)
 
 

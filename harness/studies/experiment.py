@@ -251,6 +251,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     from harness.inputs.workspace_config import layer_notes
 
     notes = layer_notes(config.get("openclaw_json"))  # what the workspace's openclaw.json set, and what won over it
+    notes += getattr(stages.embedder.inner, "run_notes", list)()  # where the vectors came from (openclaw-index)
     if weights and weights["rescaled"]:
         c, a = weights["configured"], weights["applied"]
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "
