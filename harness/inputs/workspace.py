@@ -358,7 +358,9 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str], discovery
         queries.append(Query(spec.id, spec.text, relevant, spec.kind, None, extra, cluster=spec.cluster))
     if unjudged and notes is not None:
         shown = ", ".join(unjudged[:10]) + (f" and {len(unjudged) - 10} more" if len(unjudged) > 10 else "")
-        notes.append(f"{len(unjudged)} queries have no {judgments} judgments yet and are not evaluated ({shown})"
+        what = "no implicit positive (the agent read or cited nothing they returned)" if judgments == "implicit" \
+            else f"no {judgments} judgments yet"
+        notes.append(f"{len(unjudged)} queries have {what} and are not evaluated ({shown})"
                      + ("; `harness judge` labels them" if judgments != "implicit" else ""))
     return queries, [Span(*key) for key in spans]
 
