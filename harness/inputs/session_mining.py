@@ -23,7 +23,9 @@ Implicit judgments (what the agent did; labelled "implicit" wherever they go, ne
     reformulated a search followed in the same turn by a search with another query and no memory_get in
                  between: the agent was not satisfied, so its returned chunks that were never read or cited
                  get grade 0.
-Across a query's occurrences a chunk read or cited once is a positive; one only ever passed over is a 0.
+A chunk the search returned and the agent read later in the same turn, after a reformulated search too, is a
+positive for it (the question was the same).  Across a query's occurrences a chunk read or cited once is a
+positive; one only ever passed over is a 0.
 """
 from __future__ import annotations
 

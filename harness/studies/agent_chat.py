@@ -79,7 +79,7 @@ def search_results(tool_text: str) -> list[dict[str, Any]] | None:
 class ScriptedAgentChat:
     """The server (module docstring).  One turn at a time: begin() it before the agent runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self._steps: list[Step] = []
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
@@ -136,7 +136,7 @@ class ScriptedAgentChat:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
-        self._server = ThreadingHTTPServer((HOST, 0), Handler)
+        self._server = ThreadingHTTPServer((HOST, port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-agent-chat", daemon=True)
 
@@ -195,6 +195,21 @@ class ScriptedAgentChat:
     def __exit__(self, *exc: Any) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def steps_of(items: Sequence[dict[str, Any]]) -> list[Step]:
+    """A scenario's steps ({search: Q, max_results?} | {get: K, lines?} | {reply: TEXT, cite?}) as Steps."""
+    out: list[Step] = []
+    for item in items:
+        if "search" in item:
+            out.append(Search(str(item["search"]), item.get("max_results")))
+        elif "get" in item:
+            out.append(Get(int(item["get"]), item.get("lines")))
+        elif "reply" in item:
+            out.append(Reply(str(item["reply"]), item.get("cite")))
+        else:
+            raise ValueError(f"unknown step {item!r}: one of search, get, reply")
+    return out
 
 
 def _tool_call(name: str, args: dict[str, Any], tools: set[str]) -> dict[str, Any]:

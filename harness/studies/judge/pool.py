@@ -38,6 +38,12 @@ POOL_FILE = "pool.json"
 class PoolConfiguration:
     label: str
     set: tuple[str, ...] = ()
+    tables: str = "{}"  # experiment tables merged in after `set` (JSON; what `harness sweep` writes for --extend)
+
+    def overrides(self) -> dict[str, Any]:
+        from harness.config import merge
+
+        return merge(parse_assignments(list(self.set)), json.loads(self.tables))
 
 
 @dataclass
@@ -69,7 +75,10 @@ def load_pool_spec(path: Path | str) -> PoolSpec:
         if not isinstance(sets, list) or not all(isinstance(s, str) for s in sets):
             raise ConfigError(f"{where}: set must be a list of TABLE.KEY=VALUE strings")
         parse_assignments(sets)  # a wrong assignment fails now, naming itself
-        configs.append(PoolConfiguration(table["label"].strip(), tuple(sets)))
+        tables = table.get("tables", {})
+        if not isinstance(tables, dict):
+            raise ConfigError(f"{where}: tables must be a table of experiment tables")
+        configs.append(PoolConfiguration(table["label"].strip(), tuple(sets), json.dumps(tables, sort_keys=True)))
     if not configs:
         raise ConfigError(f"{path}: no [[configuration]]; pool at least your own (label = \"yours\", set = [])")
     labels = [c.label for c in configs]
@@ -180,8 +189,7 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
         for c in spec.configurations:
             if c.label in done:
                 continue
-            overrides = parse_assignments(list(c.set))
-            config = load_experiment(path, **overrides)
+            config = load_experiment(path, **c.overrides())
             config["search"]["max_results"] = max(int(config["search"]["max_results"]), spec.depth)
             stages = build_stages(config, embedder=embedder, progress=progress)
             layout = None
@@ -208,7 +216,8 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
                     _add(new_items, known, s.id, j.path, j.start, j.end, _lines(texts[j.path], j.start, j.end), "agent")
     for c in spec.configurations:
         if c.label not in done:
-            pool.configurations.append({"label": c.label, "set": list(c.set), "depth": spec.depth,
+            pool.configurations.append({"label": c.label, "set": list(c.set), "tables": json.loads(c.tables),
+                                        "depth": spec.depth,
                                         "added": datetime.now().astimezone().isoformat(timespec="seconds")})
     for qid, items in new_items.items():
         fresh = [i for k, i in items.items() if k not in {x.key for x in pool.queries[qid].items}]

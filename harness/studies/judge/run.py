@@ -34,7 +34,10 @@ def extend_configurations(path: Path) -> list[PoolConfiguration]:
     for i, table in enumerate(doc.get("configuration", [])):
         if not isinstance(table, dict) or not isinstance(table.get("label"), str):
             raise ConfigError(f"{path} [[configuration]] {i + 1}: needs a label and a set list")
-        configs.append(PoolConfiguration(table["label"], tuple(table.get("set", []))))
+        import json
+
+        configs.append(PoolConfiguration(table["label"], tuple(table.get("set", [])),
+                                         json.dumps(table.get("tables", {}), sort_keys=True)))
     if not configs:
         raise ConfigError(f"{path}: no [[configuration]] to add to the pool")
     return configs
