@@ -385,8 +385,33 @@ def test_the_sweep_refuses_a_mostly_unjudged_recommendation():
 
     frame = pd.DataFrame({"objective": [0.5, 0.8], "judged@6": [0.9, 0.3]})
     cv = CrossValidation("o", [], [], np.zeros(2), np.zeros(2), 0, 1, 0.8, Interval(0.1, 0.05, 0.2, 0.95, "m"), 0.01, 1, "ok")
-    refused = refuse_unjudged(cv, frame, [6], 6, {"experiment_file": "exp.toml"})
+    kept, refused = refuse_unjudged(cv, frame, [6], 6, {"experiment_file": "exp.toml"})
     assert refused == {"setting": 1, "column": "judged@6", "share": 0.3, "experiment": "exp.toml"}
-    assert cv.recommended is None and "mostly unjudged" in cv.reason and "harness judge exp.toml --extend" in cv.reason
-    cv.recommended, frame.loc[1, "judged@6"] = 1, 0.7
-    assert refuse_unjudged(cv, frame, [6], 6, {}) is None and cv.recommended == 1
+    assert kept.recommended is None and "mostly unjudged" in kept.reason and "harness judge exp.toml --extend" in kept.reason
+    frame.loc[1, "judged@6"] = 0.7
+    same, none = refuse_unjudged(cv, frame, [6], 6, {})
+    assert none is None and same.recommended == 1
+
+
+def test_extend_adds_a_sweep_setting_to_the_pool_and_keeps_every_label(judged, tmp_path):
+    from harness.config import load_experiment
+    from harness.studies.judge.run import extend_configurations, prepare
+    from harness.studies.sweep import load_grid, run_sweep
+    from harness.studies.sweep_report import write_extend
+
+    out, session = judged
+    before = {(g.query_id, g.key, g.grade) for g in session.store.grades("explicit")}
+    items = session.pool.items
+    config = load_experiment(out / "experiment.toml")
+    grid = tmp_path / "grid.toml"
+    grid.write_text('[grid]\nvector_weight = [0.1, 0.7]\ntokenizer = [{name = "trigram"}]\n', encoding="utf-8")
+    result = run_sweep(config, load_grid(grid), progress=False)
+    result.unjudged = {"setting": result.best_index, "column": "judged@6", "share": 0.2, "experiment": "x"}
+    path = write_extend(result, tmp_path, config)
+    configurations = extend_configurations(path)
+    assert configurations and all(c.label.startswith("sweep: ") for c in configurations)
+    extended = prepare([out / "experiment.toml", out / "holdout.toml"], extend=path, log=lambda s: None,
+                       progress=False)
+    assert {c["label"] for c in extended.pool.configurations} >= {c.label for c in configurations}
+    assert extended.pool.items >= items
+    assert before <= {(g.query_id, g.key, g.grade) for g in extended.store.grades("explicit")}

@@ -116,11 +116,17 @@ def _same_number(a: Any, b: str) -> bool:
 
 
 def _summary_figures(summary: dict[str, Any], k: int) -> dict[str, Any]:
+    """The suite block's headline figures with their intervals, as the summary holds them (name, name_ci95)."""
     suite = summary.get("suite", {})
     names = ["pass_rate", f"recall@{k}", f"mrr@{k}", f"ndcg@{k}", f"judged@{k}", f"bpref@{k}", f"ndcg_prime@{k}"]
-    return {n: {"value": suite.get(n), "ci95": suite.get(f"{n}_ci95")} for n in names if n in suite} | {
-        "queries": suite.get("queries"), "passed": suite.get("passed"), "ci_method": suite.get("ci_method"),
-        "resampling": suite.get("resampling")}
+    out = {key: suite[key] for n in names for key in (n, f"{n}_ci95") if key in suite}
+    return out | {"queries": suite.get("queries"), "passed": suite.get("passed"), "ci_method": suite.get("ci_method"),
+                  "resampling": suite.get("resampling")}
+
+
+def _scrub(path: Path, evals: Path, shown: str = "evals/openclaw-main") -> None:
+    """A copied report without the temporary folder it was made in: its paths as a user's default --out."""
+    path.write_text(path.read_text(encoding="utf-8").replace(str(evals), shown), encoding="utf-8")
 
 
 def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port: int = PROVIDER_PORT) -> dict[str, Any]:
@@ -134,7 +140,9 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
 
     out.mkdir(parents=True, exist_ok=True)
     server, _, _ = start_embedding_server(port)
-    doc: dict[str, Any] = {"installation": str(home), "grades": str(grades)}
+    import os
+
+    doc: dict[str, Any] = {"installation": str(home), "grades": str(grades), "cpu_count": os.cpu_count()}
     try:
         with tempfile.TemporaryDirectory(prefix="openclaw-home-report-") as tmp:
             evals = Path(tmp) / "evals"
@@ -145,21 +153,27 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
             for key in ("sessions", "queries", "implicit", "vectors", "index_findings", "release", "preset"):
                 doc[key] = init_doc[key]
             shutil.copyfile(evals / "init.md", out / "init.md")
+            _scrub(out / "init.md", evals)
             exp, holdout = evals / "experiment.toml", evals / "holdout.toml"
 
+            t0 = time.perf_counter()
             implicit = run_experiment(load_experiment(exp), progress=False)
+            doc["run_seconds"] = time.perf_counter() - t0
             k = int(implicit.config["search"]["max_results"])
             doc["k"] = k
             doc["implicit_run"] = {**_summary_figures(implicit.summary, k), "notes": implicit.notes,
                                    "embedding_cache": implicit.timings.get("embedding_cache")}
 
+            t0 = time.perf_counter()
             session = prepare([exp, holdout], log=lambda s: None, progress=False)
+            doc["pool_seconds"] = time.perf_counter() - t0
             doc["grading"] = apply_grades(session.pool, session.store, grades)
             judge_doc = finish(session)
             doc["pool"] = {k2: judge_doc[k2] for k2 in ("depth", "configurations", "queries", "items", "graded",
                                                         "queries_fully_graded", "grades")}
             doc["agreement"] = judge_doc["agreement"]
             shutil.copyfile(session.judge_dir / "judge.md", out / "judge.md")
+            _scrub(out / "judge.md", evals)
 
             judged_exp, judged_holdout = evals / "experiment.judged.toml", evals / "holdout.judged.toml"
             judged = run_experiment(load_experiment(judged_exp), progress=False)
@@ -170,11 +184,15 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
             config = load_experiment(judged_exp)
             from harness.studies.sweep import default_grid
 
+            t0 = time.perf_counter()
             result = run_sweep(config, load_grid(default_grid(config)), progress=False,
                                holdout=load_experiment(judged_holdout))
+            doc["sweep_seconds"] = time.perf_counter() - t0
             sweep_dir = Path(tmp) / "sweep"
             sweep_doc = write_sweep(result, sweep_dir, config)
             shutil.copyfile(sweep_dir / "sweep.md", out / "sweep.md")
+            _scrub(out / "sweep.md", sweep_dir, "SWEEP_OUT")
+            _scrub(out / "sweep.md", evals)
             column = next((c for c in result.settings.columns if str(c).startswith("judged@")), None)
             doc["sweep"] = {
                 "settings": len(result.settings), "recommended": result.recommended is not None,

@@ -498,7 +498,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     frame["p_adjusted"] = selection.adjusted
     options = cv_options(objective, folds)
     cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured, **options)
-    unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config)
+    cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config)
     best = cv.in_sample_best
     t_stats = time.perf_counter()
     shown = {"configured": configured, "best": best}
@@ -527,24 +527,26 @@ def judged_column(frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int)
 
 
 def refuse_unjudged(cv: CrossValidation, frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int,
-                    config: dict[str, Any]) -> dict[str, Any] | None:
+                    config: dict[str, Any]) -> tuple[CrossValidation, dict[str, Any] | None]:
     """On pooled judgments, a setting whose top k is mostly unjudged (judged@k below MOSTLY_UNJUDGED) is not
     recommended: its figures count every chunk nobody graded as not relevant.  The verdict says so and names
     the command that adds its chunks to the pool (the sweep report writes the file for --extend)."""
+    import dataclasses
+
     column = judged_column(frame, cutoffs, max_results)
     if column is None or cv.recommended is None:
-        return None
+        return cv, None
     share = float(frame.loc[cv.recommended, column])
     if share == share and share >= MOSTLY_UNJUDGED:
-        return None
+        return cv, None
     index = int(cv.recommended)
     experiment = config.get("experiment_file", "EXPERIMENT")
-    cv.recommended = None
-    cv.reason = (f"keep the configuration: the best setting's top {column.split('@')[1]} is mostly unjudged "
+    reason = (f"keep the configuration: the best setting's top {column.split('@')[1]} is mostly unjudged "
                  f"({column} = {share:.2f} < {MOSTLY_UNJUDGED:g}), so its figures count chunks nobody graded as not "
                  f"relevant; judge them first: harness judge {experiment} --extend SWEEP_OUT/extend.toml, then "
                  "sweep again")
-    return {"setting": index, "column": column, "share": share, "experiment": experiment}
+    return dataclasses.replace(cv, recommended=None, reason=reason), \
+        {"setting": index, "column": column, "share": share, "experiment": experiment}
 
 
 def cv_options(objective: Objective, folds: int = FOLDS) -> dict[str, Any]:

@@ -369,7 +369,10 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if result.unjudged is not None:
-        result.cv.reason = result.cv.reason.replace("SWEEP_OUT/extend.toml", str(out_dir / "extend.toml"))
+        import dataclasses
+
+        result.cv = dataclasses.replace(result.cv, reason=result.cv.reason.replace("SWEEP_OUT/extend.toml",
+                                                                                   str(out_dir / "extend.toml")))
         write_extend(result, out_dir, config)
     doc = sweep_document(result, config)
     _atomic_write(out_dir / "sweep.json", json.dumps(doc, ensure_ascii=False, indent=1))

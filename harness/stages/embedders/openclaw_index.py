@@ -32,7 +32,7 @@ from harness.registry import stage
 from harness.stages.embedders.base import EMBEDDERS, Role, check_role
 from harness.stages.embedders.cache import EmbeddingCache, text_sha256
 
-IMPORT_BATCH = 2000
+IMPORT_BATCH = 10_000  # vectors per cache transaction: fewer commits (each one a sync to disk)
 
 
 def index_model_id(provider: str | None, model: str, dims: int | None, provider_key: str | None) -> str:
