@@ -415,3 +415,30 @@ def test_extend_adds_a_sweep_setting_to_the_pool_and_keeps_every_label(judged, t
     assert {c["label"] for c in extended.pool.configurations} >= {c.label for c in configurations}
     assert extended.pool.items >= items
     assert before <= {(g.query_id, g.key, g.grade) for g in extended.store.grades("explicit")}
+
+
+def test_redact_masks_the_users_text_in_every_report_and_page(tmp_path, provider, monkeypatch):
+    from harness.studies.judge.page import JudgePage
+    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
+    from harness.studies.judge.store import LabelStore
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    home = installation(tmp_path, provider)
+    out = tmp_path / "evals"
+    assert runner.invoke(app, ["init", "--openclaw-home", str(home), "--out", str(out), "--redact"]).exit_code == 0
+    init_md = (out / "init.md").read_text(encoding="utf-8")
+    assert "weekly #:# with Tom" in init_md and "weekly 1:1 with Tom" not in init_md
+    assert "redact = true" in (out / "experiment.toml").read_text(encoding="utf-8")
+    run = runner.invoke(app, ["run", str(out / "experiment.toml"), "--out", str(tmp_path / "run")])
+    assert run.exit_code == 0, run.output
+    report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "weekly #:# with Tom" in report and "weekly 1:1 with Tom" not in report
+    page = runner.invoke(app, ["report", str(tmp_path / "run" / "results.json")])
+    assert page.exit_code == 0, page.output
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "weekly 1:1 with Tom" not in html and "finance@example.com" not in html
+    pool = Pool(["x"], 10, [], {"q1": PoolQuery("q1", "mail finance@example.com by the 25th", "x", "tuning",
+                                                [PoolItem("MEMORY.md", 1, 3, "budget 18,000 EUR")])})
+    shown = JudgePage(pool, LabelStore(tmp_path / "l.sqlite"), redact=True).query(0)
+    assert shown["text"] == "mail <email> by the ##th"
+    assert "".join(p for p, _ in shown["items"][0]["segments"]) == "budget ##,### EUR"

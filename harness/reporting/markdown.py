@@ -373,6 +373,10 @@ def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, in
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     result.write_json(out_dir / "results.json")
+    if result.config.get("evaluation", {}).get("redact"):  # [evaluation] redact: the user's text masked in reports
+        from harness.reporting.redact import redacted_result
+
+        result = redacted_result(result)
     _write_text(out_dir / "report.md", round_markdown(result, seed))
     return out_dir
 
