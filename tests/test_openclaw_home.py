@@ -442,3 +442,15 @@ def test_redact_masks_the_users_text_in_every_report_and_page(tmp_path, provider
     shown = JudgePage(pool, LabelStore(tmp_path / "l.sqlite"), redact=True).query(0)
     assert shown["text"] == "mail <email> by the ##th"
     assert "".join(p for p, _ in shown["items"][0]["segments"]) == "budget ##,### EUR"
+
+
+def test_memory_text_never_becomes_markup_in_the_page(tmp_path):
+    from harness.studies.judge.page import JudgePage
+    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
+    from harness.studies.judge.store import LabelStore
+
+    nasty = "</script><script>alert(1)</script> <b>bold</b>"
+    pool = Pool(["x"], 10, [], {"q1": PoolQuery("q1", nasty, "x", "tuning", [PoolItem("MEMORY.md", 1, 2, nasty)])})
+    html = JudgePage(pool, LabelStore(tmp_path / "l.sqlite")).html()
+    assert "</script><script>alert" not in html and "<b>bold</b>" not in html
+    assert html.count("</script>") == 1  # the page's own

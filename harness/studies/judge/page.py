@@ -192,8 +192,12 @@ class JudgePage:
                 "query_graded": row["graded"], "query_items": row["items"]}
 
     def html(self) -> str:
+        """The page, with the state and the query it opens at inlined (no round trip before it draws)."""
         legend = " · ".join(f"<b>{g}</b> {html.escape(t)}" for g, t in GRADES.items())
-        return PAGE.replace("__LEGEND__", legend).replace("__TOKEN__", self.token)
+        state = self.state()
+        first = self.query(state["resume"]) if self.order else None
+        boot = json.dumps({"state": state, "query": first}, ensure_ascii=False).replace("</", "<\\/")
+        return PAGE.replace("__LEGEND__", legend).replace("__TOKEN__", self.token).replace("__BOOT__", boot)
 
     # -- serving ---------------------------------------------------------------------------------------
     @property
@@ -253,6 +257,7 @@ mark { background: #fff176; }
 <script>
 "use strict";
 const TOKEN = "__TOKEN__";
+const BOOT = __BOOT__;
 let state = null, current = null, focus = 0, index = 0;
 const $ = (id) => document.getElementById(id);
 function setStatus(text, error) { const s = $("status"); s.textContent = text; s.className = error ? "err" : ""; }
@@ -282,10 +287,13 @@ function render() {
   progress();
   const f = $("item-" + focus); if (f) f.scrollIntoView({block: "nearest"});
 }
-async function load(i) {
-  const r = await fetch("/api/query?i=" + i); current = await r.json(); index = i;
+function show(doc, i) {
+  current = doc; index = i;
   const open = current.items.findIndex((it) => it.grade === null || it.grade === undefined);
   focus = open >= 0 ? open : 0; render(); document.title = `harness judge · ${current.id}`;
+}
+async function load(i) {
+  const r = await fetch("/api/query?i=" + i); show(await r.json(), i);
 }
 async function grade(g) {
   if (!current || !current.items.length) return;
@@ -317,10 +325,9 @@ document.addEventListener("keydown", (e) => {
     go(open >= 0 ? open : state.queries.findIndex((q) => q.graded < q.items)); e.preventDefault();
   }
 });
-(async () => {
-  const r = await fetch("/api/state"); state = await r.json();
-  setStatus("ready"); if (state.queries.length) await load(state.resume); else $("query").textContent = "Nothing to judge.";
-  document.body.dataset.ready = "1";
-})();
+state = BOOT.state;  // inlined: the page draws without a round trip; a reload asks the server afresh
+setStatus("ready");
+if (BOOT.query) show(BOOT.query, state.resume); else $("query").textContent = "Nothing to judge.";
+document.body.dataset.ready = "1";
 </script></body></html>
 """
