@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo t2ranking context lossless expansion statistics scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
+.PHONY: help install test docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -37,6 +37,7 @@ docs: $(STAMP) ## README.md and docs/ from the templates in docs/src/ and the co
 # Benchmarks are stored under reports/bench/<machine>/ ; `make bench` fails when a median is more than
 # 2.5x the saved baseline's (wide on purpose: 2-core machines are noisy).
 BENCH := $(BIN)/pytest -q tests/bench_pipeline.py tests/bench_chunkers.py tests/bench_lexical.py tests/bench_sweep.py \
+	tests/bench_openclaw_home.py \
 	--benchmark-enable --benchmark-only --benchmark-storage=file://reports/bench \
 	--benchmark-columns=median,iqr,rounds --benchmark-sort=name
 bench: $(STAMP) ## Benchmarks (pytest-benchmark) compared with the saved baseline on medians
@@ -89,6 +90,13 @@ lossless: $(STAMP) ## lossless-claw on LoCoMo (offline, extractive summaries) be
 
 expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroid) on king78 and CMRC -> reports/qmd-expansion/
 	$(HARNESS) expansion experiments/expansion.toml --out reports/qmd-expansion
+
+# `make timing TARGET=locomo` (CACHE=cold: an empty embedding cache) records the target's wall and CPU time
+# in reports/timings/timings.json, which the docs quote; measure on a quiet machine.
+TARGET ?= round4
+CACHE ?= warm
+timing: $(STAMP) ## Time a make target and record it -> reports/timings/timings.json (TARGET=locomo CACHE=cold)
+	$(BIN)/python -m harness.reporting.timings --label "make $(TARGET) ($(CACHE) cache)" $(if $(filter cold,$(CACHE)),--cold) -- $(MAKE) --no-print-directory $(TARGET)
 
 SIZE ?= default
 statistics: $(STAMP) ## Coverage and error rates of the intervals and tests in simulation (SIZE=full: minutes) -> reports/statistics/

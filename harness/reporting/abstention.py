@@ -82,7 +82,9 @@ def write_abstention_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
         parts.append(f"- {run['label']} / {run['preset']}: {run['reason']}.")
     parts.append("")
     if doc.get("notes"):
-        parts.append("## What it means\n\n" + doc["notes"].strip() + "\n")
+        from harness.reporting.notes import render_notes
+
+        parts.append("## What it means\n\n" + render_notes(doc["notes"], doc).strip() + "\n")
     path = out_dir / f"{doc['name']}.md"
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text("\n".join(parts), encoding="utf-8")

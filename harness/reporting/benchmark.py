@@ -254,7 +254,9 @@ def latency(spec: dict[str, Any], doc: dict[str, Any]) -> str:
 
 
 def notes(spec: dict[str, Any], doc: dict[str, Any]) -> str:
-    return f"## Reading the numbers\n\n{spec['notes'].strip()}\n" if spec.get("notes") else ""
+    from harness.reporting.notes import render_notes
+
+    return f"## Reading the numbers\n\n{render_notes(spec['notes'], doc).strip()}\n" if spec.get("notes") else ""
 
 
 def environment(spec: dict[str, Any], doc: dict[str, Any]) -> str:

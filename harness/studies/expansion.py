@@ -193,7 +193,9 @@ def expansion_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
                              "context tokens": f"{row['context_tokens']:.0f}" if "context_tokens" in row else ""})
             parts += [f"\n## {run['label']} · {group} ({block['queries']} queries)\n", markdown_table(pd.DataFrame(rows))]
     if spec.get("notes"):
-        parts += ["\n## Reading the numbers\n", spec["notes"].strip() + "\n"]
+        from harness.reporting.notes import render_notes
+
+        parts += ["\n## Reading the numbers\n", render_notes(spec["notes"], doc).strip() + "\n"]
     env = doc.get("environment", {})
     parts.append(f"\nEnvironment: SQLite {env.get('sqlite')}, model {env.get('embedding_model', 'e5-small')}, "
                  f"{env.get('cpu_count')} cores, Python {env.get('python')}.\n")

@@ -268,7 +268,9 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
     parts += [f"\n## Suite queries rescued (and lost) relative to `{reference}`\n",
               markdown_table(rescued(frame, reference))]
     if spec.get("notes"):
-        parts += ["\n## Reading the numbers\n", spec["notes"].strip() + "\n"]
+        from harness.reporting.notes import render_notes
+
+        parts += ["\n## Reading the numbers\n", render_notes(spec["notes"], doc).strip() + "\n"]
     env = doc["environment"]
     parts.append(f"\nEnvironment: SQLite {env['sqlite']}, sqlite-vec {env['sqlite_vec']}, jieba {env['jieba']}, "
                  f"model {env.get('embedding_model')}, {env['cpu_count']} cores.\n")

@@ -1,0 +1,92 @@
+"""Measured durations of whole commands, committed so the docs can quote them (`make timing`).
+
+    python -m harness.reporting.timings --label "make locomo (warm)" -- make locomo
+    python -m harness.reporting.timings --label "make round4 (cold)" --cold -- make round4
+
+Runs the command, then records in reports/timings/timings.json (one entry per label, replaced when measured
+again): the wall and CPU time of the command and its children, whether the embedding cache started empty
+(--cold points HARNESS_CACHE_DIR at a fresh folder for the command), the machine's core count and its load
+average before and after (a loaded machine stretches wall time: read it beside the figure), the commit,
+and the date.  A command that fails is not recorded.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+DEFAULT = Path("reports/timings/timings.json")
+
+
+def measure(command: Sequence[str], *, cold: bool = False) -> dict[str, Any]:
+    """Run `command` and return its measurement (raises CalledProcessError when it fails)."""
+    env = dict(os.environ)
+    scratch = tempfile.TemporaryDirectory(prefix="harness-cold-cache-") if cold else None
+    if scratch is not None:
+        env["HARNESS_CACHE_DIR"] = scratch.name
+    before_load = os.getloadavg()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    try:
+        subprocess.run(list(command), env=env, check=True)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"command": " ".join(command), "cache": "cold (empty)" if cold else "warm", "wall_s": round(wall, 1),
+            "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 1),
+            "cpu_count": os.cpu_count(), "load_before": [round(x, 2) for x in before_load],
+            "load_after": [round(x, 2) for x in os.getloadavg()], "machine": platform.machine(),
+            "commit": _commit(), "date": datetime.now(timezone.utc).date().isoformat()}
+
+
+def _commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def record(label: str, entry: dict[str, Any], path: Path = DEFAULT) -> Path:
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    doc[label] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(dict(sorted(doc.items())), indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="time a command and commit the measurement")
+    parser.add_argument("--label", required=True)
+    parser.add_argument("--cold", action="store_true", help="start the command with an empty embedding cache")
+    parser.add_argument("--out", type=Path, default=DEFAULT)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the command after --")
+    try:
+        entry = measure(command, cold=args.cold)
+    except subprocess.CalledProcessError as exc:
+        print(f"not recorded: {' '.join(command)} exited {exc.returncode}", file=sys.stderr)
+        return exc.returncode or 1
+    print(f"{args.label}: {entry['wall_s']} s wall, {entry['cpu_s']} s CPU (load {entry['load_before'][0]} -> "
+          f"{entry['load_after'][0]}); wrote {record(args.label, entry, args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
