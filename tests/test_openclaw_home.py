@@ -454,3 +454,41 @@ def test_memory_text_never_becomes_markup_in_the_page(tmp_path):
     html = JudgePage(pool, LabelStore(tmp_path / "l.sqlite")).html()
     assert "</script><script>alert" not in html and "<b>bold</b>" not in html
     assert html.count("</script>") == 1  # the page's own
+
+
+def test_the_agents_own_results_are_a_trec_run_the_grades_score(judged, tmp_path):
+    from harness.studies.judge.run import finish
+    from harness.studies.openclaw_home_report import apply_grades
+
+    out, session = judged
+    apply_grades(session.pool, session.store, GRADES)
+    finish(session)
+    run = (out / "agent-run.trec").read_text(encoding="utf-8").splitlines()
+    assert run and all(re.fullmatch(r"q\d{4} Q0 \S+#L\d+-L\d+ \d+ -?[\d.]+ openclaw-agent", line) for line in run)
+    result = runner.invoke(app, ["eval", "--run", str(out / "agent-run.trec"), "--qrels",
+                                 str(session.judge_dir / "qrels.trec"), "--metric", "ndcg@6"])
+    assert result.exit_code == 0, result.output
+    assert "ndcg@6" in result.output.lower()
+
+
+def test_a_failing_judge_loses_no_label(judged, tmp_path, monkeypatch):
+    from harness.studies.judge.store import LabelStore
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))  # no query vector cached: the provider is needed
+    out, session = judged
+    copy = tmp_path / "evals"
+    shutil.copytree(out, copy)
+    for name in ("experiment.toml", "holdout.toml"):
+        path = copy / name
+        text = path.read_text(encoding="utf-8").replace(str(out), str(copy))
+        path.write_text(re.sub(r'base_url = "[^"]+"', 'base_url = "http://127.0.0.1:9/v1"', text), encoding="utf-8")
+    (copy / "judge" / "pool.json").unlink()  # pool again: the queries must be embedded, and the provider is down
+    labels = LabelStore(copy / "judge" / "labels.sqlite")
+    item = next(iter(session.pool.queries.values())).items[0]
+    labels.put(next(iter(session.pool.queries)), item.path, item.start, item.end, 2)
+    labels.close()
+    before = list(LabelStore(copy / "judge" / "labels.sqlite").grades())
+    assert before
+    result = runner.invoke(app, ["judge", str(copy / "experiment.toml"), "--no-page"])
+    assert result.exit_code == 2 and len([l for l in result.output.splitlines() if l.startswith("error:")]) == 1
+    assert list(LabelStore(copy / "judge" / "labels.sqlite").grades()) == before

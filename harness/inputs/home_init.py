@@ -283,6 +283,8 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
         files[toml_name] = out / toml_name
         write_keeping(files[toml_name], experiment_toml(f"openclaw-{inst.agent}{suffix}", description, chosen_preset, ds,
                                                         embedder, now, redact, notes))
+    files["agent-run.trec"] = out / "agent-run.trec"
+    files["agent-run.trec"].write_text(agent_run_trec(mining.queries), encoding="utf-8")
     files["pool.toml"] = out / "pool.toml"
     if not files["pool.toml"].exists():
         files["pool.toml"].write_text(pool_toml(), encoding="utf-8")
@@ -297,6 +299,23 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
     if index is not None:
         index.close()
     return result
+
+
+def agent_run_trec(queries: list[MinedQuery]) -> str:
+    """What the agent's own memory_search returned for each query (its first time), as a TREC run: the production
+    system's results, which `harness eval --run agent-run.trec --qrels judge/qrels.trec` scores against the grades
+    (doc ids path#Lstart-Lend, as the qrels name them)."""
+    lines = []
+    for q in queries:
+        seen = set()
+        for rank, r in enumerate(q.first_results, start=1):
+            doc = f"{r.path}#L{r.start}-L{r.end}"
+            if doc in seen:
+                continue
+            seen.add(doc)
+            score = r.score if r.score is not None else 1.0 / rank
+            lines.append(f"{q.id} Q0 {doc} {rank} {score:.6f} openclaw-agent")
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def _write_new(path: Path, text: str, force: bool) -> None:

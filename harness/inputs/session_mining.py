@@ -121,6 +121,7 @@ class MinedQuery:
     reformulated: int = 0  # occurrences followed by a reformulation without a read
     satisfied: int = 0  # occurrences followed by a read or a citation
     returned: int = 0  # occurrences whose results were recorded
+    first_results: list = field(default_factory=list)  # what memory_search returned the first time (Returned)
 
     @property
     def cluster(self) -> str:
@@ -232,6 +233,8 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
                 q.min_scores.append(call.min_score)
             if call.results is not None:
                 q.returned += 1
+                if q.returned == 1:
+                    q.first_results = list(call.results)
             occurrence, reformulated = _occurrence_labels(call, session, by_turn[call.turn])
             q.reformulated += reformulated
             q.satisfied += any(occurrence.values())

@@ -92,5 +92,7 @@ def init_markdown(doc: dict[str, Any], *, redact: bool = False) -> str:
               f"- `harness judge {shown(files.get('experiment.toml'))}`: grade the pooled results in a local page "
               "(explicit judgments)",
               f"- `harness sweep {shown(files.get('experiment.toml'))} --holdout {shown(files.get('holdout.toml'))}`: "
-              "tune on the earlier questions, check on the later ones", ""]
+              "tune on the earlier questions, check on the later ones",
+              f"- `harness eval --run {shown(files.get('agent-run.trec'))} --qrels judge/qrels.trec`: what the agent's own "
+              "memory_search returned, scored against your grades", ""]
     return "\n".join(parts)
