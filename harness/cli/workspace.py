@@ -47,7 +47,9 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
 
     from harness.inputs.workspace_init import init_workspace, workspace_slug
 
-    if workspace is None or openclaw_home is not None:
+    if workspace is not None and openclaw_home is not None:
+        raise ConfigError("give a workspace or --openclaw-home, not both (an installation names its own workspace)")
+    if workspace is None:
         if queries is not None or config is not None or now is not None:
             raise ConfigError("--queries, --config and --now are for a workspace; --openclaw-home reads them from the "
                               "installation (openclaw.json, the sessions, the last session's day)")

@@ -129,7 +129,7 @@ def measure_page(items: int = 50, repeats: int = 20, chromium: str | None = None
                 conn.close()
             out: dict[str, Any] = {"items": items, "api_ms_median": statistics.median(times), "api_bytes": len(body)}
             if chromium:
-                out["browser_ms_median"] = _browser_load(chromium, page.url, Path(tmp), repeats=5)
+                out["browser_ms_median"] = _browser_load(chromium, page.url, Path(tmp), repeats=11)
     return out
 
 
