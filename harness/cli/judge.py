@@ -26,7 +26,7 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
                                                            "recommend while its top-k is mostly unjudged)"),
           redact: Optional[bool] = typer.Option(None, help="mask numbers, e-mail addresses, URLs and key-like strings "
                                                            "in the page and the report (default: the experiment's "
-                                                           "[evaluation] redact)")) -> None:
+                                                           "redact setting in \\[evaluation])")) -> None:
     """Pool the top-k chunks of several configurations per query and grade them 0-3 in a local page (or by an
     LLM); writes TREC qrels, a judged queries file and a judged experiment for run, sweep, gate and diff."""
     from harness.studies.judge.run import finish, prepare
