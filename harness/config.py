@@ -163,6 +163,8 @@ class EvaluationSettings:
     """report whether the top-1 chunk is pure (off when targets overlap by design)"""
     context: dict[str, Any] | None = None
     """how results count in the agent's context: {snippet, estimator, budgets} (evaluation/context_budget.py)"""
+    redact: bool = False
+    """mask numbers, e-mail addresses, URLs and key-like strings of the user's text in reports and pages"""
 
     @field_validator("now")
     @classmethod

@@ -67,8 +67,12 @@ def test_e5_is_deterministic_normalised_and_prefix_aware(e5):
 
 def test_every_embedder_states_what_the_pipeline_reads(e5):
     http = EMBEDDERS.create("openai-compatible", base_url="http://127.0.0.1:9/v1", model="m", dimensions=8)
+    from harness.bundled import REPOSITORY
+
+    index = EMBEDDERS.create("openclaw-index", index=str(REPOSITORY / "datasets/example-openclaw-home/memory/main.sqlite"),
+                             model="multilingual-e5-small-q4", dims=384)
     built = {"hash": EMBEDDERS.create("hash", dim=8), "e5-small-q4": e5, "openai-compatible": http,
-             "none": EMBEDDERS.create("none")}
+             "none": EMBEDDERS.create("none"), "openclaw-index": index}
     assert set(built) == set(EMBEDDERS.names())
     for name, embedder in built.items():
         assert isinstance(embedder.batch_size, int) and embedder.batch_size >= 1, name

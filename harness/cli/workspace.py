@@ -20,7 +20,12 @@ from harness.inputs.layout import project_path
 
 
 @command()
-def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds MEMORY.md, memory/)"),
+def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspace (holds MEMORY.md, memory/); "
+                                                               "without it (or with --openclaw-home) the installation "
+                                                               "in ~/.openclaw is read"),
+         openclaw_home: Optional[Path] = typer.Option(None, "--openclaw-home",
+                                                      help="an OpenClaw installation (its state folder, default "
+                                                           "~/.openclaw): the agent's sessions become the queries"),
          out: Optional[Path] = typer.Option(None, help="folder for experiment.toml + queries.yaml "
                                                       "(default evals/<workspace name>/)"),
          config: Optional[Path] = typer.Option(None, help="openclaw.json (default: in the workspace, else beside it)"),
@@ -30,11 +35,28 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
          force: bool = typer.Option(False, help="replace an existing experiment.toml (kept as experiment.toml.bak); "
                                                 "a queries file is never replaced"),
          now: Optional[str] = typer.Option(None, help="YYYY-MM-DD: the day temporal decay ages dated memory "
-                                                      "files from (default: today)")) -> None:
-    """Write an experiment TOML and a queries template for your own OpenClaw workspace."""
+                                                      "files from (default: today)"),
+         tuning_share: float = typer.Option(0.7, help="--openclaw-home: the earliest share of the queries (whole "
+                                                      "sessions) for tuning, the later ones held out"),
+         redact: bool = typer.Option(False, help="--openclaw-home: mask numbers, e-mail addresses, URLs and key-like "
+                                                 "strings in every report and page"),
+         index_vectors: bool = typer.Option(True, help="--openclaw-home: use the vectors the agent's index holds (off: "
+                                                       "the preset's own embedding model)")) -> None:
+    """Write an experiment for your own OpenClaw workspace (a queries template), or, with --openclaw-home, for
+    an installation: the agent's own questions from its sessions, judged by what it read."""
     from datetime import date
 
     from harness.inputs.workspace_init import init_workspace, workspace_slug
+
+    if workspace is not None and openclaw_home is not None:
+        raise ConfigError("give a workspace or --openclaw-home, not both (an installation names its own workspace)")
+    if workspace is None:
+        if queries is not None or config is not None or now is not None:
+            raise ConfigError("--queries, --config and --now are for a workspace; --openclaw-home reads them from the "
+                              "installation (openclaw.json, the sessions, the last session's day)")
+        _init_home(openclaw_home or Path("~/.openclaw"), out, agent, None if preset == "openclaw-2026.08" else preset,
+                   tuning_share, redact, index_vectors, force)
+        return
 
     try:
         day = date.fromisoformat(now) if now is not None else None
@@ -55,6 +77,47 @@ def init(workspace: Path = typer.Argument(..., help="OpenClaw workspace (holds M
         typer.echo(f"queries: {r.queries}\nnext: harness run {r.experiment}")
     else:
         typer.echo(f"next: edit {r.queries}, then: harness run {r.experiment}")
+
+
+def _init_home(home: Path, out: Optional[Path], agent: Optional[str], preset: Optional[str], tuning_share: float,
+               redact: bool, index_vectors: bool, force: bool) -> None:
+    from harness.inputs.home_init import init_openclaw_home
+    from harness.reporting.home_report import shown
+
+    if not 0 < tuning_share <= 1:
+        raise ConfigError(f"--tuning-share: must be in (0, 1], got {tuning_share}")
+    folder = out or Path("evals") / f"openclaw-{agent or 'main'}"
+    r = init_openclaw_home(home, folder, agent=agent, preset=preset, tuning_share=tuning_share, redact=redact,
+                           index_vectors=index_vectors, force=force)
+    m, inst = r.mining, r.installation
+    typer.echo(f"agent {inst.agent!r} of {shown(inst.home)}: workspace {shown(inst.workspace)}")
+    if inst.index_path:
+        typer.echo(f"memory index {shown(inst.index_path)}: the OpenClaw {r.release} format; preset {r.preset}")
+    formats = ", ".join(f"{n} in the {f} format" for f, n in m.formats.items())
+    typer.echo(f"sessions: {m.sessions} read ({formats}), {m.sessions_with_searches} with a memory search")
+    languages = ", ".join(f"{lang} {n}" for lang, n in m.by_language().items())
+    dropped = ", ".join(f"{n} {why}" for why, n in m.dropped.items()) or "none"
+    typer.echo(f"queries: {m.calls} memory_search calls -> {len(m.queries)} distinct ({languages}); "
+               f"{m.duplicates} repeats counted once; dropped: {dropped}")
+    typer.echo(f"split by time: {len(m.split('tuning'))} tuning" + (f" (before {m.cut.date()})" if m.cut else "")
+               + f", {len(m.split('held-out'))} held out (later)")
+    positives = sum(j.grade > 0 for q in m.queries for j in q.implicit)
+    zeros = sum(j.grade == 0 for q in m.queries for j in q.implicit)
+    with_positive = sum(any(j.grade > 0 for j in q.implicit) for q in m.queries)
+    typer.echo(f"implicit judgments: {positives} chunks read or cited, {zeros} passed over before a reformulation; "
+               f"{with_positive} queries have one (labelled implicit)")
+    if r.imported is not None:
+        typer.echo(f"vectors: {r.imported.imported} chunk vectors of {r.imported.model_id} imported into the embedding "
+                   f"cache in {r.imported.seconds:.2f} s: runs use the index's own vectors, no corpus embedding")
+    for finding in (r.report.findings() if r.report else []):
+        typer.echo(f"index: {finding}")
+    for note in r.notes + m.stats.notes():
+        typer.echo(f"note: {note}")
+    written = [r.files[k] for k in ("experiment.toml", "holdout.toml", "queries.yaml", "holdout.yaml", "pool.toml",
+                                    "init.md") if k in r.files]
+    typer.echo("wrote " + ", ".join(shown(p) for p in written))
+    typer.echo(f"next: harness run {shown(r.files['experiment.toml'])}  (then: harness judge "
+               f"{shown(r.files['experiment.toml'])})")
 
 
 @command()

@@ -2,6 +2,7 @@
 
     context_tokens, whole_memory_tokens, context_share, recall@{B}tokens   (context_budget.py)
     expansion_skipped, expansion_terms, expansion_lists                    (query expansion, when configured)
+    judged@{c}, bpref@{c}, ndcg_prime@{c}                                   (incomplete.py: pooled or mined judgments)
 """
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import Any, Sequence
 import pandas as pd
 
 from harness.evaluation.context_budget import add_context_columns
+from harness.evaluation.incomplete import add_incomplete_columns
 
 
 def add_columns(frame: pd.DataFrame, index: Any, stages: Any, queries: Sequence[Any], hits: dict[str, list[Any]],
                 legs: dict[str, Any]) -> None:
     add_context_columns(frame, index, stages, queries, hits)
+    add_incomplete_columns(frame, index, queries, hits)
     if getattr(stages, "expansion", None) is not None:
         frame["expansion_skipped"] = [legs[qid].expansion.get("expansion_skipped") for qid in frame["query_id"]]
         frame["expansion_terms"] = [legs[qid].expansion.get("expansion_terms") for qid in frame["query_id"]]

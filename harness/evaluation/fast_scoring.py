@@ -74,6 +74,7 @@ class CandidateLegs:
     ideal_gains: list[np.ndarray]  # per query, every judged grade > 0, best first (for the ideal DCG)
     lexical_ranking: np.ndarray | None = None  # the lexical leg's own score of each hit (Legs.lexical_ranking)
     ranked_rows: np.ndarray | None = None  # per query: its lexical leg carries that ranking
+    judged: np.ndarray | None = None  # bool: the candidate carries a judgment (pooled queries; None: not tracked)
     vector_rank: np.ndarray = field(init=False)  # 1-based rank within the leg by (raw desc, id); 0 if absent
     lexical_rank: np.ndarray = field(init=False)
     cache: dict = field(default_factory=dict, init=False, repr=False)  # weight-free arrays of fused()
@@ -95,10 +96,12 @@ def _leg_ranks(raw: np.ndarray, found: np.ndarray) -> np.ndarray:
 
 
 def candidate_legs(legs: Mapping[str, Legs], judgments: Mapping[str, Mapping[str, int]],
-                   query_ids: Sequence[str] | None = None) -> CandidateLegs:
+                   query_ids: Sequence[str] | None = None,
+                   judged: Mapping[str, Any] | None = None) -> CandidateLegs:
     """Legs per query (as search_legs returns them) and chunk judgments ({query: {chunk: grade}}, e.g.
     harness.evaluation.judgments.chunk_judgments) -> arrays.  A leg must list a chunk at most once and
-    its raw scores must be finite (ValueError otherwise, naming the query)."""
+    its raw scores must be finite (ValueError otherwise, naming the query).  `judged` ({query: chunk ids
+    that carry a judgment, grade 0 included}) makes the scores count judged@k (incomplete judgments)."""
     ids = list(query_ids) if query_ids is not None else list(legs)
     rows = []
     for qid in ids:
@@ -125,9 +128,16 @@ def candidate_legs(legs: Mapping[str, Legs], judgments: Mapping[str, Mapping[str
                 ranking[q, c] = own[cid]
             arrays["gain"][q, c] = max(0, grades.get(cid, 0))
         ideal.append(np.array(sorted((g for g in grades.values() if g > 0), reverse=True), dtype=float))
+    judged_mask = None
+    if judged is not None:
+        judged_mask = np.zeros(shape, dtype=bool)
+        for q, (chunks, _, _) in enumerate(rows):
+            marked = judged.get(ids[q], ())
+            for c, cid in enumerate(chunks):
+                judged_mask[q, c] = cid in marked
     return CandidateLegs(ids, [chunks for chunks, _, _ in rows], arrays["vector"], found["vector"],
                          arrays["lexical"], found["lexical"], arrays["gain"], ideal,
-                         ranking if ranked.any() else None, ranked if ranked.any() else None)
+                         ranking if ranked.any() else None, ranked if ranked.any() else None, judged_mask)
 
 
 def _leg_map(leg: Sequence[tuple[str, float]], qid: str, name: str) -> dict[str, float]:
@@ -234,6 +244,7 @@ class SettingScores:
     returned: np.ndarray  # number of hits returned
     spread: np.ndarray  # max - min of the fused scores over the query's candidates (near-tie scale)
     found: np.ndarray | None = None  # a relevant chunk among the returned hits (whatever max_results is)
+    judged: dict[int, np.ndarray] | None = None  # k -> share of the first k returned that is judged (NaN: none returned)
 
 
 _BATCH_CELLS = 1 << 21  # settings fused and sorted together: ~2M candidate cells (16 MB per array)
@@ -259,6 +270,8 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
                         {k: np.zeros(shape, dtype=bool) for k in cutoffs}, {k: np.zeros(shape) for k in cutoffs},
                         np.full(shape, np.nan), np.zeros(shape, dtype=int), np.zeros(shape),
                         np.zeros(shape, dtype=bool))
+    if legs.judged is not None:
+        out.judged = {k: np.full(shape, np.nan) for k in cutoffs}
     ranks = _RankScorer(legs, max_results, cutoffs)
     batch = max(1, _BATCH_CELLS // max(1, q * c))
     gain = legs.gain.astype(np.float32)  # grades are small integers: exact in float32, half the memory moved
@@ -288,12 +301,14 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
             s_score = np.where(s_present, np.take_along_axis(score, order, axis=-1), -np.inf)
         s_keyword = np.take_along_axis(keyword, order, axis=-1) & s_present
         s_gain = gain[np.arange(q)[None, :, None], order]
+        s_judged = None if legs.judged is None else legs.judged[np.arange(q)[None, :, None], order]
         spread = _spread(fused_score, present)
         s_no_vector = None if no_vector is None else np.take_along_axis(no_vector, order, axis=-1)
         for t, threshold in enumerate(thresholds):
             rows = (first + np.arange(len(group))) * len(thresholds) + t
             position = positions(s_score, s_present, s_keyword, threshold, text_weight, s_no_vector)
-            ranks.score(out, rows, s_score, s_gain, position, 0.0 if threshold is None else threshold.min_score)
+            ranks.score(out, rows, s_score, s_gain, position, 0.0 if threshold is None else threshold.min_score,
+                        s_judged)
             out.spread[rows] = spread
     return out
 
@@ -402,8 +417,9 @@ class _RankScorer:
         self.ideal = {k: _ideal_dcg(legs.ideal_gains, k) for k in cutoffs}
 
     def score(self, out: SettingScores, rows: np.ndarray, score: np.ndarray, gain: np.ndarray,
-              position: np.ndarray, pass_floor: float) -> None:
-        """`position`: 1-based place of each candidate in the returned list before the cut (0: dropped)."""
+              position: np.ndarray, pass_floor: float, judged: np.ndarray | None = None) -> None:
+        """`position`: 1-based place of each candidate in the returned list before the cut (0: dropped);
+        `judged` (same shape): the candidate carries a judgment, for judged@k."""
         returned = (position > 0) & (position <= self.max_results)
         out.returned[rows] = returned.sum(axis=-1)
         first_relevant = np.where(returned & (gain > 0), position, _NOT_RETURNED).min(axis=-1)
@@ -418,6 +434,14 @@ class _RankScorer:
         ranked_gain[b, q, position[b, q, c] - 1] = gain[b, q, c]  # float32 -> float64: exact
         ranked_score[b, q, position[b, q, c] - 1] = score[b, q, c]
         out.top1_score[rows] = ranked_score[..., 0]
+        if judged is not None and out.judged is not None:
+            ranked_judged = np.zeros(shape)
+            ranked_judged[b, q, position[b, q, c] - 1] = judged[b, q, c]
+            for k, share in out.judged.items():
+                depth = min(k, self.depth)
+                shown = np.minimum(returned.sum(axis=-1), depth)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    share[rows] = np.where(shown > 0, ranked_judged[..., :depth].sum(axis=-1) / shown, np.nan)
         out.passed[rows] = (ranked_gain[..., 0] > 0) & (ranked_score[..., 0] >= pass_floor)
         dcg_at = []  # DCG after 1, 2, ..., depth ranks, summed in rank order as trec_eval sums it
         dcg = np.zeros(shape[:-1])

@@ -33,8 +33,8 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
     return {f"p{p}": float(np.percentile(arr, p)) for p in (50, 95, 99)}
 
 
-METRIC_COLUMN = re.compile(r"^(recall|pure_recall|chunk_recall|chunk_mrr|chunk_ndcg|recall_any|recall_all|ndcg_any|mrr|ndcg)"
-                           r"@\d+$")
+METRIC_COLUMN = re.compile(r"^(recall|pure_recall|chunk_recall|chunk_mrr|chunk_ndcg|recall_any|recall_all|ndcg_any|mrr|ndcg"
+                           r"|judged|bpref|ndcg_prime)@\d+$")
 
 
 def query_clusters(df: pd.DataFrame) -> list[str] | None:

@@ -11,6 +11,12 @@ Queries files (YAML or JSONL), one query per item:
                                    the same lines share one doc id (the first one's), as two `path`
                                    targets of one file do
     note                           free text, kept with the query
+    judged: [{path, lines, grade, by}, ...]   graded judgments of line ranges, the shape pooled labelling
+                                   (`harness judge`) writes: grade 0-3 (0 = judged not relevant), `by` says
+                                   whose judgment it is: explicit (a person, the default), implicit (mined
+                                   from what the agent read) or llm; the [dataset]'s `judgments` option
+                                   chooses which of them a run counts, never a mix.  A query with `judged`
+                                   (even an empty list) needs no other target.
 A negative query names no target.  Relevance is judged on line overlap, as for every data set here,
 so a chunk that covers only part of a multi-line `contains` occurrence still counts.  Targets of
 different queries may overlap (a file and a line range in it), so a chunk covering two of them is
@@ -29,7 +35,10 @@ from harness.errors import DataError
 from harness.inputs.layout import QUERY_KINDS, jsonl_objects, read_utf8
 from harness.text_files import MAX_BYTES, MAX_DEPTH, check_value, deepest_line, shown
 
-QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster")
+QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster", "judged")
+JUDGMENT_SOURCES = ("explicit", "implicit", "llm")  # who judged: a person, the agent's behaviour, an LLM
+JUDGED_FIELDS = ("path", "lines", "grade", "by", "evidence")
+MAX_GRADE = 3
 
 # A query is a question, not a document: longer texts are cut to this many characters (with a note).
 # The lexical leg's time grows faster than the query's length (cjk-bigram: 0.1 s at 2,000 characters,
@@ -53,9 +62,55 @@ class QuerySpec:
     cluster: str | None = None  # queries that are not independent draws (one conversation, one topic)
     field_lines: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the harness changed, for the user to read
+    judged: list["JudgedSpan"] | None = None  # graded judgments (pooled labelling, mined sessions)
 
     def where(self, field_name: str) -> int:
         return self.field_lines.get(field_name, self.line)
+
+
+@dataclass(frozen=True)
+class JudgedSpan:
+    """One graded judgment of lines start..end of a file, and whose it is."""
+
+    path: str
+    start: int
+    end: int
+    grade: int
+    by: str = "explicit"
+    evidence: str | None = None
+
+    @property
+    def doc_id(self) -> str:
+        return f"{self.path}#L{self.start}-L{self.end}"
+
+
+def _judged(value: Any, source: str, line: int) -> list[JudgedSpan]:
+    if not isinstance(value, list):
+        raise DataError(source, line, "judged", "must be a list of {path, lines: [start, end], grade, by}")
+    out = []
+    for i, item in enumerate(value):
+        where = f"judged[{i}]"
+        if not isinstance(item, dict):
+            raise DataError(source, line, where, "must be a mapping {path, lines: [start, end], grade, by}")
+        unknown = sorted(set(item) - set(JUDGED_FIELDS))
+        if unknown:
+            raise DataError(source, line, f"{where}.{unknown[0]}", f"unknown field; a judgment has {', '.join(JUDGED_FIELDS)}")
+        path = check_display_path(item.get("path"), source, line, f"{where}.path")
+        lines = item.get("lines")
+        if (not isinstance(lines, list) or len(lines) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in lines) or not 1 <= lines[0] <= lines[1]):
+            raise DataError(source, line, f"{where}.lines", f"must be [start, end] with 1 <= start <= end, got {lines!r}")
+        grade = item.get("grade")
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
+            raise DataError(source, line, f"{where}.grade", f"must be a whole number 0-{MAX_GRADE}, got {grade!r}")
+        by = item.get("by", "explicit")
+        if by not in JUDGMENT_SOURCES:
+            raise DataError(source, line, f"{where}.by", f"must be one of {', '.join(JUDGMENT_SOURCES)}, got {by!r}")
+        evidence = item.get("evidence")
+        if evidence is not None and not isinstance(evidence, str):
+            raise DataError(source, line, f"{where}.evidence", "must be a string")
+        out.append(JudgedSpan(path, lines[0], lines[1], grade, by, evidence))
+    return out
 
 
 def check_display_path(value: Any, source: str, line: int | None, field_name: str = "path") -> str:
@@ -112,6 +167,15 @@ def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]
                                                    "(queries of one group are resampled together)")
         spec.cluster = str(value).strip()
     targets = [k for k in ("path", "lines", "contains") if k in fields]
+    if "judged" in fields:
+        value, at = fields["judged"]
+        if targets:
+            raise DataError(source, spec.where(targets[0]), targets[0],
+                            "a query with `judged` names its targets there; give either judged or path/lines/contains")
+        if kind == "negative":
+            raise DataError(source, at, "judged", "a negative query names no target and has no judgments")
+        spec.judged = _judged(value, source, at)
+        return spec
     if kind == "negative":
         if targets:
             raise DataError(source, spec.where(targets[0]), targets[0],

@@ -344,9 +344,11 @@ def _unknown_path_error(spec: QuerySpec, discovery: Discovery) -> DataError:
     return DataError(spec.source, spec.where("path"), "path", f"{path!r} is not an indexed file{hint}")
 
 
-def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str],
-                    discovery: Discovery) -> tuple[list[Query], list[Span]]:
-    """Queries with their relevant doc ids, and the provenance spans that define those doc ids."""
+def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str], discovery: Discovery, *,
+                    judgments: str = "explicit", notes: list[str] | None = None) -> tuple[list[Query], list[Span]]:
+    """Queries with their relevant doc ids, and the provenance spans that define those doc ids.  Queries
+    with `judged` entries count only those `by` the chosen source (`judgments`); one without any is left
+    out, and so is a judgment of a file or lines no longer indexed: each named in `notes`."""
     queries: list[Query] = []
     spans: dict[tuple[str, int, int, str], None] = {}  # ordered, without repeats
     occurrences: dict[tuple[str | None, str], tuple[tuple[str, int, int], ...]] = {}
@@ -354,7 +356,15 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str],
     # file are: thousands of queries about one line cost one document, not one each (linear memory)
     contains_docs: dict[tuple[tuple[str, int, int], ...], str] = {}
     ordered = sorted(texts)
+    unjudged: list[str] = []
     for spec in specs:
+        if spec.judged is not None:
+            query = _judged_query(spec, texts, judgments, spans, notes)
+            if query is None:
+                unjudged.append(spec.id)
+            else:
+                queries.append(query)
+            continue
         relevant: dict[str, int] = {}
         if spec.path is not None and spec.path not in texts:
             raise _unknown_path_error(spec, discovery)
@@ -392,7 +402,47 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str],
         if spec.note:
             extra["note"] = spec.note
         queries.append(Query(spec.id, spec.text, relevant, spec.kind, None, extra, cluster=spec.cluster))
+    if unjudged and notes is not None:
+        shown = ", ".join(unjudged[:10]) + (f" and {len(unjudged) - 10} more" if len(unjudged) > 10 else "")
+        what = "no implicit positive (the agent read or cited nothing they returned)" if judgments == "implicit" \
+            else f"no {judgments} judgments yet"
+        notes.append(f"{len(unjudged)} queries have {what} and are not evaluated ({shown})"
+                     + ("; `harness judge` labels them" if judgments != "implicit" else ""))
     return queries, [Span(*key) for key in spans]
+
+
+def _judged_query(spec: QuerySpec, texts: dict[str, str], judgments: str,
+                  spans: dict[tuple[str, int, int, str], None], notes: list[str] | None) -> Query | None:
+    """A pooled (or mined) query: its judgments of the chosen source as graded doc ids; all judged 0 by a
+    person or an LLM makes it a negative query (nothing judged answers it).  None: no judgment to count."""
+    chosen = [j for j in spec.judged or [] if j.by == judgments]
+    kept = []
+    for j in chosen:
+        if j.path not in texts or j.end > texts[j.path].count("\n") + 1:  # OpenClaw numbers the line after a final newline
+            if notes is not None:
+                notes.append(f"{spec.source}:{spec.line}: query {spec.id!r}: the {j.by} judgment of {j.path} lines "
+                             f"{j.start}-{j.end} is left out: " + ("the file is not indexed now" if j.path not in texts
+                                                                   else "the file is shorter now"))
+            continue
+        kept.append(j)
+    if not kept:
+        return None
+    judged: dict[str, int] = {}
+    for j in kept:
+        judged[j.doc_id] = max(judged.get(j.doc_id, 0), j.grade)
+        spans[(j.path, j.start, j.end, j.doc_id)] = None
+    relevant = {doc: grade for doc, grade in judged.items() if grade > 0}
+    kind = spec.kind
+    extra: dict[str, Any] = {"target": {"judged": len(judged), "by": judgments}, "source": f"{spec.source}:{spec.line}",
+                             "judged": judged, "judgment_source": judgments}
+    if spec.note:
+        extra["note"] = spec.note
+    if not relevant:
+        if judgments == "implicit":
+            return None  # the agent passed over these chunks: that says nothing of what would answer it
+        kind = "negative"
+        extra["all_judged_not_relevant"] = True
+    return Query(spec.id, spec.text, relevant, kind, None, extra, cluster=spec.cluster)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -400,6 +450,13 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str],
 # ---------------------------------------------------------------------------------------------
 
 
+JUDGMENT_NOTES = {
+    "explicit": "relevance: explicit judgments (graded by a person, `harness judge`)",
+    "implicit": "relevance: IMPLICIT judgments, mined from what the agent did (a returned chunk it then read with "
+                "memory_get or cited is relevant; one passed over before a reformulated search is not); they say "
+                "what the agent used, not what a person would grade",
+    "llm": "relevance: LLM judgments (an LLM judge through the chat stage, `harness judge --llm`), not a person's",
+}
 SKIP_HINT = 'to skip such files with a warning, set errors = "skip" in the experiment\'s [dataset] table'
 
 
@@ -474,10 +531,25 @@ class WorkspaceDataset:
     """the agent whose overrides of openclaw.json apply"""
     errors: str = "strict"
     """a memory file that is not UTF-8: "strict" stops the run, "skip" leaves it out with a warning"""
+    judgments: str = "explicit"
+    """which graded judgments of pooled queries (`judged:` entries) count: explicit (a person's), implicit
+    (mined from what the agent read) or llm; never a mix"""
+    cluster: str | None = None
+    """what the queries' `cluster` stands for (e.g. "session" for questions mined from an agent's sessions);
+    default: the group a queries file gives (`cluster:`)"""
     follow_config: bool = False
     """true (what `harness init` writes): openclaw.json's memory-search settings apply at every run, the
     experiment's own tables winning; false: the experiment's tables alone, openclaw.json read for its
     extraPaths and its other settings compared with the experiment (differences reported)"""
+
+    @field_validator("judgments")
+    @classmethod
+    def _judgment_source(cls, value: str) -> str:
+        from harness.inputs.query_files import JUDGMENT_SOURCES
+
+        if value not in JUDGMENT_SOURCES:
+            raise ValueError(f"must be one of {', '.join(JUDGMENT_SOURCES)}")
+        return value
 
     @field_validator("errors")
     @classmethod
@@ -514,8 +586,13 @@ class WorkspaceDataset:
     def _resolved(self) -> tuple[list[Query], list[Span]]:
         if "resolved" not in self._cache:
             specs = load_query_specs(self.queries_file)
-            self._cache["resolved"] = resolve_targets(specs, self.texts(), self.discovery())
-            self._cache["notes"] = target_warnings(specs, self.texts()) + [n for s in specs for n in s.notes]
+            judged_notes: list[str] = []
+            self._cache["resolved"] = resolve_targets(specs, self.texts(), self.discovery(), judgments=self.judgments,
+                                                      notes=judged_notes)
+            if any(s.judged is not None for s in specs):
+                judged_notes.insert(0, JUDGMENT_NOTES[self.judgments])
+            self._cache["notes"] = target_warnings(specs, self.texts()) + [n for s in specs for n in s.notes] \
+                + judged_notes
         return self._cache["resolved"]
 
     def notes(self) -> list[str]:

@@ -461,6 +461,9 @@ def write_report(results_json_path: Path | str, out_path: Path | str | None = No
         default = src.with_name("ablation.html")
     else:
         validate_results(doc, str(src))
+        from harness.reporting.redact import redact_results_doc
+
+        doc = redact_results_doc(doc)  # [evaluation] redact: the user's text masked in the page
         ablation = None
         if ablation_json_path is not None:
             ablation = load_json(ablation_json_path)

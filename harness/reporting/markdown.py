@@ -137,6 +137,9 @@ def headline_text(block: dict[str, Any], separator: str = " · ") -> str:
         parts += [f"{label}@{k} {figure(block, f'{m}@{k}')}" for m, label in HEADLINE]
         parts.append(f"pure Recall@{k} {figure(block, f'pure_recall@{k}')}")
         parts.append(f"chunk-level MRR@{k} {figure(block, f'chunk_mrr@{k}')}, nDCG@{k} {figure(block, f'chunk_ndcg@{k}')}")
+        if f"judged@{k}" in block:  # pooled or mined judgments: how much of the top k is judged (incomplete.py)
+            parts.append(f"judged@{k} {figure(block, f'judged@{k}')}, bpref@{k} {figure(block, f'bpref@{k}')}, "
+                         f"nDCG'@{k} {figure(block, f'ndcg_prime@{k}')}")
     return separator.join(parts)
 
 
@@ -481,6 +484,10 @@ def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, in
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     result.write_json(out_dir / "results.json")
+    if result.config.get("evaluation", {}).get("redact"):  # [evaluation] redact: the user's text masked in reports
+        from harness.reporting.redact import redacted_result
+
+        result = redacted_result(result)
     _write_text(out_dir / "report.md", round_markdown(result, seed))
     return out_dir
 

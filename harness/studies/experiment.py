@@ -267,6 +267,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
                      "query: each text was embedded and searched once, and every query judged on its own target")
     cache = getattr(stages.embedder, "cache", None)
     notes += cache.notes() if hasattr(cache, "notes") else []  # a cache moved aside, read-only, or with bad rows
+    notes += getattr(stages.embedder.inner, "run_notes", list)()  # where the vectors came from (openclaw-index)
     if weights and weights["rescaled"]:
         c, a = weights["configured"], weights["applied"]
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "

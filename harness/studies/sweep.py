@@ -91,6 +91,7 @@ OBJECTIVE = ("per query: 1 when a suite query passes (top-1 relevant and >= minS
              "record is among the returned chunks, when a negative query returns nothing; else 0")
 OBJECTIVES = ("pass", "abstention")  # `harness sweep --objective`: OBJECTIVE, or harness.evaluation.abstention's U
 ALPHA = 0.05
+MOSTLY_UNJUDGED = 0.5  # below this judged@k a setting is not recommended: its figures rest on unjudged chunks
 
 
 def default_grid(config: dict[str, Any]) -> Path:
@@ -464,6 +465,14 @@ def settings_frame(settings: Sequence[Setting], scores: SettingScores, queries: 
     frame[f"chunk_mrr@{max_results}"] = scores.reciprocal_rank[:, suite].mean(axis=1) if n_suite else np.nan
     for k in cutoffs:
         frame[f"chunk_ndcg@{k}"] = scores.ndcg[k][:, suite].mean(axis=1) if n_suite else np.nan
+    if scores.judged is not None:  # pooled judgments: how much of each setting's top k carries a grade
+        for k, share in scores.judged.items():
+            if k in cutoffs or k == max_results:
+                with np.errstate(all="ignore"):
+                    values = share[:, suite] if n_suite else share
+                    frame[f"judged@{k}"] = np.where(np.isnan(values).all(axis=1), np.nan,
+                                                    np.nanmean(np.where(np.isnan(values), np.nan, values), axis=1)) \
+                        if values.shape[1] else np.nan
     frame["suite_top1_min"] = np.where(np.isfinite(suite_pass_top1), suite_pass_top1, np.nan)
     frame["negative_top1_max"] = np.where(np.isfinite(neg_top1), neg_top1, np.nan)
     return frame
@@ -493,6 +502,7 @@ class SweepResult:
     release_limits: list[list[str]] = field(default_factory=list)  # per setting: what openclaw.json cannot express
     preset: str | None = None
     cv_options: dict[str, Any] = field(default_factory=dict)  # how `cv` was made: folds, groups (cv_options)
+    unjudged: dict[str, Any] | None = None  # a setting not recommended because its top k is mostly unjudged
 
     @property
     def best(self) -> dict[str, Any]:
@@ -541,6 +551,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     frame["p_adjusted"] = selection.adjusted
     options = cv_options(objective, folds)
     cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured, **options)
+    cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config)
     best = cv.in_sample_best
     t_stats = time.perf_counter()
     shown = {"configured": configured, "best": best}
@@ -548,7 +559,7 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     result = SweepResult(config.get("name", "sweep"), frame, settings, objective, configured, best, selection, cv,
                          robustness(frame, objective, best, configured), headline,
                          min_score_table(frame, configured), legs.max_results, tables, scores,
-                         release_limits=limits, preset=config.get("preset"), cv_options=options)
+                         release_limits=limits, preset=config.get("preset"), cv_options=options, unjudged=unjudged)
     if holdout is not None:
         from harness.studies.sweep_holdout import score_holdout
 
@@ -558,6 +569,37 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
                       "settings": len(settings), "scorer": scores_path(settings),
                       "lexical_legs_cached": legs.cached_tokenizers}
     return result
+
+
+def judged_column(frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int) -> str | None:
+    """The settings frame's judged@k column at the largest cut-off (None: the queries carry no pooled judgments)."""
+    for k in sorted(set(cutoffs) | {max_results}, reverse=True):
+        if f"judged@{k}" in frame.columns:
+            return f"judged@{k}"
+    return None
+
+
+def refuse_unjudged(cv: CrossValidation, frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int,
+                    config: dict[str, Any]) -> tuple[CrossValidation, dict[str, Any] | None]:
+    """On pooled judgments, a setting whose top k is mostly unjudged (judged@k below MOSTLY_UNJUDGED) is not
+    recommended: its figures count every chunk nobody graded as not relevant.  The verdict says so and names
+    the command that adds its chunks to the pool (the sweep report writes the file for --extend)."""
+    import dataclasses
+
+    column = judged_column(frame, cutoffs, max_results)
+    if column is None or cv.recommended is None:
+        return cv, None
+    share = float(frame.loc[cv.recommended, column])
+    if share == share and share >= MOSTLY_UNJUDGED:
+        return cv, None
+    index = int(cv.recommended)
+    experiment = config.get("experiment_file", "EXPERIMENT")
+    reason = (f"keep the configuration: the best setting's top {column.split('@')[1]} is mostly unjudged "
+                 f"({column} = {share:.2f} < {MOSTLY_UNJUDGED:g}), so its figures count chunks nobody graded as not "
+                 f"relevant; judge them first: harness judge {experiment} --extend SWEEP_OUT/extend.toml, then "
+                 "sweep again")
+    return dataclasses.replace(cv, recommended=None, reason=reason), \
+        {"setting": index, "column": column, "share": share, "experiment": experiment}
 
 
 def cv_options(objective: Objective, folds: int = FOLDS) -> dict[str, Any]:

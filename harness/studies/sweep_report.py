@@ -308,9 +308,32 @@ def headline_table(result: SweepResult) -> pd.DataFrame:
                      "suite passed": f"{int(row['passed'])}/{int(row['suite_queries'])}",
                      "pass rate": _figure(suite, "pass_rate"), f"Recall@{k}": _figure(suite, f"recall@{k}"),
                      f"MRR@{k}": _figure(suite, f"mrr@{k}"), f"nDCG@{k}": _figure(suite, f"ndcg@{k}"),
+                     **({f"judged@{k}": _figure(suite, f"judged@{k}"), f"bpref@{k}": _figure(suite, f"bpref@{k}"),
+                         f"nDCG'@{k}": _figure(suite, f"ndcg_prime@{k}")} if f"judged@{k}" in suite else {}),
                      "paraphrases found": int(row["paraphrase_hits"]),
                      "negatives answered": int(row["negative_false_recalls"])})
     return pd.DataFrame(rows)
+
+
+def write_extend(result: SweepResult, out_dir: Path, config: dict[str, Any]) -> Path | None:
+    """extend.toml: the setting the sweep would not recommend while its top k is mostly unjudged (and the in-sample
+    best), as pool configurations for `harness judge EXPERIMENT --extend extend.toml`."""
+    from harness.studies.judge.export import dump_toml
+    from harness.studies.sweep import grid_tables
+
+    if result.unjudged is None:
+        return None
+    picks = dict.fromkeys([result.unjudged["setting"], result.best_index])
+    configurations = []
+    for index in picks:
+        tables = grid_tables(result.grid[index], config, result.tokenizer_tables)
+        configurations.append({"label": f"sweep: {label(result.settings.loc[index].to_dict())}", "set": [],
+                               "tables": tables})
+    path = out_dir / "extend.toml"
+    _atomic_write(path, "# Written by `harness sweep`: settings whose top k is mostly unjudged; pool their chunks with\n"
+                        f"#   harness judge {config.get('experiment_file', 'EXPERIMENT')} --extend {path}\n"
+                  + dump_toml({"configuration": configurations}))
+    return path
 
 
 def per_tokenizer(result: SweepResult) -> pd.DataFrame:
@@ -345,6 +368,12 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if result.unjudged is not None:
+        import dataclasses
+
+        result.cv = dataclasses.replace(result.cv, reason=result.cv.reason.replace("SWEEP_OUT/extend.toml",
+                                                                                   str(out_dir / "extend.toml")))
+        write_extend(result, out_dir, config)
     doc = sweep_document(result, config)
     _atomic_write(out_dir / "sweep.json", json.dumps(doc, ensure_ascii=False, indent=1))
     plot_sweep(result, out_dir / "sweep.png")

@@ -382,7 +382,7 @@ def scoring_state(settings: Sequence[Setting], legs: SweepLegs, cutoffs: Sequenc
         key = s.leg_key(config)
         if key not in arrays:
             part, by_query = legs.setting_legs(s)
-            arrays[key] = candidate_legs(by_query, part.chunk_qrels, ids)
+            arrays[key] = candidate_legs(by_query, part.chunk_qrels, ids, judged=judged_chunks(part.index, legs.queries))
     steps: dict[tuple, list[ArrayStep]] = {}
     now = config.get("evaluation", {}).get("now")
     for s in settings:
@@ -398,6 +398,15 @@ def scoring_state(settings: Sequence[Setting], legs: SweepLegs, cutoffs: Sequenc
     results = sorted({s.results(config) for s in settings})
     return ScoringState(config, arrays, steps, legs if slow else None,
                         sorted(set(cutoffs) | set(results)))
+
+
+def judged_chunks(index: Index, queries: Sequence[Query]) -> dict[str, set[str]] | None:
+    """Per query with pooled or mined judgments, the chunk ids that carry one (None: no such query)."""
+    if not any(q.extra.get("judged") for q in queries):
+        return None
+    from harness.evaluation.incomplete import chunk_judgments
+
+    return {q.id: set(chunk_judgments(index.unit_docs, q.extra["judged"])) for q in queries if q.extra.get("judged")}
 
 
 def _distinct_kinds(settings: Sequence[Setting]) -> list[Setting]:
@@ -456,8 +465,16 @@ def _slow(setting: Setting, state: ScoringState) -> SettingScores:
                         {k: np.zeros((1, n)) for k in state.cutoffs}, np.full((1, n), np.nan),
                         np.zeros((1, n), dtype=int), np.zeros((1, n)), np.zeros((1, n), dtype=bool))
     run = {}
+    marked = judged_chunks(part.index, legs.queries)
+    if marked is not None:
+        out.judged = {k: np.full((1, n), np.nan) for k in state.cutoffs}
     for j, q in enumerate(legs.queries):
         hits, fused, _ = fuse_with_candidates(stages, q, by_query[q.id], part.index, legs.query_vectors[q.id])
+        if marked is not None:
+            for k in state.cutoffs:
+                top = hits[:k]
+                if top:
+                    out.judged[k][0, j] = sum(h.id in marked.get(q.id, ()) for h in top) / len(top)
         grades = part.chunk_qrels.get(q.id, {})
         ranks = [i for i, h in enumerate(hits, start=1) if grades.get(h.id, 0) > 0]
         first = ranks[0] if ranks else math.inf
@@ -481,7 +498,8 @@ def _slow(setting: Setting, state: ScoringState) -> SettingScores:
 def picked(scores: SettingScores, rows: list[int], settings: list[Any]) -> SettingScores:
     return SettingScores(settings, scores.query_ids, scores.reciprocal_rank[rows], scores.passed[rows],
                          {k: v[rows] for k, v in scores.hits.items()}, {k: v[rows] for k, v in scores.ndcg.items()},
-                         scores.top1_score[rows], scores.returned[rows], scores.spread[rows], scores.found[rows])
+                         scores.top1_score[rows], scores.returned[rows], scores.spread[rows], scores.found[rows],
+                         None if scores.judged is None else {k: v[rows] for k, v in scores.judged.items()})
 
 
 def concatenated(parts: Sequence[SettingScores]) -> SettingScores:
@@ -490,7 +508,9 @@ def concatenated(parts: Sequence[SettingScores]) -> SettingScores:
     return SettingScores([s for p in parts for s in p.settings], first.query_ids, stack("reciprocal_rank"),
                          stack("passed"), {k: np.concatenate([p.hits[k] for p in parts]) for k in first.hits},
                          {k: np.concatenate([p.ndcg[k] for p in parts]) for k in first.ndcg}, stack("top1_score"),
-                         stack("returned"), stack("spread"), stack("found"))
+                         stack("returned"), stack("spread"), stack("found"),
+                         None if any(p.judged is None for p in parts) else
+                         {k: np.concatenate([p.judged[k] for p in parts]) for k in first.judged})
 
 
 # --- record-level figures of a few settings ------------------------------------------------------------

@@ -1,0 +1,113 @@
+"""Agreement between two judges of the same items: the table and Cohen's kappa with an interval.
+
+kappa = (p_o - p_e) / (1 - p_e), p_o the observed agreement, p_e the agreement expected from each judge's own
+marginals; weighted = "quadratic" gives Cohen's weighted kappa for graded labels (disagreements cost the
+squared grade distance).  The 95% interval resamples the clusters the items come in (a query's chunks, and a
+session's queries, are not independent draws): a percentile bootstrap over clusters, BOOTSTRAP_RESAMPLES
+draws with the harness's seed; with fewer than MIN_CLUSTERS clusters, or when a resample has no spread, it is
+"n too small" rather than a number.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from harness.evaluation.statistics import LEVEL, SEED
+
+RESAMPLES = 2000
+MIN_CLUSTERS = 5
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int], categories: Sequence[int], weighted: str | None = None) -> float:
+    """Cohen's kappa of the paired labels (NaN when undefined: no items, or both judges constant alike)."""
+    if len(a) != len(b):
+        raise ValueError("the two judges must label the same items")
+    if not len(a):
+        return float("nan")
+    index = {c: i for i, c in enumerate(categories)}
+    k = len(categories)
+    table = np.zeros((k, k))
+    for x, y in zip(a, b):
+        table[index[x], index[y]] += 1
+    return _kappa(table, weighted)
+
+
+def _kappa(table: np.ndarray, weighted: str | None) -> float:
+    n = table.sum()
+    if n == 0:
+        return float("nan")
+    k = table.shape[0]
+    if weighted == "quadratic":
+        i, j = np.indices((k, k))
+        w = ((i - j) ** 2) / max(1, (k - 1) ** 2)  # disagreement weights
+    else:
+        w = 1.0 - np.eye(k)
+    observed = (w * table).sum() / n
+    expected = (w * np.outer(table.sum(axis=1), table.sum(axis=0))).sum() / (n * n)
+    if expected == 0:
+        return float("nan")
+    return float(1.0 - observed / expected)
+
+
+@dataclass
+class Agreement:
+    name: str  # e.g. "implicit vs explicit"
+    categories: list[int]
+    labels: tuple[str, str]  # the two judges
+    items: int
+    clusters: int
+    table: list[list[int]]  # rows: the first judge's labels, columns: the second's
+    observed: float  # share of items labelled alike
+    kappa: float
+    kappa_ci95: list[float]
+    method: str
+    weighted: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def agreement(name: str, pairs: Sequence[tuple[int, int]], clusters: Sequence[str], categories: Sequence[int],
+              labels: tuple[str, str], *, weighted: str | None = None, resamples: int = RESAMPLES) -> Agreement:
+    """The agreement table and kappa of paired labels, the interval over `clusters` (one label per pair)."""
+    categories = list(categories)
+    index = {c: i for i, c in enumerate(categories)}
+    k = len(categories)
+    by_cluster: dict[str, np.ndarray] = {}
+    for (x, y), c in zip(pairs, clusters):
+        t = by_cluster.setdefault(c, np.zeros((k, k)))
+        t[index[x], index[y]] += 1
+    total = sum(by_cluster.values(), np.zeros((k, k)))
+    n = int(total.sum())
+    kappa = _kappa(total, weighted)
+    observed = float(np.trace(total) / n) if n else float("nan")
+    tables = list(by_cluster.values())
+    method = (f"percentile bootstrap over {len(tables)} clusters (the sessions the queries were asked in), "
+              f"{resamples:,} resamples, seed {SEED}")
+    low = high = float("nan")
+    if len(tables) >= MIN_CLUSTERS and kappa == kappa:
+        rng = np.random.default_rng(SEED)
+        stack = np.stack(tables)
+        draws = []
+        for _ in range(resamples):
+            pick = rng.integers(0, len(tables), len(tables))
+            value = _kappa(stack[pick].sum(axis=0), weighted)
+            if value == value:
+                draws.append(value)
+        if len(draws) >= resamples // 2 and np.ptp(draws) > 0:
+            alpha = (1 - LEVEL) / 2
+            low, high = (float(v) for v in np.quantile(draws, [alpha, 1 - alpha]))
+        else:
+            method += "; n too small (the resamples have no spread)"
+    else:
+        method += f"; n too small (fewer than {MIN_CLUSTERS} clusters, or kappa undefined)"
+    return Agreement(name, categories, labels, n, len(tables), total.astype(int).tolist(), observed, kappa, [low, high],
+                     method, weighted)
+
+
+def label_counts(values: Sequence[int]) -> dict[int, int]:
+    return dict(sorted(Counter(values).items()))

@@ -1,0 +1,192 @@
+"""An OpenClaw installation on disk (the state folder, ~/.openclaw by default): where one agent's config,
+workspace, memory index and session transcripts are, and in which release's format.
+
+    home/openclaw.json                                     the config (JSON5), optional
+    workspace: agents.list[id].workspace, else (the default agent) agents.defaults.workspace, else
+               home/workspace (the default agent) or home/workspace-<id> (any other)   [resolveAgentWorkspaceDir]
+    index:     home/agents/<id>/agent/openclaw-agent.sqlite (2026.8.1 on), else memorySearch.store.path
+               ({agentId} replaced) or home/memory/<id>.sqlite (2026.2.22)         [harness.inputs.openclaw_index]
+    sessions:  home/agents/<id>/sessions/*.jsonl (2026.2.22) and/or the transcript_events table of the agent
+               database (2026.8.1 on)                                               [harness.inputs.openclaw_sessions]
+
+Read from the releases' own code: resolveAgentWorkspaceDir and resolveDefaultAgentId (2026.2.22
+dist/agents-*.js), resolveStorePath (the legacy index path), resolveOpenClawAgentSqlitePath (2026.8.1
+dist/openclaw-agent-db.paths-*.js, 2026.9.6 dist/state/openclaw-state-read.worker.js).  Nothing here writes to
+the installation.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import json5
+
+from harness.errors import DataError
+from harness.inputs.layout import read_utf8
+
+DEFAULT_HOME = Path("~/.openclaw")
+DEFAULT_AGENT = "main"
+AGENT_DB = Path("agent") / "openclaw-agent.sqlite"
+
+
+def normalise_agent_id(agent: str) -> str:
+    """OpenClaw's normalizeAgentId: lower case, anything but [a-z0-9_-] becomes '-', trimmed."""
+    value = re.sub(r"[^a-z0-9_-]+", "-", agent.strip().lower()).strip("-")
+    return value or DEFAULT_AGENT
+
+
+@dataclass
+class Installation:
+    home: Path
+    agent: str
+    config_path: Path | None
+    config: dict[str, Any]
+    workspace: Path
+    index_path: Path | None
+    session_files: list[Path]  # the agent's *.jsonl transcripts (2026.2.22)
+    agent_db: Path | None  # the agent database (2026.8.1 on), if there
+    other_agents: dict[str, int] = field(default_factory=dict)  # other agents' ids -> transcripts seen (ignored)
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self) -> list[str]:
+        return [f"OpenClaw home {self.home}, agent {self.agent!r}",
+                f"config: {self.config_path or 'none (OpenClaw defaults)'}",
+                f"workspace: {self.workspace}",
+                f"memory index: {self.index_path or 'none'}",
+                f"sessions: {len(self.session_files)} transcript files" + (
+                    f" and the agent database {self.agent_db}" if self.agent_db else "")]
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    text = read_utf8(path)
+    try:
+        doc = json5.loads(text)
+    except ValueError as exc:
+        match = re.match(r"<string>:(\d+)\s*(.*)", str(exc))
+        if match:
+            raise DataError(path, int(match[1]), None, f"invalid JSON5: {match[2]}") from None
+        raise DataError(path, None, None, f"invalid JSON5: {exc}") from None
+    if not isinstance(doc, dict):
+        raise DataError(path, None, None, "must be a JSON5 object")
+    return doc
+
+
+def _agent_entries(config: dict[str, Any]) -> list[dict[str, Any]]:
+    agents = config.get("agents")
+    entries = agents.get("list") if isinstance(agents, dict) else None
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+def default_agent(config: dict[str, Any]) -> str:
+    """OpenClaw's resolveDefaultAgentId: the agents.list[] entry marked default, else the first, else main."""
+    entries = _agent_entries(config)
+    marked = [e for e in entries if e.get("default") is True and isinstance(e.get("id"), str)]
+    chosen = marked[0] if marked else entries[0] if entries and isinstance(entries[0].get("id"), str) else None
+    return normalise_agent_id(chosen["id"]) if chosen else DEFAULT_AGENT
+
+
+def _user_path(value: str, home: Path) -> Path:
+    """resolveUserPath: ~ is the user's home, which for an installation in `home` is home's parent."""
+    value = value.strip()
+    if value.startswith("~"):
+        return Path(str(home.parent) + value[1:]) if home.name == ".openclaw" else Path(value).expanduser()
+    path = Path(value)
+    return path if path.is_absolute() else (home / path)
+
+
+def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Installation:
+    """The installation in `home` for `agent` (default: the config's default agent, else main).  A home
+    that is not a folder, or an agent that the config does not list and that has no data, is a DataError."""
+    home = Path(os.path.abspath(Path(home).expanduser()))
+    if not home.is_dir():
+        raise DataError(home, None, None, "not a folder: --openclaw-home names OpenClaw's state folder "
+                                          "(~/.openclaw by default), the one holding openclaw.json")
+    if (home / ".openclaw").is_dir() and not (home / "openclaw.json").exists():
+        home = home / ".openclaw"  # the user's home folder was given
+    config_path = home / "openclaw.json"
+    config = _read_config(config_path) if config_path.is_file() else {}
+    default = default_agent(config)
+    agent_id = normalise_agent_id(agent) if agent else default
+    entries = {normalise_agent_id(e["id"]): e for e in _agent_entries(config) if isinstance(e.get("id"), str)}
+    entry = entries.get(agent_id, {})
+    agents_dir = home / "agents"
+    if agent and agent_id not in entries and not (agents_dir / agent_id).is_dir() and agent_id != default:
+        known = sorted(set(entries) | ({p.name for p in agents_dir.iterdir() if p.is_dir()} if agents_dir.is_dir()
+                                       else set()))
+        raise DataError(config_path if config_path.is_file() else home, None, "agents.list",
+                        f"no agent {agent_id!r} in this installation; agents: {', '.join(known) or 'none'}")
+    defaults = config.get("agents", {}).get("defaults", {}) if isinstance(config.get("agents"), dict) else {}
+    configured = entry.get("workspace") if isinstance(entry.get("workspace"), str) else None
+    if not configured and agent_id == default and isinstance(defaults, dict) and isinstance(defaults.get("workspace"), str):
+        configured = defaults["workspace"]
+    workspace = _user_path(configured, home) if configured and configured.strip() else \
+        home / ("workspace" if agent_id == default else f"workspace-{agent_id}")
+
+    notes: list[str] = []
+    agent_db = agents_dir / agent_id / AGENT_DB
+    agent_db = agent_db if agent_db.is_file() else None
+    legacy_index = _legacy_index_path(config, entry, home, agent_id)
+    index_path: Path | None = None
+    if agent_db is not None and _has_table(agent_db, "memory_index_chunks"):
+        index_path = agent_db
+        if legacy_index.is_file():
+            notes.append(f"{legacy_index} (a 2026.2.22 index) is there too; the agent database {agent_db} is the "
+                         "one OpenClaw 2026.8.1 and later read, so it is used")
+    elif legacy_index.is_file():
+        index_path = legacy_index
+    elif agent_db is not None:
+        index_path = agent_db  # opened to say what it lacks
+
+    sessions_dir = agents_dir / agent_id / "sessions"
+    session_files = sorted(sessions_dir.glob("*.jsonl")) if sessions_dir.is_dir() else []
+    others: dict[str, int] = {}
+    if agents_dir.is_dir():
+        for other in sorted(p for p in agents_dir.iterdir() if p.is_dir() and p.name != agent_id):
+            count = len(list((other / "sessions").glob("*.jsonl"))) if (other / "sessions").is_dir() else 0
+            if (other / AGENT_DB).is_file():
+                count += _count_rows(other / AGENT_DB, "session_windows")
+            others[other.name] = count
+    return Installation(home, agent_id, config_path if config_path.is_file() else None, config, workspace,
+                        index_path, session_files, agent_db, others, notes)
+
+
+def _legacy_index_path(config: dict[str, Any], entry: dict[str, Any], home: Path, agent_id: str) -> Path:
+    raw = None
+    for block in (entry.get("memorySearch"), (config.get("agents") or {}).get("defaults", {}).get("memorySearch")
+                  if isinstance(config.get("agents"), dict) else None):
+        store = block.get("store") if isinstance(block, dict) else None
+        if isinstance(store, dict) and isinstance(store.get("path"), str) and store["path"].strip():
+            raw = store["path"]
+            break
+    if raw is None:
+        return home / "memory" / f"{agent_id}.sqlite"
+    return _user_path(raw.replace("{agentId}", agent_id), home)
+
+
+def _has_table(path: Path, table: str) -> bool:
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        try:
+            return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return True  # unreadable: let the index reader name the problem
+
+
+def _count_rows(path: Path, table: str) -> int:
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        try:
+            return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return 0

@@ -1,0 +1,402 @@
+"""An OpenClaw agent's session transcripts, streamed: the memory_search and memory_get calls the agent made,
+what they returned, and which memory files its replies cited.  Nothing else of a transcript is kept: not
+the user's messages, not the replies' text, not the snippets or file text the tools returned.
+
+Formats, read from the releases' own code:
+
+    2026.2.22   agents/<agentId>/sessions/<sessionId>.jsonl: one JSON entry per line, written by pi-coding-agent's
+                SessionManager (@mariozechner/pi-coding-agent 0.54 dist/core/session-manager.js `_persist`,
+                appendFileSync(JSON.stringify(entry) + "\\n")): a header {"type": "session", "version": 3, "id",
+                "timestamp", "cwd"}, then entries {type, id, parentId, timestamp (ISO)}; type "message" carries
+                message {role: "user" | "assistant" | "toolResult", content, timestamp (ms)} (pi-ai types:
+                assistant content parts {type: "toolCall", id, name, arguments}, toolResult {toolCallId,
+                toolName, content [{type: "text", text}], details, isError}).
+    2026.8.1,   the agent database agents/<agentId>/agent/openclaw-agent.sqlite, table transcript_events
+    2026.9.6    (session_id, seq, event_json): each row one entry of the same shape (header "version": 4 in
+                2026.9.6); 2026.9.6 stores large events zstd-compressed instead (event_zstd, with
+                event_utf8_bytes; event_json NULL), dist/state/openclaw-state-read.worker.js
+                prepareTranscriptPayload.  session_windows.agent_harness_id / acp_owned mark sessions of other
+                agent harnesses (ACP), which are not the agent's own.
+
+The tools (2026.2.22 dist/pi-embedded-*.js createMemorySearchTool / createMemoryGetTool; the memory-core
+extension in 2026.8.1 and 2026.9.6): memory_search {query, maxResults?, minScore?} returns JSON {results:
+[{path, startLine, endLine, score, snippet, source, citation?}], provider, model, mode, disabled?, error?};
+memory_get {path, from?, lines?} returns {path, text}.  2026.9.6's compact tool surface calls them through
+`tool_call {id: "memory_search", args}`, its toolResult's text {tool: {name}, result: {content, details}}.
+
+A line (or row) that is not a JSON object is skipped and counted with its file and line; a file that is
+not an OpenClaw transcript (no session header: another tool's JSONL in the folder) is ignored and counted.
+Files are read line by line, never whole.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from harness.errors import DataError
+
+SEARCH = "memory_search"
+GET = "memory_get"
+WRAPPER = "tool_call"  # 2026.9's compact tool surface
+CITED = re.compile(r"((?:[\w.\-一-鿿]+/)*[\w.\-一-鿿]+\.md)(?:#L(\d+)(?:-L(\d+))?)?")
+MAX_BAD_LINES_LISTED = 20
+
+
+@dataclass(frozen=True)
+class Returned:
+    path: str
+    start: int
+    end: int
+    score: float | None
+
+
+@dataclass
+class SearchCall:
+    session: str
+    turn: int  # index of the user message it answers, within the session
+    order: int  # position among the turn's tool calls
+    call_id: str
+    query: str
+    max_results: int | None
+    min_score: float | None
+    time: datetime | None
+    results: list[Returned] | None = None  # None: no result seen (the call failed or the transcript ends)
+    unavailable: bool = False  # the tool answered disabled / unavailable
+    other_sources: int = 0  # results from session transcripts (2026.9's corpus=sessions), not memory files
+
+
+@dataclass
+class GetCall:
+    session: str
+    turn: int
+    order: int
+    path: str
+    start: int | None  # from
+    lines: int | None
+    time: datetime | None
+
+    def overlaps(self, path: str, start: int, end: int) -> bool:
+        if self.path.lstrip("./") != path.lstrip("./"):
+            return False
+        first = self.start or 1
+        last = first + self.lines - 1 if self.lines else None
+        return first <= end and (last is None or start <= last)
+
+
+@dataclass
+class Citation:
+    turn: int
+    path: str
+    start: int | None
+    end: int | None
+
+
+@dataclass
+class Session:
+    id: str
+    source: str  # file, or database + session id
+    started: datetime | None
+    searches: list[SearchCall] = field(default_factory=list)
+    gets: list[GetCall] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    turns: int = 0
+    release_format: str = ""  # which release's transcript format
+
+
+@dataclass
+class ReadStats:
+    files: int = 0
+    sessions: int = 0
+    entries: int = 0
+    bad_lines: int = 0
+    bad_where: list[str] = field(default_factory=list)  # "file:line: why", the first MAX_BAD_LINES_LISTED
+    not_transcripts: list[str] = field(default_factory=list)  # files without a session header
+    other_harness: int = 0  # sessions of other agent harnesses in the agent database (ignored)
+    other_agents: dict[str, int] = field(default_factory=dict)
+    bytes: int = 0
+
+    def bad(self, where: str, why: str) -> None:
+        self.bad_lines += 1
+        if len(self.bad_where) < MAX_BAD_LINES_LISTED:
+            self.bad_where.append(f"{where}: {why}")
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.bad_lines:
+            more = f" (and {self.bad_lines - len(self.bad_where)} more)" if self.bad_lines > len(self.bad_where) else ""
+            out.append(f"{self.bad_lines} transcript line(s) skipped as not JSON: " + "; ".join(self.bad_where) + more)
+        if self.not_transcripts:
+            out.append(f"{len(self.not_transcripts)} file(s) in the sessions folder are not OpenClaw transcripts "
+                       f"(no session header), ignored: {', '.join(self.not_transcripts[:5])}")
+        if self.other_harness:
+            out.append(f"{self.other_harness} session(s) of other agent harnesses (ACP) in the agent database, ignored")
+        ignored = {a: n for a, n in self.other_agents.items() if n}
+        if ignored:
+            out.append("sessions of other agents ignored: " + ", ".join(f"{a} ({n})" for a, n in ignored.items()))
+        return out
+
+
+def _time(value: Any) -> datetime | None:
+    if isinstance(value, (int, float)) and value > 0:
+        return datetime.fromtimestamp(value / 1000.0, tz=timezone.utc)
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return None
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def _tool_name(name: Any) -> str:
+    return name.split(":")[-1] if isinstance(name, str) else ""
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _payload(message: dict[str, Any]) -> dict[str, Any] | None:
+    """A memory tool's JSON answer from a toolResult: its details, else its text (unwrapping tool_call)."""
+    details = message.get("details")
+    for candidate in (details, details.get("result", {}).get("details") if isinstance(details, dict) and
+                      isinstance(details.get("result"), dict) else None):
+        if isinstance(candidate, dict) and ("results" in candidate or "path" in candidate):
+            return candidate
+    return _json_payload(_text(message.get("content")))
+
+
+def _json_payload(text: str) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return None
+    if isinstance(doc, dict) and isinstance(doc.get("result"), dict) and "tool" in doc:
+        return _json_payload(_text(doc["result"].get("content")))
+    return doc if isinstance(doc, dict) else None
+
+
+class _SessionBuilder:
+    """The state of one transcript while its entries stream by."""
+
+    def __init__(self, session_id: str, source: str, release_format: str):
+        self.session = Session(session_id, source, None, release_format=release_format)
+        self.turn = -1
+        self.order = 0
+        self.pending: dict[str, tuple[str, Any]] = {}  # tool call id -> (tool, call object)
+
+    def header(self, entry: dict[str, Any]) -> None:
+        if isinstance(entry.get("id"), str) and entry["id"]:
+            self.session.id = entry["id"]
+        self.session.started = _time(entry.get("timestamp"))
+        version = entry.get("version")
+        if isinstance(version, int):
+            self.session.release_format += f" (transcript version {version})"
+
+    def entry(self, entry: dict[str, Any]) -> None:
+        if entry.get("type") != "message" or not isinstance(entry.get("message"), dict):
+            return
+        message = entry["message"]
+        role = message.get("role")
+        when = _time(message.get("timestamp")) or _time(entry.get("timestamp"))
+        if self.session.started is None:
+            self.session.started = when
+        if role == "user":
+            self.turn += 1
+            self.order = 0
+            self.session.turns += 1
+        elif role == "assistant":
+            self._assistant(message, when)
+        elif role == "toolResult":
+            self._tool_result(message)
+
+    def _assistant(self, message: dict[str, Any], when: datetime | None) -> None:
+        turn = max(self.turn, 0)
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "toolCall":
+                name, args = _tool_name(part.get("name")), part.get("arguments")
+                if name == WRAPPER and isinstance(args, dict):
+                    name, args = _tool_name(args.get("id") or args.get("name")), args.get("args")
+                if not isinstance(args, dict) or name not in (SEARCH, GET):
+                    continue
+                call_id = str(part.get("id", ""))
+                if name == SEARCH and isinstance(args.get("query"), str):
+                    max_results, min_score = _number(args.get("maxResults")), _number(args.get("minScore"))
+                    call = SearchCall(self.session.id, turn, self.order, call_id, args["query"],
+                                      int(max_results) if max_results is not None else None, min_score, when)
+                    self.session.searches.append(call)
+                    self.pending[call_id] = (SEARCH, call)
+                elif name == GET and isinstance(args.get("path"), str):
+                    start, lines = _number(args.get("from")), _number(args.get("lines"))
+                    call = GetCall(self.session.id, turn, self.order, args["path"],
+                                   int(start) if start is not None else None, int(lines) if lines is not None else None,
+                                   when)
+                    self.session.gets.append(call)
+                    self.pending[call_id] = (GET, call)
+                self.order += 1
+            elif part.get("type") == "text" and isinstance(part.get("text"), str):
+                for m in CITED.finditer(part["text"]):
+                    start = int(m[2]) if m[2] else None
+                    self.session.citations.append(Citation(turn, m[1], start, int(m[3]) if m[3] else start))
+
+    def _tool_result(self, message: dict[str, Any]) -> None:
+        call_id = str(message.get("toolCallId", ""))
+        kind, call = self.pending.pop(call_id, (None, None))
+        if kind != SEARCH:
+            return
+        payload = _payload(message)
+        if payload is None:
+            return
+        if payload.get("disabled") or payload.get("unavailable"):
+            call.unavailable = True
+        rows = payload.get("results")
+        if not isinstance(rows, list):
+            return
+        kept = []
+        for row in rows:
+            if not isinstance(row, dict) or not isinstance(row.get("path"), str):
+                continue
+            if row.get("source") not in (None, "memory"):
+                call.other_sources += 1
+                continue
+            start, end = _number(row.get("startLine")), _number(row.get("endLine"))
+            if start is None or end is None:
+                continue
+            kept.append(Returned(row["path"], int(start), int(end), _number(row.get("score"))))
+        call.results = kept
+
+
+def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            stats.bytes += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                stats.bad(f"{path}:{lineno}", f"invalid JSON ({getattr(exc, 'msg', exc)})")
+                continue
+            if not isinstance(obj, dict):
+                stats.bad(f"{path}:{lineno}", "not a JSON object")
+                continue
+            stats.entries += 1
+            yield lineno, obj
+
+
+def read_jsonl_session(path: Path, stats: ReadStats) -> Session | None:
+    """One 2026.2.22 transcript file; None when it is not an OpenClaw transcript."""
+    builder: _SessionBuilder | None = None
+    stats.files += 1
+    for _, entry in _lines(path, stats):
+        if builder is None:
+            if entry.get("type") != "session":
+                stats.not_transcripts.append(path.name)
+                return None
+            builder = _SessionBuilder(path.stem, str(path), "2026.2.22 JSONL")
+            builder.header(entry)
+            continue
+        builder.entry(entry)
+    if builder is None:
+        return None
+    stats.sessions += 1
+    return builder.session
+
+
+def read_database_sessions(path: Path, stats: ReadStats) -> Iterator[Session]:
+    """The sessions in an agent database's transcript_events (2026.8.1 on), one at a time."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(transcript_events)")}
+    except sqlite3.DatabaseError as exc:
+        raise DataError(path, None, None, f"cannot read the agent database: {exc}") from None
+    if not columns:
+        return
+    for needed in ("session_id", "seq", "event_json"):
+        if needed not in columns:
+            raise DataError(path, None, f"transcript_events.{needed}",
+                            "unknown transcript schema: the column is missing (known: OpenClaw 2026.8.1 and 2026.9.6)")
+    compressed = "event_zstd" in columns
+    skip: set[str] = set()
+    window_columns = {row[1] for row in conn.execute("PRAGMA table_info(session_windows)")}
+    if {"agent_harness_id", "acp_owned"} <= window_columns:
+        for sid, harness, acp in conn.execute("SELECT session_id, agent_harness_id, acp_owned FROM session_windows"):
+            if acp or (harness not in (None, "", "openclaw")):
+                skip.add(sid)
+        stats.other_harness += len(skip)
+    select = "session_id, seq, event_json" + (", event_zstd, event_utf8_bytes" if compressed else "")
+    decompressor = None
+    builder: _SessionBuilder | None = None
+    fmt = "2026.9.6 agent database" if compressed else "2026.8.1 agent database"
+    try:
+        for row in conn.execute(f"SELECT {select} FROM transcript_events ORDER BY session_id, seq"):
+            sid, seq, text = row[0], row[1], row[2]
+            if sid in skip:
+                continue
+            if builder is None or builder.session.source != f"{path}#{sid}":
+                if builder is not None:
+                    stats.sessions += 1
+                    yield builder.session
+                builder = _SessionBuilder(sid, f"{path}#{sid}", fmt)
+            where = f"{path}: transcript_events session {sid} seq {seq}"
+            if text is None and compressed and row[3] is not None:
+                if decompressor is None:
+                    import zstandard
+
+                    decompressor = zstandard.ZstdDecompressor()
+                try:
+                    text = decompressor.decompress(row[3], max_output_size=int(row[4] or 0) or 4 * 1024 * 1024)
+                except Exception as exc:  # zstandard.ZstdError: a damaged row
+                    stats.bad(where, f"cannot decompress ({exc})")
+                    continue
+            stats.bytes += len(text or b"")
+            try:
+                entry = json.loads(text)
+            except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+                stats.bad(where, f"invalid JSON ({getattr(exc, 'msg', exc)})")
+                continue
+            if not isinstance(entry, dict):
+                stats.bad(where, "not a JSON object")
+                continue
+            stats.entries += 1
+            if entry.get("type") == "session":
+                builder.header(entry)
+            else:
+                builder.entry(entry)
+    except sqlite3.DatabaseError as exc:
+        raise DataError(path, None, "transcript_events", f"cannot read the transcripts: {exc}") from None
+    finally:
+        conn.close()
+    if builder is not None:
+        stats.sessions += 1
+        yield builder.session
+
+
+def read_sessions(files: Iterable[Path], agent_db: Path | None, stats: ReadStats) -> Iterator[Session]:
+    """Every session of the agent: the JSONL transcripts, then those of the agent database that are not
+    already among them (an upgraded installation can hold both)."""
+    seen: set[str] = set()
+    for path in files:
+        session = read_jsonl_session(path, stats)
+        if session is not None:
+            seen.add(session.id)
+            yield session
+    if agent_db is not None:
+        for session in read_database_sessions(agent_db, stats):
+            if session.id not in seen:
+                yield session

@@ -1,0 +1,68 @@
+"""--redact: mask what a user's memory text may hold that should not travel in a report or a screenshot.
+
+    e-mail addresses         alice@example.com         -> <email>
+    URLs                     https://host/path, www.x   -> <url>
+    key-like strings         sk-..., ghp_..., AKIA..., long hex or base64-like runs of 24+ characters -> <key>
+    numbers                  every digit                -> #  (12,000 EUR -> ##,### EUR; 2026-03-01 -> ####-##-##)
+Applied to the user's own text where it enters a report or page (query texts, snippets, chunk texts), never to
+the harness's figures.  Order matters: keys and URLs first (they contain digits), then e-mail, then digits.
+"""
+from __future__ import annotations
+
+import re
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'，。）)]+", re.IGNORECASE)
+KEY = re.compile(r"\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abpr]|AKIA|AIza)[-_A-Za-z0-9]{8,}"
+                 r"|\b[A-Fa-f0-9]{24,}\b|\b(?=[A-Za-z0-9+/_-]*\d)(?=[A-Za-z0-9+/_-]*[A-Za-z])[A-Za-z0-9+/_-]{32,}={0,2}")
+DIGIT = re.compile(r"\d")
+
+
+def redact(text: str) -> str:
+    if not text:
+        return text
+    text = KEY.sub("<key>", text)
+    text = URL.sub("<url>", text)
+    text = EMAIL.sub("<email>", text)
+    return DIGIT.sub("#", text)
+
+
+def maybe(text: str, on: bool) -> str:
+    return redact(text) if on else text
+
+
+TEXT_FIELDS = ("text", "snippet")
+
+
+def redacted_result(result):
+    """A run's result with its user text (query texts, hit snippets) masked, for the report writers; the figures
+    and ids are untouched.  The result itself is not changed."""
+    import copy
+    import dataclasses
+
+    frame = result.per_query.copy()
+    if "text" in frame.columns:
+        frame["text"] = frame["text"].map(lambda t: redact(t) if isinstance(t, str) else t)
+    hits = {q: [{k: redact(v) if k in TEXT_FIELDS and isinstance(v, str) else v for k, v in h.items()} for h in hs]
+            for q, hs in result.hits.items()}
+    return dataclasses.replace(result, per_query=frame, hits=hits, notes=[redact(n) for n in result.notes],
+                               dataset=copy.deepcopy(result.dataset))
+
+
+def redact_results_doc(doc: dict) -> dict:
+    """A results.json document with its user text masked (for the HTML page), when its run asked for it."""
+    if not (doc.get("config", {}).get("evaluation", {}) or {}).get("redact"):
+        return doc
+    import copy
+
+    doc = copy.deepcopy(doc)
+    for row in (doc.get("queries") or {}).values():
+        if isinstance(row, dict) and isinstance(row.get("text"), str):
+            row["text"] = redact(row["text"])
+    for hits in (doc.get("hits") or {}).values():
+        for h in hits if isinstance(hits, list) else []:
+            for key in TEXT_FIELDS:
+                if isinstance(h.get(key), str):
+                    h[key] = redact(h[key])
+    doc["notes"] = [redact(n) if isinstance(n, str) else n for n in doc.get("notes", [])]
+    return doc
