@@ -11,7 +11,12 @@ HARNESS_CAMPAIGN_SEED=S another seed.  A failing case is printed with the comman
 from __future__ import annotations
 
 from tests.campaign import cases
-from tests.campaign.campaign import DEFAULT_SEED, DEFAULT_SIZE, failure_report, run_campaign
+from tests.campaign.campaign import (
+    DEFAULT_SEED,
+    DEFAULT_SIZE,
+    failure_report,
+    run_campaign,
+)
 
 
 def test_generated_bad_inputs_end_in_one_named_error_or_a_clean_run(campaign_size=None):

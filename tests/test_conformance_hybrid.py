@@ -9,7 +9,12 @@ import urllib.request
 import numpy as np
 import pytest
 
-from harness.stages.embedders import E5SmallQ4, EmbeddingCache, OpenAICompatibleEmbedder, text_sha256
+from harness.stages.embedders import (
+    E5SmallQ4,
+    EmbeddingCache,
+    OpenAICompatibleEmbedder,
+    text_sha256,
+)
 from harness.stages.embedders.http import HTTPEmbeddingError
 from harness.studies.conformance import hybrid, runner
 from harness.studies.conformance.embedding_front import (

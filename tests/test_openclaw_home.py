@@ -8,19 +8,17 @@ import json
 import re
 import shutil
 import sqlite3
-import threading
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from harness.bundled import REPOSITORY
 from harness.cli import app
-from harness.errors import DataError, EmbeddingError
 from harness.inputs.openclaw_home import locate
 from harness.inputs.openclaw_index import MemoryIndex
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
 from harness.inputs.session_mining import mine
-from harness.bundled import REPOSITORY
 
 EXAMPLE = REPOSITORY / "datasets" / "example-openclaw-home"
 GRADES = REPOSITORY / "datasets" / "example-openclaw-home-labels" / "grades.yaml"
@@ -315,11 +313,10 @@ def test_the_page_answers_on_loopback_only_and_needs_its_token(judged):
 
 
 def test_grades_export_to_trec_qrels_and_a_judged_experiment_and_an_llm_judge_reports_agreement(judged, tmp_path):
-    from tests.chat_server import ChatServer
-
     from harness.studies.judge.llm import PROMPT_VERSION, build_chat, llm_judge
     from harness.studies.judge.run import finish
     from harness.studies.openclaw_home_report import apply_grades
+    from tests.chat_server import ChatServer
 
     out, session = judged
     counts = apply_grades(session.pool, session.store, GRADES)

@@ -12,7 +12,12 @@ from harness.inputs.openclaw_home import locate
 from harness.inputs.openclaw_index import MemoryIndex
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
 from harness.inputs.session_mining import mine
-from harness.studies.openclaw_agent import NotInstalled, find_release, load_scenario, make_installation
+from harness.studies.openclaw_agent import (
+    NotInstalled,
+    find_release,
+    load_scenario,
+    make_installation,
+)
 
 SCENARIO = REPOSITORY / "datasets" / "example-openclaw-home-scenario"
 SESSIONS = 2

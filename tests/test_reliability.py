@@ -22,10 +22,15 @@ from harness.inputs.workspace import discover_files, resolve_targets
 from harness.run_folders import published
 from harness.text_files import MAX_DEPTH
 from tests.test_newcomer_failures import FILES as MEMORY  # noqa: F401  (the workspace of those tests)
-from tests.test_newcomer_failures import QUERIES, ws  # noqa: F401  (a pytest fixture)
+from tests.test_newcomer_failures import QUERIES, make_workspace
 
 runner = CliRunner()
 SECRET = "sk-reliability-Q9w8E7r6T5y4U3i2"
+
+
+@pytest.fixture()
+def ws(tmp_path):
+    return make_workspace(tmp_path / "ws", MEMORY, QUERIES)
 
 
 def experiment(tmp_path: Path, ws: Path, extra: str = "", *, head: str = 'preset = "openclaw-2026.08"',

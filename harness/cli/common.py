@@ -13,8 +13,8 @@ from typer.exceptions import TyperException
 from harness import __version__
 from harness.config import parse_assignments
 from harness.errors import ConfigError, HarnessError
-from harness.text_files import os_problem, output_problem
 from harness.profiles import PROFILES, apply_profile, get_profile
+from harness.text_files import os_problem, output_problem
 
 # show_locals off: a traceback must never print local variables (an API key could be one of them)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,

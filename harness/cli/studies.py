@@ -217,7 +217,11 @@ def language_pairs(spec: Path = typer.Argument(..., help="language-pairs TOML, e
     system (from benchmark and matrix runs already written) the per-question difference with intervals,
     per category, and which stage lost the evidence."""
     from harness.reporting.language_pairs import write_language_pairs_report
-    from harness.studies.language_pairs import load_pairs_spec, run_language_pairs, write_language_pairs
+    from harness.studies.language_pairs import (
+        load_pairs_spec,
+        run_language_pairs,
+        write_language_pairs,
+    )
 
     loaded = load_pairs_spec(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))

@@ -46,7 +46,9 @@ from itertools import combinations
 from typing import Any, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
-from scipy import special  # the quantiles below; scipy.stats costs seconds of import for nothing more
+from scipy import (
+    special,  # the quantiles below; scipy.stats costs seconds of import for nothing more
+)
 from threadpoolctl import ThreadpoolController
 
 from harness.config import NEAR_TIE_FRACTION

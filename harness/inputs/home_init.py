@@ -31,7 +31,13 @@ from harness.inputs.openclaw_config import read_openclaw_config
 from harness.inputs.openclaw_home import Installation, locate
 from harness.inputs.openclaw_index import MemoryIndex
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
-from harness.inputs.session_mining import DEFAULT_TUNING_SHARE, DROP_REASONS, MinedQuery, Mining, mine
+from harness.inputs.session_mining import (
+    DEFAULT_TUNING_SHARE,
+    DROP_REASONS,
+    MinedQuery,
+    Mining,
+    mine,
+)
 from harness.inputs.workspace import discover_files
 from harness.inputs.workspace_init import _toml_value, write_keeping
 

@@ -57,7 +57,15 @@ from pydantic import Field
 
 from harness.errors import DataError
 from harness.inputs.conversation_dates import UnreadableDate, parse_when
-from harness.inputs.layout import DATASETS, Layout, LayoutWriter, Query, fresh_root, project_path, read_json
+from harness.inputs.layout import (
+    DATASETS,
+    Layout,
+    LayoutWriter,
+    Query,
+    fresh_root,
+    project_path,
+    read_json,
+)
 from harness.inputs.locomo import session_paths
 from harness.inputs.published import check_sha256
 from harness.registry import stage

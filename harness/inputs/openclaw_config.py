@@ -43,7 +43,13 @@ import json5
 from harness.config import load_toml, preset_path
 from harness.errors import ConfigError, DataError
 from harness.inputs.layout import read_utf8
-from harness.text_files import MAX_BYTES, JSONSyntaxError, loads_json, parse_bounded, shown
+from harness.text_files import (
+    MAX_BYTES,
+    JSONSyntaxError,
+    loads_json,
+    parse_bounded,
+    shown,
+)
 
 DEFAULT_PATTERN = "**/*.md"
 MAX_CANDIDATE_MULTIPLIER = 20  # OpenClaw 2026.2.22 resolveMemorySearchConfig: clampInt(candidateMultiplier, 1, 20)

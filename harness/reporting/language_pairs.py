@@ -135,7 +135,7 @@ def language_pairs_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
               markdown_table(category_table(doc, names)),
               f"\n{headline} per category in each language ({a} / {b}):\n",
               markdown_table(category_table(doc, names, means=True))]
-    parts += [f"\n## Which stage loses the evidence\n",
+    parts += ["\n## Which stage loses the evidence\n",
               f"Per system: the questions {headline} finds in {a} and not in {b} (and the reverse), the lost ones "
               f"put down to the leg whose own top {k} candidates held an evidence chunk in {a} and not in {b} "
               f"(`vector leg`, `lexical leg`, `both`), or to `neither` (both legs still held it, or neither did: "

@@ -268,7 +268,11 @@ def lost_by_stage(system: System, qids: list[str], metric: str) -> dict[str, Any
 
 def compare_systems(systems: list[System], paired: dict[str, dict[str, Any]], metrics: list[str]) -> dict[str, Any]:
     """Every comparison the report shows (see the module docstring)."""
-    from harness.evaluation.statistics import bootstrap_difference, holm_over_rows, paired_comparisons
+    from harness.evaluation.statistics import (
+        bootstrap_difference,
+        holm_over_rows,
+        paired_comparisons,
+    )
 
     headline = metrics[0]
     k = _cut(headline)

@@ -147,7 +147,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
         with tempfile.TemporaryDirectory(prefix="openclaw-home-report-") as tmp:
             evals = Path(tmp) / "evals"
             t0 = time.perf_counter()
-            init = init_openclaw_home(home, evals)
+            init_openclaw_home(home, evals)
             doc["init_seconds"] = time.perf_counter() - t0
             init_doc = json.loads((evals / "init.json").read_text(encoding="utf-8"))
             for key in ("sessions", "queries", "implicit", "vectors", "index_findings", "release", "preset"):

@@ -45,7 +45,15 @@ from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.summary import near_tie_rule, summarise
 from harness.inputs.layout import Layout
-from harness.pipeline import Index, QueryLegs, Stages, chunk_statistics, dataset_parts, load_dataset, scoped_chunks
+from harness.pipeline import (
+    Index,
+    QueryLegs,
+    Stages,
+    chunk_statistics,
+    dataset_parts,
+    load_dataset,
+    scoped_chunks,
+)
 from harness.registry import format_validation_error
 from harness.stages.chunkers import Chunk
 from harness.stages.fusion import Hit, Legs
@@ -290,7 +298,11 @@ def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs:
     from harness.studies import experiment as exp
     from harness.studies.conformance import real
     from harness.studies.conformance.base import Workspace
-    from harness.studies.conformance.embedding_front import EmbeddingFront, hashed_requests, summarise_requests
+    from harness.studies.conformance.embedding_front import (
+        EmbeddingFront,
+        hashed_requests,
+        summarise_requests,
+    )
 
     settings = system_settings(config)
     version = settings.version

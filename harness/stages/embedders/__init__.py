@@ -37,7 +37,10 @@ from harness.stages.embedders.http import (
     retry_after_seconds,
 )
 from harness.stages.embedders.none import NoEmbedder
-from harness.stages.embedders.openclaw_index import OpenClawIndexEmbedder, import_index_vectors
+from harness.stages.embedders.openclaw_index import (
+    OpenClawIndexEmbedder,
+    import_index_vectors,
+)
 
 __all__ = ["EMBEDDERS", "NO_VECTORS_MODEL_ID", "ROLES", "provides_vectors", "Embedder", "Role", "CachedEmbedder", "EmbeddingCache", "default_cache_path",
            "text_sha256", "E5SmallQ4", "HashEmbedder", "HTTPEmbeddingError", "MissingAPIKeyError", "NoEmbedder",

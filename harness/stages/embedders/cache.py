@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 import apsw
+import numpy as np
 
 from harness.db import (
     BROKEN,

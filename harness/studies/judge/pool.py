@@ -164,7 +164,14 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
                embedder: Any = None, log: Any = print) -> Pool:
     """Pool every query of the experiments' queries files (judged or not) from each configuration of `spec`
     not already in `existing`; the items `existing` has keep their order, new ones go after them, shuffled."""
-    from harness.pipeline import build_stages, dataset_parts, fuse, index_layout, load_dataset, search_legs
+    from harness.pipeline import (
+        build_stages,
+        dataset_parts,
+        fuse,
+        index_layout,
+        load_dataset,
+        search_legs,
+    )
 
     done = {c["label"] for c in existing.configurations} if existing else set()
     pool = existing or Pool([str(p) for p in experiments], spec.depth, [], {})

@@ -8,7 +8,13 @@ from typing import Any, Callable, Sequence
 from harness.config import load_toml
 from harness.errors import ConfigError
 from harness.studies.judge.export import export
-from harness.studies.judge.pool import POOL_FILE, Pool, PoolConfiguration, build_pool, load_pool_spec
+from harness.studies.judge.pool import (
+    POOL_FILE,
+    Pool,
+    PoolConfiguration,
+    build_pool,
+    load_pool_spec,
+)
 from harness.studies.judge.store import LabelStore
 
 JUDGE_DIR = "judge"
