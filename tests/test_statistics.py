@@ -285,3 +285,12 @@ def test_near_tie_threshold_follows_the_score_scale():
     assert near_ties([0.0005, None, -0.002], np.array([t_weighted] * 3)).tolist() == [True, False, False]
     matrix = np.array([[0.5, 0.4, 9.0]])
     assert near_tie_thresholds(matrix, np.array([[True, True, False]]), fraction=1.0)[0] == pytest.approx(0.1)
+
+
+def test_unbounded_values_equal_in_every_cluster_up_to_rounding_are_n_too_small_not_a_point():
+    # 446 gains of 2.22197 spread over 10 clusters: the cluster means differ only by float rounding
+    clusters = [f"c{i % 10}" for i in range(446)]
+    values = np.array([2.22197 + (1e-13 if i % 10 == 0 else 0.0) for i in range(446)])
+    interval = bootstrap_mean(values, clusters=clusters, unit="conversation")
+    assert math.isnan(interval.low) and math.isnan(interval.high)
+    assert "n too small" in interval.method

@@ -362,7 +362,7 @@ def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit:
             low, high = clopper_pearson(float(estimates[j]) * g, g, level)
             bound = Interval(float(estimates[j]), low, high, level,
                              f"Clopper-Pearson bound at the fractional count over {plural(unit, g)}{note}", g, unit)
-        elif np.any(means != means[0]):  # unbounded values (tokens): Student t over the cluster means
+        elif np.any(np.abs(means - means[0]) > 1e-12):  # unbounded values (tokens): Student t over the cluster means
             half = float(_t_quantile(0.5 + level / 2, g - 1)) * float(means.std(ddof=1)) / math.sqrt(g)
             bound = Interval(float(estimates[j]), float(estimates[j]) - half, float(estimates[j]) + half, level,
                              f"Student t interval over the means of {plural(unit, g)}{note}", g, unit)
