@@ -165,32 +165,27 @@ def test_lists_are_compared_stage_by_stage_and_the_first_differing_stage_named(r
     assert results.differences[0].cause == "chunk boundaries differ in a"
 
 
-def test_the_readme_quotes_the_committed_conformance_reports():
-    """The README's conformance figures are the committed reports' (reports/conformance/, real-ablation/)."""
+def test_the_conformance_page_quotes_the_committed_conformance_reports():
+    """docs/findings/conformance.md (rendered from the committed reports by make docs) states the hybrid
+    agreement per release as the conformance module's own summary counts it."""
     from harness.studies.conformance.base import Check, Difference
     from tests.conftest import ROOT
 
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    page = " ".join((ROOT / "docs" / "findings" / "conformance.md").read_text(encoding="utf-8").split())
     doc = json.loads((ROOT / "reports" / "conformance" / "conformance.json").read_text(encoding="utf-8"))
     gated = [c for c in doc["checks"] if c["gated"]]
-    assert (f"Measured: {sum(c['agreed'] for c in gated)} of {sum(c['total'] for c in gated)} gated items agree"
-            in readme)
+    assert f"{sum(c['agreed'] for c in gated):,} of {sum(c['total'] for c in gated):,}" in page
     checks = [Check(**{k: v for k, v in c.items() if k not in ("key", "differences")},
                     differences=[Difference(**d) for d in c["differences"]]) for c in doc["checks"]]
     rows = {r["release"]: r for r in hybrid.summary_rows(checks)}
-    quoted = {"2026.2.22": "openclaw-2026.02 against 2026.2.22", "2026.8.1": "for openclaw-2026.08 against 2026.8.1",
+    quoted = {"2026.2.22": "queries for openclaw-2026.02 against 2026.2.22", "2026.8.1": "for openclaw-2026.08 against 2026.8.1",
               "2026.9.6": "for openclaw-2026.09 against 2026.9.6"}
     for release, phrase in quoted.items():
         r = rows[release]
-        assert f"{r['agreed']}/{r['total']} {'queries for ' if release == '2026.2.22' else ''}{phrase}" in readme, release
-    previous = [c for c in checks if c.preset == hybrid.PREVIOUS_PRESET and not c.gated and c.module == hybrid.NAME]
-    agreed, total = sum(c.agreed for c in previous), sum(c.total for c in previous)
-    assert agreed == 0 and f"on none of the {total} queries" in readme
+        assert f"{r['agreed']}/{r['total']} {phrase}" in page, release
     comparison = (ROOT / "reports" / "real-ablation" / "comparison.md").read_text(encoding="utf-8")
-    table = [line.split("|")[1:-1] for line in comparison.splitlines() if line.startswith("| ") and line[2].isdigit()]
-    columns = [[cells[i].strip() for cells in table] for i in range(1, 5)]
-    assert f"suite passes {', '.join(columns[0])}," in readme and columns[0] == columns[1]
-    assert f"passes {', '.join(columns[2])} and the seed {', '.join(columns[3])}" in readme
+    table = [line for line in comparison.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert table and all(" ".join(line.split()) in page for line in table)
 
 
 def test_the_summary_puts_each_differing_result_down_to_its_first_differing_stage():

@@ -132,11 +132,15 @@ def check_document(doc: dict[str, Any], kind: str, path: Path) -> None:
         return ConfigError(f"{path}: {where}: {message}; is this a file `harness {'eval --json' if kind == 'eval' else 'run'}` "
                            "wrote?")
 
-    def figures(table: Any, where: str) -> None:
+    def figures(table: Any, where: str, compared: bool = True) -> None:
+        """compared=False: a block the gate reads only the counts of (paraphrase, negative), whose other
+        figures may be NaN (the highest top-1 score of negatives when none returned anything)."""
         if not isinstance(table, dict):
             raise bad(where, f"must be an object, got {type(table).__name__}")
         for name, value in table.items():
             counts = name in ("passed", "queries", "returned_anything")  # always numbers, never null
+            if not compared and not counts and isinstance(value, float) and math.isnan(value):
+                continue
             if name in NOT_METRICS or name.endswith("_ci95") or (value is None or isinstance(value, (dict, list, str))) \
                     and not counts:
                 continue
@@ -157,7 +161,7 @@ def check_document(doc: dict[str, Any], kind: str, path: Path) -> None:
         figures(summary["suite"], f"{where}summary.suite")
         for block in ("paraphrase", "negative"):
             if summary.get(block) is not None:
-                figures(summary[block], f"{where}summary.{block}")
+                figures(summary[block], f"{where}summary.{block}", compared=False)
         queries = d.get("queries")
         if queries is not None and not (isinstance(queries, dict) and all(isinstance(r, dict) for r in queries.values())):
             raise bad(f"{where}queries", "must be an object of query id -> row")
