@@ -112,13 +112,14 @@ class Conversation:
 # ---------------------------------------------------------------------------------------------
 
 
-def _need(obj: Any, key: str, typ: type, path: Path, where: str) -> Any:
+def required_field(obj: Any, key: str, typ: type | tuple[type, ...], path: Path, where: str) -> Any:
+    """obj[key] of the type(s) given, else a DataError naming the JSON path (a bool is never a number)."""
     if not isinstance(obj, dict) or key not in obj:
         raise DataError(path, None, f"{where}.{key}" if where else key, "missing")
     value = obj[key]
     if isinstance(value, bool) or not isinstance(value, typ):
-        raise DataError(path, None, f"{where}.{key}" if where else key,
-                        f"must be {typ.__name__}, got {type(value).__name__}")
+        names = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+        raise DataError(path, None, f"{where}.{key}" if where else key, f"must be {names}, got {type(value).__name__}")
     return value
 
 
@@ -132,26 +133,26 @@ def parse_session_time(raw: str, path: Path, where: str) -> datetime:
 
 
 def _turn(obj: Any, session: int, path: Path, where: str) -> Turn:
-    dia_id = _need(obj, "dia_id", str, path, where)
+    dia_id = required_field(obj, "dia_id", str, path, where)
     match = _DIA_ID.fullmatch(dia_id)
     if not match or int(match[1]) != session:
         raise DataError(path, None, f"{where}.dia_id", f"{dia_id!r} is not a turn id of session {session} (D{session}:N)")
     caption = obj.get("blip_caption")
-    return Turn(dia_id, _need(obj, "speaker", str, path, where), _need(obj, "text", str, path, where),
+    return Turn(dia_id, required_field(obj, "speaker", str, path, where), required_field(obj, "text", str, path, where),
                 caption.strip() if isinstance(caption, str) and caption.strip() else None)
 
 
 def _conversation(sample: Any, index: int, path: Path) -> Conversation:
     where = f"[{index}]"
-    sample_id = _need(sample, "sample_id", str, path, where)
-    conv = _need(sample, "conversation", dict, path, where)
+    sample_id = required_field(sample, "sample_id", str, path, where)
+    conv = required_field(sample, "conversation", dict, path, where)
     cw = f"{where}.conversation"
-    speakers = (_need(conv, "speaker_a", str, path, cw), _need(conv, "speaker_b", str, path, cw))
+    speakers = (required_field(conv, "speaker_a", str, path, cw), required_field(conv, "speaker_b", str, path, cw))
     sessions: list[Session] = []
     for key in sorted((k for k in conv if _SESSION_KEY.fullmatch(k)), key=lambda k: int(k.split("_")[1])):
         number = int(key.split("_")[1])
-        turns_raw = _need(conv, key, list, path, cw)
-        when = parse_session_time(_need(conv, f"{key}_date_time", str, path, cw), path, f"{cw}.{key}_date_time")
+        turns_raw = required_field(conv, key, list, path, cw)
+        when = parse_session_time(required_field(conv, f"{key}_date_time", str, path, cw), path, f"{cw}.{key}_date_time")
         turns = tuple(_turn(t, number, path, f"{cw}.{key}[{i}]") for i, t in enumerate(turns_raw))
         if turns:  # dated sessions without turns (conv-26 lists 35 dates for 19 sessions) hold nothing
             sessions.append(Session(number, when, turns))
@@ -161,11 +162,11 @@ def _conversation(sample: Any, index: int, path: Path) -> Conversation:
             if t.dia_id in seen:
                 raise DataError(path, None, f"{cw}.session_{s.number}", f"duplicate turn id {t.dia_id!r}")
             seen.add(t.dia_id)
-    qa = _need(sample, "qa", list, path, where)
+    qa = required_field(sample, "qa", list, path, where)
     for i, item in enumerate(qa):
-        _need(item, "question", str, path, f"{where}.qa[{i}]")
-        _need(item, "evidence", list, path, f"{where}.qa[{i}]")
-        category = _need(item, "category", int, path, f"{where}.qa[{i}]")
+        required_field(item, "question", str, path, f"{where}.qa[{i}]")
+        required_field(item, "evidence", list, path, f"{where}.qa[{i}]")
+        category = required_field(item, "category", int, path, f"{where}.qa[{i}]")
         if category not in CATEGORY_NAMES:
             raise DataError(path, None, f"{where}.qa[{i}].category", f"must be 1..5, got {category}")
     return Conversation(sample_id, speakers, sessions, qa, index)

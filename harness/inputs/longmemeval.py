@@ -66,7 +66,7 @@ from harness.inputs.layout import (
     project_path,
     read_json,
 )
-from harness.inputs.locomo import session_paths
+from harness.inputs.locomo import required_field, session_paths
 from harness.inputs.published import check_sha256
 from harness.registry import stage
 
@@ -107,16 +107,6 @@ class LMEQuestion:
         return self.question_id.endswith(ABSTENTION_SUFFIX)
 
 
-def _need(obj: Any, key: str, typ: type | tuple[type, ...], path: Path, where: str) -> Any:
-    if not isinstance(obj, dict) or key not in obj:
-        raise DataError(path, None, f"{where}.{key}", "missing")
-    value = obj[key]
-    if isinstance(value, bool) or not isinstance(value, typ):
-        names = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
-        raise DataError(path, None, f"{where}.{key}", f"must be {names}, got {type(value).__name__}")
-    return value
-
-
 def _when(raw: Any, path: Path, where: str) -> datetime:
     try:
         return parse_when(raw)
@@ -126,10 +116,10 @@ def _when(raw: Any, path: Path, where: str) -> datetime:
 
 def _question(item: Any, index: int, path: Path) -> LMEQuestion:
     where = f"[{index}]"
-    qid = _need(item, "question_id", str, path, where)
-    ids = _need(item, "haystack_session_ids", list, path, where)
-    dates = _need(item, "haystack_dates", list, path, where)
-    sessions_raw = _need(item, "haystack_sessions", list, path, where)
+    qid = required_field(item, "question_id", str, path, where)
+    ids = required_field(item, "haystack_session_ids", list, path, where)
+    dates = required_field(item, "haystack_dates", list, path, where)
+    sessions_raw = required_field(item, "haystack_sessions", list, path, where)
     if not len(ids) == len(dates) == len(sessions_raw):
         raise DataError(path, None, f"{where}.haystack_sessions", f"{len(ids)} session ids, {len(dates)} dates and "
                         f"{len(sessions_raw)} sessions: the three lists must have the same length")
@@ -146,20 +136,20 @@ def _question(item: Any, index: int, path: Path) -> LMEQuestion:
         turns = []
         for t, turn in enumerate(turns_raw):
             tw = f"{sw}[{t}]"
-            role = _need(turn, "role", str, path, tw)
+            role = required_field(turn, "role", str, path, tw)
             if role not in ROLES:
                 raise DataError(path, None, f"{tw}.role", f"must be 'user' or 'assistant', got {role!r}")
             has_answer = turn.get("has_answer", False)
             if not isinstance(has_answer, bool):
                 raise DataError(path, None, f"{tw}.has_answer", f"must be true or false, got {has_answer!r}")
-            turns.append(LMETurn(t + 1, role, _need(turn, "content", str, path, tw), has_answer))
+            turns.append(LMETurn(t + 1, role, required_field(turn, "content", str, path, tw), has_answer))
         sessions.append(LMESession(sid, s + 1, _when(date, path, f"{where}.haystack_dates[{s}]"), tuple(turns)))
-    answers = _need(item, "answer_session_ids", list, path, where)
+    answers = required_field(item, "answer_session_ids", list, path, where)
     if not all(isinstance(a, str) for a in answers):
         raise DataError(path, None, f"{where}.answer_session_ids", "must be a list of session ids")
-    return LMEQuestion(qid, _need(item, "question_type", str, path, where), _need(item, "question", str, path, where),
-                       _need(item, "answer", (str, int, float, list), path, where),
-                       _when(_need(item, "question_date", str, path, where), path, f"{where}.question_date"),
+    return LMEQuestion(qid, required_field(item, "question_type", str, path, where), required_field(item, "question", str, path, where),
+                       required_field(item, "answer", (str, int, float, list), path, where),
+                       _when(required_field(item, "question_date", str, path, where), path, f"{where}.question_date"),
                        sessions, answers, index)
 
 
