@@ -66,7 +66,7 @@ from harness.inputs.layout import (
     project_path,
     read_json,
 )
-from harness.inputs.locomo import required_field, session_paths
+from harness.inputs.locomo import refuse_duplicate_ids, required_field, session_paths
 from harness.inputs.published import check_sha256
 from harness.registry import stage
 
@@ -160,10 +160,7 @@ def load_longmemeval(path: Path | str) -> list[LMEQuestion]:
     if not isinstance(root, list):
         raise DataError(path, None, None, "the top level must be a list of questions")
     questions = [_question(item, i, path) for i, item in enumerate(root)]
-    ids = [q.question_id for q in questions]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
-    if duplicates:
-        raise DataError(path, None, "question_id", f"duplicate question ids {duplicates[:5]}")
+    refuse_duplicate_ids([q.question_id for q in questions], path, "question_id")
     return questions
 
 
