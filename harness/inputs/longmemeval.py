@@ -147,7 +147,8 @@ def _question(item: Any, index: int, path: Path) -> LMEQuestion:
     answers = required_field(item, "answer_session_ids", list, path, where)
     if not all(isinstance(a, str) for a in answers):
         raise DataError(path, None, f"{where}.answer_session_ids", "must be a list of session ids")
-    return LMEQuestion(qid, required_field(item, "question_type", str, path, where), required_field(item, "question", str, path, where),
+    return LMEQuestion(qid, required_field(item, "question_type", str, path, where),
+                       required_field(item, "question", str, path, where),
                        required_field(item, "answer", (str, int, float, list), path, where),
                        _when(required_field(item, "question_date", str, path, where), path, f"{where}.question_date"),
                        sessions, answers, index)
