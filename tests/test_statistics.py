@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from harness.evaluation.comparison import paired_comparisons
 from harness.evaluation.cross_validation import (
     best_on_average,
     cross_validate,
@@ -27,7 +28,6 @@ from harness.evaluation.statistics import (
     max_statistic_test,
     near_tie_thresholds,
     near_ties,
-    paired_comparisons,
     sign_flip_test,
 )
 from harness.studies.coverage import (

@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from harness.evaluation.comparison import paired_difference
 from harness.evaluation.statistics import (
     BOOTSTRAP_RESAMPLES,
     FLIPS,
@@ -30,9 +31,7 @@ from harness.evaluation.statistics import (
     Interval,
     PairedTest,
     best_index,
-    bootstrap_difference,
     plural,
-    sign_flip_test,
 )
 
 FOLDS = 5
@@ -205,8 +204,8 @@ def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_
     units = len(fold_units(ids, groups))
     unit_name = unit if units < n else "query"
     options = dict(level=level, resamples=resamples, seed=seed)
-    gain = bootstrap_difference(held_out, base, clusters=labels, unit=unit_name, **options)
-    test = sign_flip_test(held_out, base, clusters=labels, unit=unit_name, flips=flips, seed=seed)
+    paired = paired_difference(held_out, base, clusters=labels, unit=unit_name, flips=flips, **options)
+    gain, test = paired.interval, paired.test
     by_kind = gain_by_kind(held_out, base, kinds, labels, unit_name, categories, flips=flips, **options)
     carried = carried_by(gain, by_kind)
     recommended, reason = _recommendation(gain, test, in_sample_best, configured, chosen,
@@ -251,8 +250,9 @@ def gain_by_kind(held_out: np.ndarray, base: np.ndarray, kinds: Sequence[str | N
             continue
         a, b = held_out[mask], base[mask]
         sub = [labels[i] for i in np.flatnonzero(mask)] if labels is not None else None
-        interval = bootstrap_difference(a, b, clusters=sub, unit=unit, level=level, resamples=resamples, seed=seed)
-        test = sign_flip_test(a, b, clusters=sub, unit=unit, flips=flips, seed=seed)
+        paired = paired_difference(a, b, clusters=sub, unit=unit, level=level, resamples=resamples, flips=flips,
+                                   seed=seed)
+        interval, test = paired.interval, paired.test
         out[name] = {"queries": int(mask.sum()), "gained": int((a > b).sum()), "lost": int((a < b).sum()),
                      "gain": interval.as_dict(), "p_value": test.p_value, "p_floor": test.floor,
                      "p_monte_carlo": test.monte_carlo, "p_text": test.p_text()}

@@ -29,20 +29,20 @@ How an interval is made (Interval.method says which, and Interval.units / unit o
     >>> sign_flip_test(rr_best, rr_default, clusters=conv)  # two-sided; exact when 2^units is small
     >>> max_statistic_test(grid, configured=17)     # best of the grid vs the configuration, selection-aware
     >>> holm({"a": 0.01, "b": 0.04})                # family-wise corrected p-values
-    >>> paired_comparisons({"round3": {...}, "round4": {...}})   # a table's columns, Holm-corrected
 
 Every p-value has a floor, the smallest value its test can give: 2/2^m for an exact sign-flip test over m
 informative units (0.002 with 10 conversations), 1/(B+1) for B random sign patterns; p_text prints a
 p-value at the floor of a random test as "< 1/(B+1)" and every p with its floor.
 
-Cross-validation of a selection procedure is in harness.evaluation.cross_validation.
+Comparisons of systems (a paired difference with its interval and test, a family of them with Holm) are
+in harness.evaluation.comparison; cross-validation of a selection procedure is in
+harness.evaluation.cross_validation.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from functools import cache
-from itertools import combinations
 from typing import Any, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
@@ -734,86 +734,6 @@ def holm(p_values: P) -> P:
     if keys is not None:
         return {k: float(v) for k, v in zip(keys, adjusted)}
     return [float(v) for v in adjusted]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Column a against column b of a table, over the queries both have."""
-
-    a: str
-    b: str
-    queries: int
-    mean_a: float
-    mean_b: float
-    difference: Interval  # mean(a - b) with its paired interval
-    p_value: float  # paired sign-flip test
-    p_holm: float  # Holm-corrected over the table's family of comparisons
-    method: str
-    p_floor: float = 0.0  # the smallest p-value the test can give here
-    monte_carlo: bool = False
-    units: int | None = None  # resampling units (queries, or clusters)
-    unit: str = "query"
-
-    def as_dict(self) -> dict[str, object]:
-        return {"a": self.a, "b": self.b, "queries": self.queries, "mean_a": self.mean_a, "mean_b": self.mean_b,
-                "difference": self.difference.as_dict(), "p_value": self.p_value, "p_holm": self.p_holm,
-                "p_floor": self.p_floor, "monte_carlo": self.monte_carlo, "units": self.units, "unit": self.unit,
-                "method": self.method}
-
-
-def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: str | None = None,
-                       pairs: Sequence[tuple[str, str]] | None = None, level: float = LEVEL,
-                       resamples: int = BOOTSTRAP_RESAMPLES, flips: int = FLIPS, seed: int = SEED,
-                       clusters: Mapping[str, Hashable] | None = None, unit: str = "query") -> list[Comparison]:
-    """Paired tests across a table whose columns are systems (presets, rounds, tokenizers, chunkers) and
-    whose values are per-query figures ({column: {query id: value}}).  The family is `pairs` if given,
-    else every column against `baseline`, else every pair of columns; each comparison uses the queries
-    both columns have (sorted by id), and all p-values are Holm-corrected together.  A pair with no
-    common query gets NaN and stays out of the family.  `clusters` ({query id: cluster}, e.g. the
-    conversation of each question) makes the cluster the unit of the interval and of the sign flips."""
-    if pairs is None:
-        names = list(columns)
-        if baseline is not None:
-            if baseline not in columns:
-                raise ValueError(f"baseline {baseline!r} is not a column ({names})")
-            pairs = [(name, baseline) for name in names if name != baseline]
-        else:
-            pairs = list(combinations(names, 2))
-    raw = []
-    for a, b in pairs:
-        common = sorted(columns[a].keys() & columns[b].keys())
-        x = np.array([columns[a][q] for q in common], dtype=float)
-        y = np.array([columns[b][q] for q in common], dtype=float)
-        if not common:
-            empty = Interval(math.nan, math.nan, math.nan, level, "no common queries", 0, unit)
-            raw.append((a, b, 0, math.nan, math.nan, empty, None))
-            continue
-        labels = [clusters.get(q, q) for q in common] if clusters else None
-        test = sign_flip_test(x, y, flips=flips, seed=seed, clusters=labels, unit=unit)
-        interval = bootstrap_difference(x, y, level=level, resamples=resamples, seed=seed, clusters=labels, unit=unit)
-        raw.append((a, b, len(common), float(x.mean()), float(y.mean()), interval, test))
-    family = {i: row[6].p_value for i, row in enumerate(raw) if row[6] is not None}
-    corrected = holm(family) if family else {}
-    out = []
-    for i, (a, b, n, ma, mb, interval, test) in enumerate(raw):
-        if test is None:
-            out.append(Comparison(a, b, n, ma, mb, interval, math.nan, math.nan, "no common queries", unit=unit))
-            continue
-        out.append(Comparison(a, b, n, ma, mb, interval, test.p_value, corrected[i],
-                              f"{test.method}; Holm over {len(family)}", test.floor, test.monte_carlo,
-                              test.units, test.unit))
-    return out
-
-
-def holm_over_rows(rows: list[dict[str, Any]], family: str = "") -> list[dict[str, Any]]:
-    """Re-correct the `p_holm` of comparison rows (Comparison.as_dict(), maybe from several
-    paired_comparisons calls: one per metric or run) over all of them, the family a report's table
-    shows; rows without a p-value stay out.  Returns the rows, changed in place."""
-    finite = [i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]]
-    for i, p in zip(finite, holm([rows[i]["p_value"] for i in finite])):
-        rows[i]["p_holm"] = p
-        rows[i]["method"] = rows[i]["method"].rsplit("; Holm", 1)[0] + f"; Holm over {len(finite)}{family}"
-    return rows
 
 
 # --- near ties relative to the scale of the scores ----------------------------------------------------

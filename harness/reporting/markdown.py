@@ -626,8 +626,8 @@ def per_query_values(res: RunResult, column: str, kind_filter: str = "suite") ->
 def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
     """Each round against the one before, on the suite queries both have: per-query pass and the
     headline MRR (documents), a paired sign-flip test and bootstrap interval for each, Holm-corrected
-    over the whole table (harness.evaluation.statistics.paired_comparisons)."""
-    from harness.evaluation.statistics import paired_comparisons
+    over the whole table (harness.evaluation.comparison)."""
+    from harness.evaluation.comparison import column_pairs, comparison_rows
 
     rounds = list(results)
     k = max_results_of(results[rounds[0]])
@@ -639,11 +639,8 @@ def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
     for metric in ("passed", f"mrr@{k}"):
         columns = {f"round {r}": per_query_values(results[r], metric) for r in rounds}
         pairs = [(f"round {b}", f"round {a}") for a, b in zip(rounds, rounds[1:])]
-        out += [{"metric": metric, **c.as_dict()}
-                for c in paired_comparisons(columns, pairs=pairs, clusters=clusters or None, unit=unit)]
-    from harness.evaluation.statistics import holm_over_rows
-
-    return holm_over_rows(out)  # both metrics: one family
+        out += column_pairs(columns, pairs=pairs, clusters=clusters or None, unit=unit, tags={"metric": metric})
+    return comparison_rows(out)  # both metrics: one family
 
 
 def difference_text(d: dict[str, Any]) -> str:

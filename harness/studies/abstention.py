@@ -135,11 +135,12 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA) -> None:
     """A threshold is recommended in a row only when its cross-validated test also survives Holm over
     every row of the table (each row is one more chance of a false "recommended"): rows get `p_holm`, and
     a recommendation whose p_holm is not below alpha is withdrawn with the reason."""
-    from harness.evaluation.statistics import holm
+    from harness.evaluation.comparison import holm_adjusted
 
-    finite = [i for i, r in enumerate(rows) if r["cv"]["p_value"] == r["cv"]["p_value"]]
-    for i, p in zip(finite, holm([rows[i]["cv"]["p_value"] for i in finite])):
-        row = rows[i]
+    adjusted = holm_adjusted([r["cv"]["p_value"] for r in rows])
+    finite = [i for i, p in enumerate(adjusted) if p == p]
+    for i in finite:
+        row, p = rows[i], adjusted[i]
         row["p_holm"] = p
         row["holm_family"] = len(finite)
         if row["recommended_threshold"] is not None and not p < alpha:

@@ -181,7 +181,7 @@ def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None
     of run slugs as "a minus b"): paired interval and sign-flip p at the data set's unit (the cluster of
     each query, e.g. its conversation), Holm over every row (all metrics and pairs) -- the family the
     report shows."""
-    from harness.evaluation.statistics import holm_over_rows, paired_comparisons
+    from harness.evaluation.comparison import column_pairs, comparison_rows
     from harness.studies.matrix import suite_values
 
     paired = spec["paired"]
@@ -195,12 +195,11 @@ def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None
     for result in by_slug.values():
         clusters.update(result.clusters() or {})
     unit = next(iter(by_slug.values())).unit if by_slug else "query"
-    rows = []
+    family = []
     for metric in metrics:
         columns = {slug: v.get(metric, {}) for slug, v in values.items()}
-        comparisons = paired_comparisons(columns, pairs=pairs, clusters=clusters or None, unit=unit) if pairs else []
-        rows += [{"metric": metric, **c.as_dict()} for c in comparisons]
-    return holm_over_rows(rows, " (this table)")
+        family += column_pairs(columns, pairs=pairs, clusters=clusters or None, unit=unit, tags={"metric": metric})
+    return comparison_rows(family, family=" (this table)")
 
 
 def _write_json(path: Path, doc: Any, indent: int | None) -> None:

@@ -31,12 +31,8 @@ import pandas as pd
 
 from harness.config import load_experiment, load_toml, merge
 from harness.errors import ConfigError
-from harness.evaluation.statistics import (
-    bootstrap_difference,
-    bootstrap_mean,
-    cluster_labels,
-    sign_flip_test,
-)
+from harness.evaluation.comparison import holm_adjusted, paired_difference
+from harness.evaluation.statistics import bootstrap_mean, cluster_labels
 from harness.inputs.layout import project_path
 from harness.pipeline import build_stages
 from harness.studies.experiment import run_experiment
@@ -88,8 +84,8 @@ def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str],
                 row[metric] = {"mean": float(values.mean()), "ci": [interval.low, interval.high]}
                 if label != reference:
                     base = per_query_values(ref.set_index("query_id").loc[ids].reset_index(), metric).to_numpy()
-                    diff = bootstrap_difference(values, base, **at_unit)
-                    test = sign_flip_test(values, base, **at_unit)
+                    paired = paired_difference(values, base, **at_unit)
+                    diff, test = paired.interval, paired.test
                     row[metric]["difference"] = {"mean": diff.estimate, "ci": [diff.low, diff.high],
                                                  "p": test.p_value, "p_floor": test.floor,
                                                  "monte_carlo": test.monte_carlo, "units": test.units,
@@ -144,12 +140,10 @@ def write_expansion_study(spec: dict[str, Any], doc: dict[str, Any], out_dir: Pa
 def holm_over_study(runs: list[dict[str, Any]]) -> None:
     """Holm over every difference the report shows (all runs, groups, variants and metrics: one family),
     written beside each raw p as p_holm."""
-    from harness.evaluation.statistics import holm
-
     differences = [stat["difference"] for run in runs for block in run["groups"].values()
                    for row in block["variants"].values() for stat in row.values()
                    if isinstance(stat, dict) and "difference" in stat]
-    for diff, p in zip(differences, holm([d["p"] for d in differences])):
+    for diff, p in zip(differences, holm_adjusted([d["p"] for d in differences])):
         diff["p_holm"] = p
         diff["holm_family"] = len(differences)
 

@@ -268,32 +268,24 @@ def lost_by_stage(system: System, qids: list[str], metric: str) -> dict[str, Any
 
 def compare_systems(systems: list[System], paired: dict[str, dict[str, Any]], metrics: list[str]) -> dict[str, Any]:
     """Every comparison the report shows (see the module docstring)."""
-    from harness.evaluation.statistics import (
-        bootstrap_difference,
-        holm_over_rows,
-        paired_comparisons,
-    )
+    from harness.evaluation.comparison import column_pairs, comparison_rows
+    from harness.evaluation.statistics import bootstrap_difference
 
     headline = metrics[0]
     k = _cut(headline)
     tables: dict[str, list[dict[str, Any]]] = {}
     for metric in metrics:
-        columns, pairs, meta = {}, [], {}
+        family = []
         for s in systems:
             qids = [q for q in paired if q in s.a and q in s.b and _value(s.a[q], metric) == _value(s.a[q], metric)
                     and _value(s.b[q], metric) == _value(s.b[q], metric)]
             if not qids:
                 continue
             ka, kb = f"{s.group}: {s.label} | a", f"{s.group}: {s.label} | b"
-            columns[ka] = {q: _value(s.a[q], metric) for q in qids}
-            columns[kb] = {q: _value(s.b[q], metric) for q in qids}
-            pairs.append((ka, kb))
-            meta[ka] = s
-        rows = []
-        for c in paired_comparisons(columns, pairs=pairs):
-            s = meta[c.a]
-            rows.append({"group": s.group, "system": s.label, "metric": metric, **c.as_dict()})
-        tables[metric] = holm_over_rows(rows, " (this table)")
+            columns = {ka: {q: _value(s.a[q], metric) for q in qids}, kb: {q: _value(s.b[q], metric) for q in qids}}
+            family += column_pairs(columns, pairs=[(ka, kb)],
+                                   tags={"group": s.group, "system": s.label, "metric": metric})
+        tables[metric] = comparison_rows(family, family=" (this table)")  # one family per metric's table
     by_category, stages = [], []
     for s in systems:
         qids = [q for q in paired if q in s.a and q in s.b]

@@ -203,19 +203,18 @@ def suite_values(result: RunResult, metrics: list[str]) -> dict[str, dict[str, f
 def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
     """Every value against the reference value (the first) within each run, on the queries both have,
     for one metric: paired sign-flip test and bootstrap interval, Holm over the table (every run)."""
-    from harness.evaluation.statistics import holm_over_rows, paired_comparisons
+    from harness.evaluation.comparison import column_pairs, comparison_rows
 
     reference = spec["values"][0]["label"]
-    rows = []
+    pairs = []
     for run in dict.fromkeys(c["run"] for c in cells):
         columns = {c["value"]: c.get("per_query", {}).get(metric, {}) for c in cells if c["run"] == run}
         if reference not in columns or len(columns) < 2 or not columns[reference]:
             continue  # the metric is not computed on this run (e.g. recall@10 where the cut-offs stop at 6)
         first = next(c for c in cells if c["run"] == run)
-        for comparison in paired_comparisons(columns, baseline=reference, clusters=first.get("clusters"),
-                                             unit=first.get("unit", "query")):
-            rows.append({"run": run, "metric": metric, **comparison.as_dict()})
-    return holm_over_rows(rows, " (this table)")
+        pairs += column_pairs(columns, baseline=reference, clusters=first.get("clusters"),
+                              unit=first.get("unit", "query"), tags={"run": run, "metric": metric})
+    return comparison_rows(pairs, family=" (this table)")
 
 
 def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], out_dir: Path | str,
