@@ -187,15 +187,3 @@ def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: 
     return compare_family(column_pairs(columns, baseline=baseline, pairs=pairs, clusters=clusters, unit=unit),
                           family=family, **options)
 
-
-def holm_over_rows(rows: list[dict[str, Any]], family: str = "") -> list[dict[str, Any]]:
-    """Re-correct the `p_holm` of comparison rows (Comparison.as_dict(), from several compare_family
-    calls) over all of them, the family a report's table shows; rows without a p-value stay out.
-    Returns the rows, changed in place."""
-    adjusted = holm_adjusted([r["p_value"] for r in rows])
-    size = sum(p == p for p in adjusted)
-    for row, p in zip(rows, adjusted):
-        if p == p:
-            row["p_holm"] = p
-            row["method"] = row["method"].rsplit("; Holm", 1)[0] + f"; Holm over {size}{family}"
-    return rows
