@@ -15,7 +15,6 @@ from harness.evaluation import comparison
 from harness.evaluation.comparison import (
     Pair,
     column_pairs,
-    compare_family,
     comparison_rows,
     holm_adjusted,
     paired_difference,

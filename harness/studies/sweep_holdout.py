@@ -11,7 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.evaluation.comparison import holm_adjusted, paired_comparisons, paired_difference
+from harness.evaluation.comparison import (
+    holm_adjusted,
+    paired_comparisons,
+    paired_difference,
+)
 from harness.evaluation.metrics import checked_cutoffs
 from harness.studies.sweep import SweepResult, objective_of
 from harness.studies.sweep_scoring import (
