@@ -44,6 +44,7 @@ WHAT = {"experiment": "experiment file", "matrix": "matrix spec", "benchmark": "
 # the options of `harness study` each kind's command takes
 PRESET_KINDS = ("experiment", "grid", "matrix", "benchmark")
 EXECUTOR_KINDS = ("grid", "matrix")
+KIND_MEANING = "the file's kind; optional (else read from its tables, as above)"
 
 
 def kind_of(doc: dict[str, Any], source: str | Path = "<study file>") -> str:
@@ -277,12 +278,13 @@ def studies_reference() -> str:
     parts = []
     for kind in KINDS:
         model = MODELS[kind]
-        parts.append(f"## {kind}\n\n{_plain(model.__doc__)}\n\nRun by `harness {COMMANDS[kind]}`"
-                     f"{' EXPERIMENT --grid FILE' if kind == 'grid' else ' FILE'} or `harness study FILE"
+        parts.append(f"## {kind}\n\n{_plain(model.__doc__)}\n\nRun by `harness {COMMANDS[kind]}"
+                     f"{' EXPERIMENT --grid FILE' if kind == 'grid' else ' FILE'}` or `harness study FILE"
                      f"{' --experiment EXPERIMENT' if kind == 'grid' else ''}`; schema: `harness schema --kind {kind}`.\n")
         parts.append(_fields_table(model, ""))
         for name, nested in _nested_models(model):
-            parts.append(f"\n`{name}` (each):\n\n" + _fields_table(nested, f"{name}."))
+            each = "each" if "list[" in _type_text(model.model_fields[name].annotation) else "a table"
+            parts.append(f"\n`{name}` ({each}):\n\n" + _fields_table(nested, f"{name}."))
     return "\n".join(parts)
 
 
@@ -291,13 +293,28 @@ def _plain(text: str | None) -> str:
 
 
 def _type_text(annotation: Any) -> str:
-    import re
+    """A field's type as a reader writes it in TOML: `list[table]`, `str or none`, `'matrix'`."""
+    import types
+    import typing
 
-    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
-    text = text or str(annotation)
-    text = re.sub(r"typing\.|harness\.studies\.spec\.models\.|Annotated\[([^,\[\]]+(?:\[[^\]]*\])?), [^\]]*\]", r"\1", text)
-    text = re.sub(r"Optional\[(.*)\]$", r"\1 | None", text)
-    return text.replace("NoneType", "None")
+    from pydantic import BaseModel
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_text(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_text(a) for a in args)
+    if origin is typing.Literal:
+        return " or ".join(repr(a) for a in args)
+    if origin in (list, dict):
+        return f"{origin.__name__}[{', '.join(_type_text(a) for a in args)}]"
+    if annotation is type(None):
+        return "none"
+    if annotation is Any:
+        return "any"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "table"
+    return getattr(annotation, "__name__", str(annotation))
 
 
 def _fields_table(model: Any, prefix: str) -> str:
@@ -307,23 +324,26 @@ def _fields_table(model: Any, prefix: str) -> str:
     for name, info in model.model_fields.items():
         default = "required" if info.is_required() else (
             "" if info.default is PydanticUndefined else f"`{info.default!r}`")
-        rows.append(f"| `{prefix}{name}` | `{_type_text(info.annotation)}` | {default} | "
-                    f"{_plain(info.description).replace('|', '/')} |")
+        meaning = KIND_MEANING if name == "kind" and not prefix else _plain(info.description)
+        rows.append(f"| `{prefix}{name}` | {_type_text(info.annotation)} | {default} | {meaning.replace('|', '/')} |")
     return "\n".join(rows) + "\n"
 
 
 def _nested_models(model: Any) -> list[tuple[str, Any]]:
-    """The fields whose type is (a list of) another of the models, one level down."""
+    """The fields whose type is (a list or union of) another model with fields of its own, one level down."""
+    out = []
+    for name, info in model.model_fields.items():
+        found = _model_in(info.annotation)
+        if found is not None and found.model_fields:
+            out.append((name, found))
+    return out
+
+
+def _model_in(annotation: Any) -> Any:
     import typing
 
     from pydantic import BaseModel
 
-    out = []
-    for name, info in model.model_fields.items():
-        for candidate in [info.annotation, *typing.get_args(info.annotation)]:
-            inner = [candidate, *typing.get_args(candidate)]
-            found = next((t for t in inner if isinstance(t, type) and issubclass(t, BaseModel)), None)
-            if found is not None and found.model_fields:
-                out.append((name, found))
-                break
-    return out
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for m in map(_model_in, typing.get_args(annotation)) if m is not None), None)

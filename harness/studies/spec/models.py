@@ -33,7 +33,7 @@ class _Open(BaseModel):
 
 class _Study(_Model):
     name: Name
-    """names the results (<name>.json, <name>.md)"""
+    """names the results (NAME.json, NAME.md)"""
     description: str = ""
     """what the study asks; the report's first paragraph"""
     notes: str = ""
@@ -54,6 +54,7 @@ class ExperimentStudy(_Open):
     name: Optional[str] = None
     """names the results (default: the file's name)"""
     description: str = ""
+    """what the experiment is"""
     preset: Optional[str] = None
     """a preset name (experiments/presets/NAME.toml, `harness presets`) or a .toml path"""
     dataset: Optional[dict[str, Any]] = None
@@ -98,7 +99,7 @@ class MatrixStudy(_Study):
     compare: Optional[list[str]] = None
     """the per-query figures tested between values (default: passes and every Recall/MRR/nDCG shown)"""
     per_query_columns: list[str] = []
-    """per-query columns kept in <name>.json, not tested"""
+    """per-query columns kept in NAME.json, not tested"""
     vary_label: str = "value"
     """the heading of the values' column"""
 
@@ -457,7 +458,9 @@ class GridStudy(_Model):
 
     kind: Literal["grid"] = "grid"
     name: Optional[str] = None
+    """not read: the sweep is named by its experiment"""
     description: str = ""
+    """what the grid is for"""
     grid: Grid
     """[grid]: the dimensions to vary"""
 
