@@ -89,7 +89,8 @@ def abstention_cells(spec: dict[str, Any]) -> list[StudyCell]:
             config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
             config, configured = without_min_score(config, run.get("without", []))
             config["name"] = f"{spec['name']}: {run['label']} / {config.get('preset')}"
-            cells.append(StudyCell(f"{run['label']} / {config.get('preset')}", config, (run["label"], config.get("preset")),
+            label = f"{run['label']} / {config.get('preset')}"
+            cells.append(StudyCell(label, config, (run["label"], config.get("preset")),
                                    {"configured": configured, "run": run}))
     return cells
 
@@ -105,8 +106,9 @@ def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[
                                 scores["query_id"], scores["kind"], configured=cell.extra["configured"],
                                 weight=weight, groups=scores["cluster"], unit=result.unit)
         return {"label": run["label"], "preset": config.get("preset"), "experiment": run["experiment"],
-                "fusion": config["fusion"]["name"], "without": list(run.get("without", [])), "calibration": calibration, "scores": scores,
-                "config": result.config, "timings": result.timings, "environment": result.environment}
+                "fusion": config["fusion"]["name"], "without": list(run.get("without", [])),
+                "calibration": calibration, "scores": scores, "config": result.config, "timings": result.timings,
+                "environment": result.environment}
 
     return run_cells(abstention_cells(spec), progress=progress, embedders="one", then=calibrated)
 

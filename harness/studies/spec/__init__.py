@@ -204,9 +204,10 @@ def plan(path: Path | str, *, experiment: Path | str | None = None, preset: str 
         spec = load_grid(path)
         cells = [StudyCell(config["name"], config)]
         table = load_toml(path, "grid file")["grid"]
-        sizes = [f"{key} {len(values) if isinstance(values, list) and key in ('fusion', 'tokenizer') else len(weight_values(values))}"
+        sizes = [f"{key} ({len(values) if key in ('fusion', 'tokenizer') else len(weight_values(values))})"
                  for key, values in table.items() if key != "fusion_params"]
-        notes.append(f"sweeps {config['name']} over {', '.join(sizes)} values (with the configured ones)")
+        notes.append(f"sweeps {config['name']} over the grid's {', '.join(sizes)}, the configured value of each "
+                     "included")
     return StudyPlan(path, kind, COMMANDS[kind], spec, cells, notes)
 
 
