@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.errors import ConfigError
-from harness.studies.spec import COMMANDS, KINDS, kind_of, kind_of_file, plan, study_schema, studies_reference
+from harness.studies.spec import COMMANDS, KINDS, kind_of, kind_of_file, plan, studies_reference, study_schema
 from harness.studies.spec.models import MODELS
 from tests.conftest import ROOT
 
