@@ -285,6 +285,10 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     directory, else from the files the harness ships (`experiments/round3.toml` works outside a clone)."""
     path = project_path(path)
     experiment = load_toml(path)
+    if experiment.get("kind", "experiment") != "experiment":  # `kind`: harness.studies.spec
+        raise ConfigError(f"{path} kind: the file says {shown(experiment['kind'])}, but an experiment file is read "
+                          f"here (`harness study {path}` runs a file by its kind)")
+    experiment.pop("kind", None)
     experiment = merge(experiment, overrides) if overrides else experiment
     config = resolve(experiment, preset=preset, source=str(path))
     config.setdefault("name", Path(path).stem)

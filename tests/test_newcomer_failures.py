@@ -291,7 +291,7 @@ def test_user_runs_write_under_the_current_folder_one_folder_per_workspace(tmp_p
 
 def test_make_targets_alone_write_reports_and_always_with_out():
     writers = ("run", "ablation", "sweep", "matrix", "benchmark", "scale", "lossless", "expansion", "abstention",
-               "language-pairs")
+               "language-pairs", "study")
     for target, lines in makefile_commands().items():
         for command in lines:
             words = command.split()

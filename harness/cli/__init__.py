@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from harness.cli import judge, runs, studies, workspace  # noqa: F401  (each module adds its commands to `app`)
+from harness.cli import judge, runs, studies, study, workspace  # noqa: F401  (each module adds its commands to `app`)
 from harness.cli.common import app
 
 __all__ = ["app", "main"]

@@ -135,11 +135,10 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
     if executor == "local":
         cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None)
     else:  # embeds every cell's texts across the cluster first, then runs the cells there
-        from harness.studies.distributed import run_matrix_on
         from harness.studies.executor import make_executor
 
         with make_executor(executor) as ex:
-            cells = run_matrix_on(ex, matrix_spec, preset=preset, only_runs=run or None)
+            cells = run_matrix(matrix_spec, preset=preset, only_runs=run or None, executor=ex)
     from harness.run_folders import published
 
     with published(out_dir, f"{matrix_spec['name']}.json") as folder:

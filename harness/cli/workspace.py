@@ -170,12 +170,15 @@ def stages(table: Optional[str] = typer.Argument(None, help="only this table: da
 
 
 @command()
-def schema(out: Optional[Path] = typer.Option(None, help="write the JSON schema here instead of printing it")) -> None:
-    """JSON schema of experiment and preset files, for editors (e.g. the Even Better TOML extension)."""
-    from harness.catalog import experiment_schema
+def schema(out: Optional[Path] = typer.Option(None, help="write the JSON schema here instead of printing it"),
+           kind: str = typer.Option("experiment", help="the kind of study file: experiment (and preset), matrix, "
+                                    "benchmark, abstention, lossless, expansion, language-pairs or grid")) -> None:
+    """JSON schema of one kind of study file (default: experiment and preset files), for editors (e.g. the
+    Even Better TOML extension)."""
+    from harness.studies.spec import study_schema
 
     check_output(out, folder=False)
-    text = json.dumps(experiment_schema(), ensure_ascii=False, indent=1)
+    text = json.dumps(study_schema(kind), ensure_ascii=False, indent=1)
     if out is None:
         typer.echo(text)
     else:

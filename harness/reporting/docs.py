@@ -300,6 +300,12 @@ def module_doc(module: str) -> str:
     return f"```text\n{doc}\n```\n"
 
 
+def _studies_reference() -> str:
+    from harness.studies.spec import studies_reference
+
+    return studies_reference()
+
+
 def preset_descriptions() -> dict[str, str]:
     """{preset name: its description}, from the preset files the harness ships (experiments/presets/)."""
     from harness.config import PRESETS_DIR, load_toml
@@ -340,7 +346,7 @@ def environment(root: Path = REPOSITORY) -> jinja2.Environment:
     env.globals.update(level=pct(LEVEL), report=reports.load, bench=reports.bench, query_diff=reports.diff, md_table=md_table, find=find,
                        select=select, cell=cell, values=values,
                        cli_reference=cli_reference, stages_reference=stages_reference, module_doc=module_doc, memory_cap_message=memory_cap_message,
-                       preset_descriptions=preset_descriptions,
+                       preset_descriptions=preset_descriptions, studies_reference=_studies_reference,
                        make_targets=lambda: make_targets(root), version=__version__)
     return env
 

@@ -30,26 +30,17 @@ from typing import Any
 import numpy as np
 
 from harness.config import load_experiment, load_toml
-from harness.errors import ConfigError
 from harness.evaluation.abstention import ABSTENTION_WEIGHT, Calibration, calibrate
 from harness.inputs.layout import project_path
-from harness.pipeline import build_stages
 from harness.studies.benchmark import _rounded
-from harness.studies.experiment import RunResult, _json_default, run_experiment
+from harness.studies.experiment import RunResult, _json_default
+from harness.studies.spec import validated
+from harness.studies.spec.cells import StudyCell, run_cells
 
 
 def load_abstention_spec(path: Path | str) -> dict[str, Any]:
     spec = load_toml(path, "abstention spec")
-    for key in ("name", "runs"):
-        if key not in spec:
-            raise ConfigError(f"{path}: an abstention spec needs '{key}'")
-    for i, run in enumerate(spec["runs"]):
-        missing = [k for k in ("label", "experiment") if k not in run]
-        if missing:
-            raise ConfigError(f"{path}: runs[{i}] needs {missing}")
-    weight = spec.get("weight", ABSTENTION_WEIGHT)
-    if not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
-        raise ConfigError(f"{path}: weight must be a number in [0, 1], got {weight!r}")
+    validated("abstention", spec, path)
     spec["source"] = str(path)
     return spec
 
@@ -89,26 +80,37 @@ def query_scores(result: RunResult) -> dict[str, list]:
     return out
 
 
-def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[str, Any]]:
-    """Every run x preset: its per-query scores and calibration (one embedder serves them all)."""
-    weight = float(spec.get("weight", ABSTENTION_WEIGHT))
-    out, embedder = [], None
+def abstention_cells(spec: dict[str, Any]) -> list[StudyCell]:
+    """Every run x preset, with OpenClaw's min_score (and the run's `without` stages) taken out: labelled
+    '<run label> / <preset>'; extra holds the threshold taken out (`configured`) and the run."""
+    cells = []
     for run in spec["runs"]:
         for preset in run.get("presets") or [None]:
             config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
             config, configured = without_min_score(config, run.get("without", []))
             config["name"] = f"{spec['name']}: {run['label']} / {config.get('preset')}"
-            stages = build_stages(config, embedder=embedder, progress=progress)
-            embedder = stages.embedder
-            result = run_experiment(config, stages=stages)
-            scores = query_scores(result)
-            calibration = calibrate(scores["top1"], scores["relevant_score"], scores["answerable"],
-                                    scores["query_id"], scores["kind"], configured=configured, weight=weight,
-                                    groups=scores["cluster"], unit=result.unit)
-            out.append({"label": run["label"], "preset": config.get("preset"), "experiment": run["experiment"],
-                        "fusion": config["fusion"]["name"], "without": list(run.get("without", [])), "calibration": calibration, "scores": scores,
-                        "config": result.config, "timings": result.timings, "environment": result.environment})
-    return out
+            label = f"{run['label']} / {config.get('preset')}"
+            cells.append(StudyCell(label, config, (run["label"], config.get("preset")),
+                                   {"configured": configured, "run": run}))
+    return cells
+
+
+def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[str, Any]]:
+    """Every run x preset: its per-query scores and calibration (one embedder serves them all)."""
+    weight = float(spec.get("weight", ABSTENTION_WEIGHT))
+
+    def calibrated(cell: StudyCell, result: RunResult) -> dict[str, Any]:
+        run, config = cell.extra["run"], cell.config
+        scores = query_scores(result)
+        calibration = calibrate(scores["top1"], scores["relevant_score"], scores["answerable"],
+                                scores["query_id"], scores["kind"], configured=cell.extra["configured"],
+                                weight=weight, groups=scores["cluster"], unit=result.unit)
+        return {"label": run["label"], "preset": config.get("preset"), "experiment": run["experiment"],
+                "fusion": config["fusion"]["name"], "without": list(run.get("without", [])),
+                "calibration": calibration, "scores": scores, "config": result.config, "timings": result.timings,
+                "environment": result.environment}
+
+    return run_cells(abstention_cells(spec), progress=progress, embedders="one", then=calibrated)
 
 
 def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:

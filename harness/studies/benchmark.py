@@ -31,79 +31,54 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from harness.config import load_experiment, load_toml
-from harness.errors import ConfigError
 from harness.inputs.layout import project_path
-from harness.pipeline import build_stages
-from harness.studies.experiment import RunResult, _json_default, run_experiment
+from harness.studies.experiment import RunResult, _json_default
+from harness.studies.spec import validated
+from harness.studies.spec.cells import StudyCell, run_cells
+from harness.studies.spec.models import run_slug
 
 HIT_FIELDS = ("rank", "chunk", "path", "start_line", "end_line", "score", "vector_score", "text_score", "docs")
 
 
 def load_benchmark(path: Path | str) -> dict[str, Any]:
     spec = load_toml(path, "benchmark spec")
-    for key in ("name", "runs"):
-        if key not in spec:
-            raise ConfigError(f"{path}: a benchmark needs '{key}'")
-    labels = []
-    for i, run in enumerate(spec["runs"]):
-        if "label" not in run or "experiment" not in run:
-            raise ConfigError(f"{path}: runs[{i}] needs a label and an experiment")
-        labels.append(run["label"])
-        if "presets" in run and not (isinstance(run["presets"], list) and run["presets"]
-                                     and all(isinstance(p, str) for p in run["presets"])):
-            raise ConfigError(f"{path}: runs[{i}].presets must be a non-empty list of preset names")
-    for i, ours in enumerate(spec.get("comparison", {}).get("ours", [])):
-        if ours.get("run") not in labels:
-            raise ConfigError(f"{path}: comparison.ours[{i}].run must be one of the run labels {labels}")
-    paired = spec.get("paired")
-    if paired is not None:
-        if not isinstance(paired, dict) or not paired.get("metrics"):
-            raise ConfigError(f"{path}: [paired] needs metrics, e.g. metrics = [\"ndcg@10\"]")
-        names = [run_slug(p, run["label"]) for run in spec["runs"]
-                 for p in run.get("presets") or spec.get("presets") or [None]]
-        for i, pair in enumerate(paired.get("pairs", [])):
-            if not (isinstance(pair, list) and len(pair) == 2 and all(x in names for x in pair)):
-                raise ConfigError(f"{path}: paired.pairs[{i}] must be two run names [a, b] (a minus b), each "
-                                  f"'<preset>-<run label>' as the results folders are named: {', '.join(names)}")
+    validated("benchmark", spec, path)
     spec["source"] = str(path)
     return spec
 
 
-def run_slug(preset: str | None, label: str) -> str:
-    text = f"{preset}-{label}" if preset else label
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
-
-
-def run_benchmark(spec: dict[str, Any], *, presets: list[str] | None = None, progress: bool = True,
-                  only_runs: list[str] | None = None) -> list[tuple[str, str | None, RunResult]]:
-    """[(run label, preset, result)] for every preset x run, preset by preset; one embedder (and cache)
-    serves them all.  A run's own `presets` list (a diagnostic variant of one preset) replaces the spec's
-    for that run; `presets` given here replaces both, as --preset does for `harness embed`."""
+def benchmark_cells(spec: dict[str, Any], *, presets: list[str] | None = None,
+                    only_runs: list[str] | None = None) -> list[StudyCell]:
+    """Every preset x run, preset by preset, labelled by its results folder ('<preset>-<run label>'),
+    labels (run label, preset).  A run's own `presets` list (a diagnostic variant of one preset) replaces
+    the spec's for that run; `presets` given here replaces both, as --preset does for `harness embed`."""
     def presets_of(run: dict[str, Any]) -> list[str | None]:
         return list(presets or run.get("presets") or spec.get("presets") or [None])
 
-    out = []
-    embedder = None
+    cells = []
     runs = [run for run in spec["runs"] if not only_runs or run["label"] in only_runs]
     for preset in dict.fromkeys(p for run in runs for p in presets_of(run)):
         for run in runs:
             if preset not in presets_of(run):
                 continue
             config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
-            config["name"] = f"{spec['name']}: {run_slug(config.get('preset'), run['label'])}"
-            stages = build_stages(config, embedder=embedder, progress=progress)
-            embedder = stages.embedder
-            before = dict(embedder.stats)
-            result = run_experiment(config, stages=stages)
-            # the embedder is shared: its counters run on, so each run states its own share
-            result.timings["embedding_cache"] = {k: v - before.get(k, 0) for k, v in embedder.stats.items()}
-            out.append((run["label"], config.get("preset"), result))
-    return out
+            slug = run_slug(config.get("preset"), run["label"])
+            config["name"] = f"{spec['name']}: {slug}"
+            cells.append(StudyCell(slug, config, (run["label"], config.get("preset"))))
+    return cells
+
+
+def run_benchmark(spec: dict[str, Any], *, presets: list[str] | None = None, progress: bool = True,
+                  only_runs: list[str] | None = None) -> list[tuple[str, str | None, RunResult]]:
+    """[(run label, preset, result)] for every cell of benchmark_cells; one embedder (and cache) serves
+    them all, and each run states its own share of the embedder's counters."""
+    cells = benchmark_cells(spec, presets=presets, only_runs=only_runs)
+    results = run_cells(cells, progress=progress, embedders="one", count_embeddings=True)
+    return [(*cell.labels, result) for cell, result in zip(cells, results)]
 
 
 def latency_mean_ms(result: RunResult) -> float | None:

@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 
 from harness.config import load_experiment, load_toml, merge
-from harness.errors import ConfigError
 from harness.evaluation.comparison import holm_adjusted, paired_difference
 from harness.evaluation.statistics import bootstrap_mean, cluster_labels
 from harness.inputs.layout import project_path
@@ -41,13 +40,10 @@ GROUPS = {"suite": lambda f: f["in_suite"], "paraphrase": lambda f: f["kind"] ==
 
 
 def load_expansion_spec(path: Path | str) -> dict[str, Any]:
+    from harness.studies.spec import validated
+
     spec = load_toml(path, "expansion spec")
-    for key in ("name", "variants", "runs"):
-        if key not in spec:
-            raise ConfigError(f"{path}: an expansion spec needs '{key}'")
-    for i, item in enumerate(spec["variants"] + spec["runs"]):
-        if "label" not in item:
-            raise ConfigError(f"{path}: every variant and run needs a label (item {i})")
+    validated("expansion", spec, path)
     spec["source"] = str(path)
     return spec
 
@@ -99,17 +95,31 @@ def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str],
     return out
 
 
-def run_expansion_study(spec: dict[str, Any], *, progress: bool = True) -> dict[str, Any]:
-    embedder = None
-    runs = []
-    reference = spec["variants"][0]["label"]
+def expansion_cells(spec: dict[str, Any]) -> list[Any]:
+    """Every run x variant, run by run: labelled '<run label> / <variant label>', labels (run label,
+    variant label)."""
+    from harness.studies.spec.cells import StudyCell
+
+    cells = []
     for run in spec["runs"]:
-        frames: dict[str, pd.DataFrame] = {}
-        configs: dict[str, Any] = {}
         for variant in spec["variants"]:
             overrides = merge(run.get("overrides", {}), variant.get("overrides", {}))
             config = load_experiment(project_path(run["experiment"]), preset=spec.get("preset"), **overrides)
             config["name"] = f"{spec['name']}: {run['label']} / {variant['label']}"
+            cells.append(StudyCell(f"{run['label']} / {variant['label']}", config, (run["label"], variant["label"])))
+    return cells
+
+
+def run_expansion_study(spec: dict[str, Any], *, progress: bool = True) -> dict[str, Any]:
+    embedder = None
+    runs = []
+    reference = spec["variants"][0]["label"]
+    cells, per_run = expansion_cells(spec), len(spec["variants"])
+    for i, run in enumerate(spec["runs"]):
+        frames: dict[str, pd.DataFrame] = {}
+        configs: dict[str, Any] = {}
+        for cell in cells[i * per_run:(i + 1) * per_run]:
+            variant, config = {"label": cell.labels[1]}, cell.config
             stages = build_stages(config, embedder=embedder, progress=progress)
             embedder = stages.embedder
             result = run_experiment(config, stages=stages, progress=progress)

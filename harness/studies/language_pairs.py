@@ -316,22 +316,10 @@ def compare_systems(systems: list[System], paired: dict[str, dict[str, Any]], me
 
 
 def load_pairs_spec(path: Path | str) -> dict[str, Any]:
+    from harness.studies.spec import validated
+
     spec = load_toml(path)
-    for key in ("name", "pairing", "sources", "metrics"):
-        if key not in spec:
-            raise ConfigError(f"{path}: a language-pairs spec needs '{key}'")
-    for side in ("a", "b"):
-        if not isinstance(spec["pairing"].get(side), dict) or "path" not in spec["pairing"][side]:
-            raise ConfigError(f"{path}: [pairing] needs {side} = {{ path = \"...\" }}")
-    for i, source in enumerate(spec["sources"]):
-        kind = source.get("kind")
-        if kind not in ("benchmark", "matrix") or "file" not in source:
-            raise ConfigError(f"{path}: sources[{i}] needs kind = \"benchmark\" or \"matrix\" and a file")
-        if kind == "benchmark" and not ("a" in source and "b" in source):
-            raise ConfigError(f"{path}: sources[{i}] (benchmark) needs the run labels a and b")
-        if kind == "matrix" and not all(isinstance(p, dict) and "a" in p and "b" in p for p in source.get("pairs", [])):
-            raise ConfigError(f"{path}: sources[{i}] (matrix) needs pairs = [{{ a = \"run\", b = \"run\" }}, ...]")
-    _cut(spec["metrics"][0])  # the headline's cut-off is the k of the stage diagnostics
+    validated("language-pairs", spec, path)
     spec["source"] = str(path)
     return spec
 

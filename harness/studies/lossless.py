@@ -234,13 +234,21 @@ MARKDOWN_FIGURES = ("recall_any@5", "recall_all@5", "recall_any@10", "recall_all
                     "recall@500tokens", "recall@1000tokens", "recall@2000tokens", "recall@4000tokens")
 
 
+def markdown_cells(spec: dict[str, Any]) -> list[Any]:
+    """The Markdown-memory presets beside lossless-claw: one cell per preset, labelled by it."""
+    from harness.studies.spec.cells import StudyCell
+
+    return [StudyCell(preset, load_experiment(project_path(spec.get("experiment", "experiments/locomo.toml")),
+                                              preset=preset, dataset=spec["dataset"]), (preset,))
+            for preset in spec.get("presets", [])]
+
+
 def run_markdown(spec: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
     from harness.studies.experiment import run_experiment
 
     out = []
-    for preset in spec.get("presets", []):
-        config = load_experiment(project_path(spec.get("experiment", "experiments/locomo.toml")), preset=preset,
-                                 dataset=spec["dataset"])
+    for cell in markdown_cells(spec):
+        preset, config = cell.label, cell.config
         result = run_experiment(config, progress=progress)
         suite, context = result.summary["suite"], result.summary.get("context", {})
         out.append({"preset": preset, "queries": suite.get("queries"),
@@ -256,10 +264,10 @@ def run_markdown(spec: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
 # --- the study -----------------------------------------------------------------------------------------
 
 def load_lossless(path: Path | str) -> dict[str, Any]:
+    from harness.studies.spec import validated
+
     spec = load_toml(path, "lossless spec")
-    for key in ("name", "dataset"):
-        if key not in spec:
-            raise ConfigError(f"{path}: a lossless spec needs '{key}'")
+    validated("lossless", spec, path)
     spec["source"] = str(path)
     return spec
 

@@ -32,8 +32,9 @@ import pandas as pd
 from harness.config import load_experiment, load_toml, merge
 from harness.errors import ConfigError
 from harness.inputs.layout import project_path
-from harness.pipeline import build_stages
-from harness.studies.experiment import RunResult, run_experiment
+from harness.studies.experiment import RunResult
+from harness.studies.spec import validated
+from harness.studies.spec.cells import StudyCell, run_cells
 
 
 def load_matrix(path: Path | str) -> dict[str, Any]:
@@ -47,21 +48,13 @@ def load_matrix(path: Path | str) -> dict[str, Any]:
         spec["values"] = load_toml(source).get("values") or []
         if not spec["values"]:
             raise ConfigError(f"{path}: values_from: {spec['values_from']} has no [[values]]")
-    for key in ("name", "values", "runs"):
-        if key not in spec:
-            raise ConfigError(f"{path}: matrix needs '{key}'")
-    for i, value in enumerate(spec["values"]):
-        if "label" not in value:
-            raise ConfigError(f"{path}: values[{i}] needs a label")
-    for i, run in enumerate(spec["runs"]):
-        if "label" not in run or "experiment" not in run:
-            raise ConfigError(f"{path}: runs[{i}] needs a label and an experiment")
+    validated("matrix", spec, path)
     return spec
 
 
-def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
-                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
-    """[(run label, value label, configuration)] of every cell of a matrix, in order."""
+def matrix_cells(spec: dict[str, Any], *, preset: str | None = None,
+                 only_runs: list[str] | None = None) -> list[StudyCell]:
+    """Every cell of a matrix, in order: labelled '<run> / <value>', labels (run label, value label)."""
     out = []
     for run in spec["runs"]:
         if only_runs and run["label"] not in only_runs:
@@ -74,8 +67,14 @@ def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
             cell_preset = overrides.pop("preset", None) or preset
             config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
             config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
-            out.append((run["label"], value["label"], config))
+            out.append(StudyCell(f"{run['label']} / {value['label']}", config, (run["label"], value["label"])))
     return out
+
+
+def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
+                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    """[(run label, value label, configuration)] of every cell of a matrix, in order."""
+    return [(*cell.labels, cell.config) for cell in matrix_cells(spec, preset=preset, only_runs=only_runs)]
 
 
 def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[dict[str, Any]]:
@@ -109,17 +108,13 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
 
 
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
-               only_runs: list[str] | None = None) -> list[tuple[str, str, RunResult]]:
-    """Every (run, value) cell: [(run label, value label, result)].  A cell reuses an embedder only when
-    its [embedder] table is identical to an earlier cell's."""
-    cells: list[tuple[str, str, RunResult]] = []
-    embedders: dict[str, Any] = {}  # the [embedder] table (canonical JSON) -> its embedder, loaded once
-    for run_label, value_label, config in matrix_configs(spec, preset=preset, only_runs=only_runs):
-        key = json.dumps(config["embedder"], sort_keys=True, default=str)
-        stages = build_stages(config, embedder=embedders.get(key), progress=progress)
-        embedders[key] = stages.embedder
-        cells.append((run_label, value_label, run_experiment(config, stages=stages)))
-    return cells
+               only_runs: list[str] | None = None, executor: Any = None) -> list[tuple[str, str, RunResult]]:
+    """Every (run, value) cell: [(run label, value label, result)].  In this process a cell reuses an
+    embedder only when its [embedder] table is identical to an earlier cell's; `executor`: the cells run
+    as its tasks (harness.studies.spec.cells.run_cells)."""
+    cells = matrix_cells(spec, preset=preset, only_runs=only_runs)
+    results = run_cells(cells, executor=executor, progress=progress, embedders="same-table")
+    return [(*cell.labels, result) for cell, result in zip(cells, results)]
 
 
 def cell_row(run_label: str, value_label: str, result: RunResult) -> dict[str, Any]:

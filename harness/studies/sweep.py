@@ -61,6 +61,7 @@ from harness.evaluation.statistics import SelectionTest, best_index, max_statist
 from harness.inputs.layout import Query
 from harness.stages.fusion import FUSIONS
 from harness.stages.tokenizers import TOKENIZERS
+from harness.studies.spec.models import OFF, weight_values
 from harness.studies.sweep_scoring import (
     Setting,
     headline_summary,
@@ -68,7 +69,6 @@ from harness.studies.sweep_scoring import (
     score_grid,
     search_sweep_legs,
 )
-from harness.text_files import shown
 
 DEFAULT_GRID = {
     "vector_weight": {"start": 0.0, "stop": 1.0, "step": 0.05},
@@ -86,7 +86,7 @@ DEFAULT_GRID = {
 EXTRA_DIMENSIONS = {"chunk_tokens": "chunk_tokens", "max_results": "max_results",
                     "candidate_multiplier": "candidate_multiplier", "temporal_decay": "half_life_days",
                     "mmr": "mmr_lambda"}
-OFF = "off"
+
 OBJECTIVE = ("per query: 1 when a suite query passes (top-1 relevant and >= minScore), when a paraphrase's "
              "record is among the returned chunks, when a negative query returns nothing; else 0")
 OBJECTIVES = ("pass", "abstention")  # `harness sweep --objective`: OBJECTIVE, or harness.evaluation.abstention's U
@@ -104,75 +104,19 @@ def default_grid(config: dict[str, Any]) -> Path:
     return project_path("experiments/sweep-openclaw.toml" if workspace else "experiments/sweep.toml")
 
 
-MAX_GRID_VALUES = 10_000  # values of one dimension (a range with a tiny step is a mistake, not a grid)
-# dimensions whose values are numbers in [0, 1] (weights, minScore, MMR's lambda), "off" where allowed
-UNIT_DIMENSIONS = {"vector_weight": False, "min_score": False, "mmr": True}
-
-
 def load_grid(path: Path | str | None) -> dict[str, Any]:
-    """The [grid] table of a grid file over DEFAULT_GRID; its shape and number ranges are checked here,
-    so a bad grid is one error naming the file and key before any leg is searched."""
+    """The [grid] table of a grid file over DEFAULT_GRID; its shape and number ranges are checked by the
+    grid's model (harness.studies.spec.models.GridStudy), so a bad grid is one error naming the file and
+    key before any leg is searched."""
     grid = dict(DEFAULT_GRID)
     if path is not None:
+        from harness.studies.spec import validated
+
         doc = load_toml(path, "grid file")
-        if "grid" not in doc:
-            raise ConfigError(f"{path}: no [grid] table; a grid file holds [grid] with the dimensions to vary (see "
-                              "experiments/sweep.toml)")
-        table = doc["grid"]
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [grid] must be a table")
-        unknown = set(table) - set(DEFAULT_GRID) - {"fusion_params"}
-        if unknown:
-            raise ConfigError(f"{path}: [grid] unknown key(s) {sorted(unknown)}; known: {sorted(DEFAULT_GRID)}")
-        for key, spec in table.items():
-            where = f"{path} [grid] {key}"
-            if key in ("fusion", "tokenizer"):
-                ok = isinstance(spec, list) and all(isinstance(v, str if key == "fusion" else dict) for v in spec)
-                if not ok:
-                    raise ConfigError(f"{where}: must be a list of {'fusion names' if key == 'fusion' else 'tables'}")
-            elif key == "fusion_params":
-                if not isinstance(spec, dict) or not all(isinstance(v, dict) for v in spec.values()):
-                    raise ConfigError(f"{where}: must be a table of fusion name -> parameters")
-            else:
-                values = weight_values(spec, where)
-                if key in UNIT_DIMENSIONS:
-                    bad = [v for v in values if not (v == OFF and UNIT_DIMENSIONS[key]) and
-                           not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1)]
-                    if bad:
-                        raise ConfigError(f"{where}: {bad[0]!r} is outside [0, 1]" + (' (or "off")' if
-                                                                                        UNIT_DIMENSIONS[key] else ""))
-        grid.update(table)
+        validated("grid", doc, path)
+        grid.update(doc["grid"])
     return grid
 
-
-def weight_values(spec: Any, where: str = "[grid]") -> list[Any]:
-    """A dimension's values: a list, or {start, stop, step} (step > 0, at most MAX_GRID_VALUES values)."""
-    if isinstance(spec, dict):
-        try:
-            start, stop, step = (spec[k] for k in ("start", "stop", "step"))
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                       for v in (start, stop, step)) or set(spec) - {"start", "stop", "step"}:
-                raise ValueError
-        except (KeyError, ValueError):
-            raise ConfigError(f"{where}: a range is {{start = A, stop = B, step = S}} of finite numbers") from None
-        if step <= 0 or stop < start:
-            raise ConfigError(f"{where}: step must be > 0 and stop >= start (got start {start}, stop {stop}, "
-                              f"step {step})")
-        n = int(round((stop - start) / step))
-        if n + 1 > MAX_GRID_VALUES:
-            raise ConfigError(f"{where}: {n + 1:,} values; a dimension has at most {MAX_GRID_VALUES:,}")
-        return [round(start + i * step, 10) for i in range(n + 1)]
-    if not isinstance(spec, list):
-        raise ConfigError(f"{where}: must be a list of values or {{start, stop, step}}, got {shown(spec)}")
-    if len(spec) > MAX_GRID_VALUES:
-        raise ConfigError(f"{where}: {len(spec):,} values; a dimension has at most {MAX_GRID_VALUES:,}")
-    out: list[Any] = []
-    for v in spec:
-        if v == OFF or isinstance(v, bool) or isinstance(v, (int, float)) and math.isfinite(v):
-            out.append(v if v == OFF or isinstance(v, bool) else float(v))
-        else:
-            raise ConfigError(f"{where}: {shown(v)} is not a finite number" + (' or "off"' if isinstance(v, str) else ""))
-    return out
 
 
 @lru_cache(maxsize=None)
