@@ -201,3 +201,39 @@ def elementwise(function: Callable[[float], float]) -> Callable[[np.ndarray], np
         return mapped(values) if values.size else np.zeros(values.shape)
 
     return apply
+
+
+# --- what each stage did to one query -------------------------------------------------------------------
+
+@dataclass
+class StageResult:
+    """One post-processing stage's output for a query, in the order it returned it."""
+
+    stage: str  # its registry name ("temporal_decay", "mmr", "min_score", ...)
+    hits: list[Hit]
+    min_score: float | None = None  # a minScore selection: its threshold (None for any other stage)
+    details: dict[str, str] = field(default_factory=dict)  # chunk of its input -> what it did to it (decay: age, factor)
+
+
+@dataclass
+class QueryTrace:
+    """One query's retrieval as the pipeline ran it: the searched legs, the fusion's whole ranked list, each
+    post-processing stage's output and the returned hits (the first max_results), with what a report says
+    about them.  Evaluation scores `hits` and reads the rest to say which stage lost a relevant chunk."""
+
+    query_id: str
+    vector: list[tuple[str, float]]  # the vector leg's candidates (id, raw cosine), as searched
+    lexical: list[tuple[str, float]]  # the lexical leg's (id, raw BM25)
+    fused: list[Hit]  # the fusion's ranked list, before post-processing and the cut
+    stages: list[StageResult]
+    hits: list[Hit]  # what memory_search returns
+    records: list[dict[str, Any]]  # the returned hits with their chunk's path, lines, records and snippet
+    max_results: int
+    pass_threshold: float  # the score the top hit must reach (the highest minScore of the stages)
+    leg_weights: tuple[float, float]  # the fusion's (vector, text) weights scaled to sum 1
+    scales_weights: bool  # the fusion's score is vw * vector_score + tw * text_score
+    explainable: bool  # every list the fusion read is in `vector` / `lexical` (no query-expansion lists)
+    skipped: bool  # an adaptive-retrieval stage skips this query
+    timings_ms: dict[str, float] = field(default_factory=dict)  # search, fusion and post-processing
+    expansion: dict[str, Any] = field(default_factory=dict)  # what query expansion did
+    extra_lists: int = 0  # the expansion lists the fusion read

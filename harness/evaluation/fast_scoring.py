@@ -16,7 +16,7 @@ and >= minScore), hit@k, nDCG@k on chunks with the judgments' grades.  Fusions: 
 rrf (plain and qmd), wsum/combsum/combmnz with min-max, lexical-only, vector-only (a lexical leg that
 carries its own ranking score, OpenClaw 2026.8's boosted keyword score, is read as the weighted fusion
 reads it); post-processing: OpenClaw's temporal decay, importance and MMR as array steps
-(harness.evaluation.fast_postprocess, `post=`), then its min_score with its keyword fallbacks, in the
+(harness.stages.postprocess.arrays, `post=`), then its min_score with its keyword fallbacks, in the
 order the stages return hits (after MMR, `fill`'s keyword-only hits come after the passing ones).
 """
 from __future__ import annotations
@@ -28,15 +28,10 @@ from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
-from harness.evaluation.fast_postprocess import (
-    ArrayStep,
-    Diversify,
-    Rescale,
-    mmr_order,
-    selection_needs,
-)
+from harness.evaluation.fast_postprocess import selection_needs
 from harness.trace import FusedArrays, LegArrays, leg_arrays
 
+ArrayStep = Any  # a post-processing array step (harness.stages.postprocess.arrays: Rescale or Diversify)
 KeywordFallback = Literal["relaxed", "fill", "none"]
 
 
@@ -129,7 +124,7 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
                    max_results: int, cutoffs: Sequence[int] | None = None, post: Sequence[ArrayStep] = (),
                    short_lists: bool = False) -> SettingScores:
     """Every fusion stage x every threshold (None: no min_score stage), fusion-major, each after the
-    post-processing array steps `post` (harness.evaluation.fast_postprocess: decay, importance, MMR, in
+    post-processing array steps `post` (harness.stages.postprocess.arrays: decay, importance, MMR, in
     the stages' order, before min_score); nDCG and hit@k at each cut-off (default: max_results).  A
     cut-off above max_results is an error (the returned list has only max_results hits, so "@k" would
     silently mean "@max_results"), unless `short_lists`: a sweep over maxResults scores every setting
@@ -212,7 +207,7 @@ def _post_processed(score: np.ndarray, present: np.ndarray, keyword: np.ndarray,
     order = None
     b, q, c = score.shape
     for i, step in enumerate(post):
-        if isinstance(step, Rescale):
+        if step.kind == "rescale":
             score = score * step.factor[None]
             order = None  # the stage re-ranks by (score desc, id)
             continue
@@ -222,14 +217,13 @@ def _post_processed(score: np.ndarray, present: np.ndarray, keyword: np.ndarray,
         else:
             rank = _rank_of_order(order, c)
         needs = None
-        if not any(isinstance(later, Diversify) for later in post[i + 1:]) and \
-                not any(isinstance(later, Rescale) for later in post[i + 1:]):
+        if not any(later.kind in ("diversify", "rescale") for later in post[i + 1:]):
             tw = np.broadcast_to(text_weight[:, :, 0], (b, q)).reshape(b * q)
             needs = selection_needs(flat(score), flat(present), flat(keyword),
                                     None if no_vector is None else flat(no_vector), thresholds, tw, max_results)
         query = np.tile(np.arange(q), b)
-        order = mmr_order(flat(score), flat(present), flat(rank), query, step, needs,
-                          score_ordered=order is None).reshape(b, q, c)
+        order = step.order(flat(score), flat(present), flat(rank), query, needs,
+                           score_ordered=order is None).reshape(b, q, c)
     return score, order
 
 
