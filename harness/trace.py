@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -148,20 +149,17 @@ def leg_arrays(legs: Mapping[str, Any], query_ids: Sequence[str] | None = None, 
         own = legs[ids[q]].lexical_ranking
         order = getattr(legs[ids[q]], "lexical_tie_order", None)
         ranked[q], tied[q] = own is not None, order is not None
-        for c, cid in enumerate(chunks):
-            for name, leg in (("vector", vector), ("lexical", lexical)):
-                if cid in leg:
-                    raw[name][q, c] = leg[cid]
-                    found[name][q, c] = True
-            if cid in lexical:
-                if own is not None:
-                    ranking[q, c] = own[cid]
-                if order is not None:
-                    ties[q, c] = order[cid]
-            for i, e in enumerate(extra):
-                if cid in e:
-                    extra_raw[i][q, c] = e[cid]
-                    extra_found[i][q, c] = True
+        n = len(chunks)  # a row at a time: one assignment of Python lists, not one per cell
+        for name, leg in (("vector", vector), ("lexical", lexical)):
+            raw[name][q, :n] = [leg.get(cid, 0.0) for cid in chunks]
+            found[name][q, :n] = [cid in leg for cid in chunks]
+        if own is not None:
+            ranking[q, :n] = [own[cid] if cid in lexical else 0.0 for cid in chunks]
+        if order is not None:
+            ties[q, :n] = [order[cid] if cid in lexical else 0.0 for cid in chunks]
+        for i, e in enumerate(extra):
+            extra_raw[i][q, :n] = [e.get(cid, 0.0) for cid in chunks]
+            extra_found[i][q, :n] = [cid in e for cid in chunks]
     extras = [ExtraArrays(e.name, float(e.weight), e.leg, extra_found[i], leg_ranks(extra_raw[i], extra_found[i]))
               for i, e in enumerate(extra_lists)]
     return LegArrays(ids, [chunks for chunks, _, _, _ in rows], raw["vector"], found["vector"], raw["lexical"],
@@ -185,13 +183,14 @@ class FusedArrays:
     def hits(self, legs: LegArrays, row: int = 0) -> list[Hit]:
         """The ranked hits of one query (row), as the fusion's per-query call returns them."""
         chunks = legs.chunk_ids[row]
-        columns = [c for c in range(len(chunks)) if self.present[row, c]]
-        return rank_hits([Hit(chunks[c], float(self.score[row, c]), vector_score=float(self.vector_score[row, c]),
-                              text_score=float(self.text_score[row, c]), keyword_hit=bool(self.keyword[row, c]),
-                              tiebreak=0.0 if self.tiebreak is None else float(self.tiebreak[row, c]))
-                          for c in columns])
+        present, keyword = self.present[row].tolist(), self.keyword[row].tolist()  # Python floats: the same values
+        score, vector, text = self.score[row].tolist(), self.vector_score[row].tolist(), self.text_score[row].tolist()
+        tiebreak = [0.0] * len(present) if self.tiebreak is None else self.tiebreak[row].tolist()
+        return rank_hits([Hit(chunks[c], score[c], vector_score=vector[c], text_score=text[c], keyword_hit=keyword[c],
+                              tiebreak=tiebreak[c]) for c in range(len(chunks)) if present[c]])
 
 
+@lru_cache(maxsize=None)
 def elementwise(function: Callable[[float], float]) -> Callable[[np.ndarray], np.ndarray]:
     """A scalar score map applied to every cell of an array: the same function, so the same floats (libm's
     exp, not numpy's vectorised one, whose last bit may differ)."""

@@ -12,10 +12,11 @@ breaks ties by chunk id exactly as harness.ranking orders every list:
 
 The figures are the slow path's (fusion stage, min_score post-processing, query_outcome and pytrec_eval),
 checked in tests/test_fast_scoring.py: reciprocal rank within the returned list, pass (top-1 relevant
-and >= minScore), hit@k, nDCG@k on chunks with the judgments' grades.  Fusions: weighted (OpenClaw),
-rrf (plain and qmd), wsum/combsum/combmnz with min-max, lexical-only, vector-only (a lexical leg that
-carries its own ranking score, OpenClaw 2026.8's boosted keyword score, is read as the weighted fusion
-reads it); post-processing: OpenClaw's temporal decay, importance and MMR as array steps
+and >= minScore), hit@k, nDCG@k on chunks with the judgments' grades.  Fusions: each fusion stage's own
+`fuse_arrays` (harness.stages.fusion, the one formula its per-query call uses too), every registered
+fusion but qmd-documents (files, not chunks) and keyword-only (ties by the leg's tie order), which the
+sweep scores through the stages; this module imports neither the stages nor the pipeline and reads the
+stage objects it is given through their methods.  Post-processing: OpenClaw's temporal decay, importance and MMR as array steps
 (harness.stages.postprocess.arrays, `post=`), then its min_score with its keyword fallbacks, in the
 order the stages return hits (after MMR, `fill`'s keyword-only hits come after the passing ones).
 """
