@@ -245,3 +245,27 @@ def test_the_fast_path_ranks_and_scores_as_the_stage(name, data, queries):
             assert f[4] == s[4], (name, qid, f[0])
             for a, b in zip(f[1:4], s[1:4]):
                 assert abs(a - b) <= 1e-12 and a == b, (name, qid, f[0], a, b)
+
+
+# Modules of harness/evaluation that still import a stage's helpers (chunk statistics: the chunkers' line
+# splitting and token estimate; the context budget: the token estimators), not retrieval.
+STILL_IMPORT_STAGE_HELPERS = {"chunk_stats.py", "context_budget.py"}
+
+
+def test_evaluation_imports_neither_the_pipeline_nor_the_stages():
+    """Retrieval hands evaluation its records (harness.trace); evaluation never runs it."""
+    import ast
+    from pathlib import Path
+
+    import harness.evaluation
+
+    found = []
+    for path in sorted(Path(harness.evaluation.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                if name == "harness.pipeline" or (name.startswith("harness.stages")
+                                                  and path.name not in STILL_IMPORT_STAGE_HELPERS):
+                    found.append(f"{path.name}:{node.lineno} {name}")
+    assert found == []

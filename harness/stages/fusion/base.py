@@ -54,7 +54,10 @@ class Legs:
 
 @runtime_checkable
 class Fusion(Protocol):
-    """Legs -> hits ranked by (score desc, id); vector_score / text_score hold what each leg added."""
+    """Legs -> hits ranked by (score desc, id); vector_score / text_score hold what each leg added.  A fusion
+    over the candidates of the legs also has `fuse_arrays(LegArrays) -> FusedArrays`, its one formula, and
+    its call is `fused_hits(self, legs)`; the sweep's fast scorer uses the same method (a fusion without
+    one, qmd-documents, is scored through its call)."""
 
     def __call__(self, legs: Legs) -> list[Hit]: ...
 
