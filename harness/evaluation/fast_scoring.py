@@ -25,24 +25,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from itertools import product
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from harness.evaluation.fast_postprocess import selection_needs
+from harness.selection import Threshold, positions, selection_needs
 from harness.trace import FusedArrays, LegArrays, leg_arrays
 
 ArrayStep = Any  # a post-processing array step (harness.stages.postprocess.arrays: Rescale or Diversify)
-KeywordFallback = Literal["relaxed", "fill", "none"]
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """OpenClaw's min_score post-processing stage (harness.stages.postprocess `min_score`)."""
-
-    min_score: float
-    keyword_fallback: KeywordFallback = "relaxed"
-    relaxed_floor: float | None = None  # None: min(min_score, text weight)
 
 
 @dataclass
@@ -240,32 +230,6 @@ def _rank_of_order(order: np.ndarray, width: int) -> np.ndarray:
     idx = np.nonzero(picked)
     ranks[idx[:-1] + (order[idx],)] = idx[-1]
     return ranks
-
-
-def positions(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold: Threshold | None,
-              text_weight: np.ndarray, no_vector: np.ndarray | None = None) -> np.ndarray:
-    """The 1-based place in the returned list (before the cut to max_results) of each ranked candidate
-    the min_score stage keeps, 0 for the others (harness.stages.postprocess MinScore): in the given
-    order the passing ones; when none passes, the keyword fallback's; with `fill`, the keyword-only hits
-    below min_score after the passing ones (the stage appends them; in score order they come last anyway)."""
-    def places(mask: np.ndarray, offset: Any = 0) -> np.ndarray:
-        return np.where(mask, np.cumsum(mask, axis=-1, dtype=np.int32) + offset, 0)
-
-    if threshold is None:
-        return places(present)
-    clears = present & (score >= threshold.min_score)
-    if threshold.keyword_fallback == "none":
-        return places(clears)
-    floor = np.minimum(threshold.min_score, text_weight) if threshold.relaxed_floor is None \
-        else threshold.relaxed_floor
-    fallback = places(keyword & (score >= floor))
-    some_clear = clears.any(axis=-1, keepdims=True)
-    passing = places(clears)
-    if threshold.keyword_fallback == "fill":
-        assert no_vector is not None
-        spare = keyword & no_vector & ~clears
-        passing = np.where(clears, passing, places(spare, clears.sum(axis=-1, keepdims=True, dtype=np.int32)))
-    return np.where(some_clear, passing, fallback)
 
 
 _NOT_RETURNED = np.iinfo(np.int32).max  # the "rank" of a relevant chunk that is not returned, above any cut-off

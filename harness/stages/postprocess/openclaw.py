@@ -7,9 +7,11 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Callable, Literal, Optional
 
+import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
+from harness.selection import Threshold, positions
 from harness.stages.chunkers.openclaw import utf16_prefix
 from harness.stages.cjk import OPENCLAW_MMR_CJK_RUN
 from harness.stages.fusion import Hit, rank_hits
@@ -53,16 +55,19 @@ class MinScore:
         return self.min_score
 
     def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
-        passing = [h for h in hits if h.score >= self.min_score]
-        if self.keyword_fallback != "none" and not passing:
-            floor = min(self.min_score, ctx.text_weight) if self.relaxed_floor is None else self.relaxed_floor
-            passing = [h for h in hits if h.keyword_hit and h.score >= floor]
-        elif self.keyword_fallback == "fill" and len(passing) < ctx.max_results:
-            chosen = {h.id for h in passing}
-            spare = [h for h in hits if h.keyword_hit and h.vector_score == 0 and h.id not in chosen]
-            passing += spare[: ctx.max_results - len(passing)]
+        """The selection of harness.selection (the one the sweep's fast scorer applies) on this list as a
+        one-row array: each hit's place in what is kept, in the order given."""
+        if not hits:
+            return []
+        score = np.array([[h.score for h in hits]], dtype=float)
+        keyword = np.array([[h.keyword_hit for h in hits]], dtype=bool)
+        no_vector = np.array([[h.vector_score == 0 for h in hits]], dtype=bool)
+        place = positions(score, np.ones(score.shape, dtype=bool), keyword,
+                          Threshold(self.min_score, self.keyword_fallback, self.relaxed_floor),
+                          np.float64(ctx.text_weight), no_vector)[0].tolist()
         # no re-sort: a stage before this one (MMR) may have chosen the order, as in OpenClaw
-        return passing[: ctx.max_results]
+        kept = sorted((p, i) for i, p in enumerate(place) if p > 0)
+        return [hits[i] for _, i in kept][: ctx.max_results]
 
 
 # --- MMR --------------------------------------------------------------------------------------------
