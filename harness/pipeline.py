@@ -3,6 +3,7 @@
     layout -> chunker -> lexical index (tokenizer) + embedder -> vector index      index_layout()
     query  -> vector leg + lexical leg (searched once)                            search_legs()
            -> fusion -> post-processing stages -> the hits memory_search returns  fuse()
+           (and what each stage did, harness.trace.QueryTrace, which evaluation reads) trace_queries()
 
 Evaluation (judgments, metrics, summaries) lives in harness.evaluation and the drivers of runs
 (`run_experiment`, ablation, sweep, matrix) in harness.studies, so a sweep can search once and fuse
@@ -42,13 +43,20 @@ from harness.stages.lexical import LEXICAL_BACKENDS
 from harness.stages.postprocess import (
     POSTPROCESSORS,
     SNIPPET_CHARS,
+    ImportanceMultiplier,
+    MinScore,
     PostProcessor,
     SearchContext,
+    TemporalDecay,
+    age_days,
     as_utc_datetime,
+    curated_importance,
+    memory_date,
 )
 from harness.stages.tokenizers import TOKENIZERS
 from harness.stages.vector import VECTOR_BACKENDS
 from harness.stages.vector.base import NoVectorIndex
+from harness.trace import QueryTrace, StageResult
 
 CANDIDATE_CAP = 200  # OpenClaw caps maxResults x candidateMultiplier at 200
 
@@ -347,16 +355,77 @@ def fuse_with_candidates(stages: Stages, query: Query, legs: Legs, index: Index 
                          query_vector: np.ndarray | None = None) -> tuple[list[Hit], list[Hit], dict[str, float]]:
     """fuse(), also returning the fusion's whole ranked list before post-processing and the cut: the
     candidates a near-tie check compares the returned ones with (the first chunk below the cut)."""
+    hits, fused, _, _, timings = _fused_and_post_processed(stages, query, legs, index, query_vector)
+    return hits, fused, timings
+
+
+def _fused_and_post_processed(stages: Stages, query: Query, legs: Legs, index: Index | None,
+                              query_vector: np.ndarray | None) -> tuple[list[Hit], list[Hit], list, SearchContext,
+                                                                        dict[str, float]]:
+    """The returned hits, the fused list, each post-processing stage's (input, output) and the context."""
     t0 = time.perf_counter()
     fused = stages.fusion(legs)
     t1 = time.perf_counter()
     ctx = search_context(stages, query, index, query_vector)
     hits = fused
+    steps = []
     for stage in stages.postprocess:
-        hits = stage(hits, ctx)
+        before, hits = hits, stage(hits, ctx)
+        steps.append((before, hits))
     hits = hits[: stages.max_results]
     t2 = time.perf_counter()
-    return hits, fused, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
+    return hits, fused, steps, ctx, {"fusion": (t1 - t0) * 1e3, "postprocess": (t2 - t1) * 1e3}
+
+
+def trace_queries(index: Index, stages: Stages, queries: Sequence[Query],
+                  legs: dict[str, QueryLegs]) -> dict[str, QueryTrace]:
+    """Every query's retrieval from its searched legs (search_legs) as a trace (harness.trace.QueryTrace): the
+    fusion, each post-processing stage's output with what it did to each chunk, the returned hits as
+    records.  Evaluation (harness.evaluation.per_query) scores the traces."""
+    names = {POSTPROCESSORS.get(name): name for name in POSTPROCESSORS.names()}
+    stage_names = [names.get(type(stage), type(stage).__name__) for stage in stages.postprocess]
+    gates = [p for p in stages.postprocess if hasattr(p, "skips_query")]  # adaptive retrieval
+    explainable = stages.expansion is None and not getattr(stages.fusion, "accepts_extra_lists", False)
+    details: dict[tuple[int, str], str] = {}  # (stage, chunk) -> detail: a chunk's age is the same in every query
+    out: dict[str, QueryTrace] = {}
+    for q in queries:
+        searched = legs[q.id]
+        hits, fused, steps, ctx, timings = _fused_and_post_processed(stages, q, searched.legs, index,
+                                                                     searched.query_vector)
+        results = []
+        for i, (stage, name, (before, after)) in enumerate(zip(stages.postprocess, stage_names, steps)):
+            said = {}
+            if isinstance(stage, (TemporalDecay, ImportanceMultiplier)):
+                for h in before:
+                    if (i, h.id) not in details:
+                        details[(i, h.id)] = _stage_detail(stage, h.id, ctx, index)
+                    said[h.id] = details[(i, h.id)]
+            results.append(StageResult(name, after, stage.min_score if isinstance(stage, MinScore) else None, said))
+        out[q.id] = QueryTrace(
+            q.id, list(searched.legs.vector), list(searched.legs.lexical), fused, results, hits,
+            hit_records(index, hits), stages.max_results, stages.pass_threshold, tuple(stages.fusion.leg_weights),
+            bool(getattr(stages.fusion, "scales_weights", False)), explainable,
+            any(g.skips_query(q.text) for g in gates), {**searched.timings_ms, **timings}, searched.expansion,
+            len(searched.legs.extra))
+    return out
+
+
+def _stage_detail(stage: Any, cid: str, ctx: SearchContext, index: Index) -> str:
+    """What a rescaling stage did to a chunk: its age and factor (decay), its importance (importance)."""
+    try:
+        path = index.lookup(cid).path
+    except (KeyError, AttributeError):
+        return ""
+    if isinstance(stage, TemporalDecay):
+        if memory_date(path, True) is None:
+            return f"{path} is undated: x1.00"
+        now = stage.now if stage.now is not None else ctx.now
+        if now is None:
+            return ""
+        age = age_days(path, now, True)
+        return f"{path} is {age:.0f} days old: x{stage.multiplier(age):.2f}"
+    importance = curated_importance(path, index.lookup(cid).text)
+    return f"importance {importance}: x{stage.multiplier(importance):.2f}" if importance is not None else "x1.00"
 
 
 def search_context(stages: Stages, query: Query, index: Index | None = None,

@@ -187,7 +187,7 @@ def test_openclaw_workspace_sweep_warm(benchmark):
 
 @pytest.fixture(scope="module")
 def locomo_sized():
-    from harness.evaluation.fast_postprocess import array_steps
+    from harness.stages.postprocess.arrays import array_steps
     from harness.stages.postprocess import POSTPROCESSORS
     from tests.sweep_worlds import memory_world
 

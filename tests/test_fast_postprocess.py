@@ -1,4 +1,4 @@
-"""The fast scorer's post-processing (harness.evaluation.fast_postprocess) gives the pipeline's figures:
+"""The fast scorer's post-processing (harness.stages.postprocess.arrays) gives the pipeline's figures:
 OpenClaw's temporal decay, importance and MMR, then min_score with each keyword fallback, on random
 worlds with dated daily logs, curated MEMORY.md entries, snippets that share words (MMR ties) and legs
 with tied scores; and MMR's greedy order equals the stage's own on any list hypothesis finds."""
@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.evaluation.fast_postprocess import Diversify, array_steps, mmr_order
 from harness.evaluation.fast_scoring import Threshold, candidate_legs, score_settings
 from harness.evaluation.metrics import evaluate, query_outcome, strict_run
 from harness.inputs.layout import Query
@@ -19,6 +18,7 @@ from harness.pipeline import Stages, fuse
 from harness.stages.fusion import FUSIONS, Hit, Legs
 from harness.stages.lexical.base import RankedHits
 from harness.stages.postprocess import POSTPROCESSORS, SearchContext
+from harness.stages.postprocess.arrays import Diversify, array_steps, mmr_order
 
 MAX_RESULTS = 6
 CUTOFFS = (1, 3, 6)

@@ -2,10 +2,16 @@
 query_outcome (rank, pass, hit@k) and pytrec_eval (nDCG@k on chunks), on random legs with many ties."""
 from __future__ import annotations
 
+import dataclasses
+import typing
+
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from harness.evaluation.fast_scoring import Threshold, candidate_legs, score_settings
+from harness.errors import ConfigError
+from harness.evaluation.fast_scoring import Threshold, candidate_legs, fused, score_order, score_settings
 from harness.evaluation.metrics import evaluate, query_outcome, strict_run
 from harness.inputs.layout import Query
 from harness.pipeline import Stages, fuse
@@ -54,6 +60,13 @@ FUSION_TABLES = [
     ("wsum", {"vector_weight": 0.6, "text_weight": 0.4}),
     ("combsum", {}),
     ("combmnz", {}),
+    ("wsum", {"vector_weight": 0.3, "text_weight": 0.7, "norm": "zscore"}),
+    ("combsum", {"norm": "zscore"}),
+    ("combmnz", {"norm": "zscore"}),
+    ("multiplicative", {}),
+    ("multiplicative", {"vector_to_score": "inverse_distance", "boost": 0.5}),
+    ("lancedb-pro", {}),
+    ("lancedb-pro", {"vector_weight": 0.4, "text_weight": 0.6, "min_score": 0.0}),
     ("lexical-only", {}),
     ("vector-only", {}),
 ]
@@ -132,9 +145,9 @@ def test_legs_must_be_unique_and_finite():
 def test_unsupported_fusion_says_so():
     legs, queries, judgments, _ = random_world(4, queries=2)
     with pytest.raises(ValueError, match="not supported"):
-        score_settings(candidate_legs(legs, judgments), [FUSIONS.create("lancedb-pro", {})], max_results=6)
-    with pytest.raises(ValueError, match="zscore"):
-        score_settings(candidate_legs(legs, judgments), [FUSIONS.create("wsum", norm="zscore")], max_results=6)
+        score_settings(candidate_legs(legs, judgments), [FUSIONS.create("qmd-documents", {})], max_results=6)
+    with pytest.raises(ValueError, match="breaks ties by more than the chunk id"):
+        score_settings(candidate_legs(legs, judgments), [FUSIONS.create("keyword-only", {})], max_results=6)
 
 
 def test_spread_is_the_fused_score_scale():
@@ -144,3 +157,115 @@ def test_spread_is_the_fused_score_scale():
     scores = score_settings(cand, [FUSIONS.create("rrf", {}), FUSIONS.create("weighted", {})], max_results=6)
     rrf, weighted = np.median(scores.spread, axis=1)
     assert rrf < 0.05 < weighted
+
+
+# --- one formula per fusion: the fast path is the stage's own, on every registered fusion ------------------
+
+# Fusions the fast scorer cannot take, and why; the sweep scores their settings through the stage itself.
+# A registered fusion must either fuse arrays (fuse_arrays) and be checked below, or be named here.
+NOT_VECTORISED = {"qmd-documents": "fuses files, not the chunks of the candidate matrix (QMD's document-level RRF)"}
+SCORER_REFUSES = {"keyword-only": "orders equal scores by the leg's tie order, which the post-processing arrays do not model"}
+
+POOL = [f"memory/f{i % 4}.md:{i:03d}" for i in range(10)]
+raw_cosine = st.one_of(st.sampled_from([0.0, 0.25, 0.5, 0.5, 0.75]), st.floats(-1.0, 1.0, allow_nan=False))
+raw_bm25 = st.one_of(st.sampled_from([0.0, 1.0, 2.5, 7.0]), st.floats(0.0, 40.0, allow_nan=False))
+
+
+@st.composite
+def query_legs(draw):
+    vector = draw(st.dictionaries(st.sampled_from(POOL), raw_cosine, max_size=len(POOL)))
+    lexical = draw(st.dictionaries(st.sampled_from(POOL), raw_bm25, max_size=len(POOL)))
+    ranking = draw(st.one_of(st.none(), st.fixed_dictionaries(
+        {cid: st.sampled_from([0.3, 0.5, 0.9]) for cid in lexical})))
+    return Legs(draw(st.permutations(list(vector.items()))), draw(st.permutations(list(lexical.items()))),
+                lexical_ranking=ranking)
+
+
+@st.composite
+def fusion_parameters(draw, name):
+    """Any value of each Literal parameter, and small sets of values (ties, bounds) of the numeric ones."""
+    cls = FUSIONS.get(name)
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name.startswith("_"):
+            continue
+        kind = hints.get(f.name)
+        if typing.get_origin(kind) is typing.Literal:
+            out[f.name] = draw(st.sampled_from(typing.get_args(kind)))
+        elif f.name.endswith("weight"):
+            out[f.name] = draw(st.sampled_from([0.0, 0.3, 0.5, 0.7, 1.0, 2.0]))
+        elif kind in (float, float | None):
+            out[f.name] = draw(st.sampled_from([0.0, 0.3, 0.5, 1.0, 5.0, 60.0]))
+    return out
+
+
+def test_every_registered_fusion_is_vectorised_or_named():
+    """A new fusion stage either gives its one formula as fuse_arrays (and is checked below) or says why not."""
+    for name in FUSIONS.names():
+        has_arrays = hasattr(FUSIONS.get(name), "fuse_arrays")
+        assert has_arrays != (name in NOT_VECTORISED), name
+    assert set(SCORER_REFUSES) <= set(FUSIONS.names()) - set(NOT_VECTORISED)
+
+
+@pytest.mark.parametrize("name", FUSIONS.names())
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), queries=st.lists(query_legs(), min_size=1, max_size=5))
+def test_the_fast_path_ranks_and_scores_as_the_stage(name, data, queries):
+    """Every registered fusion on random candidate sets of several queries at once (rows of different widths,
+    ties, a lexical leg with its own ranking score): the fast scorer's fused scores, in the order it ranks
+    them, are the stage's hits and scores, float for float."""
+    try:
+        fusion = FUSIONS.create(name, **data.draw(fusion_parameters(name)))
+    except ConfigError:
+        assume(False)  # a parameter combination the stage refuses
+    legs = {f"q{i}": q for i, q in enumerate(queries)}
+    arrays = candidate_legs(legs, {})
+    if name in NOT_VECTORISED or name in SCORER_REFUSES:
+        with pytest.raises(ValueError, match="not supported"):
+            fused(arrays, fusion)
+        if name in NOT_VECTORISED:
+            return
+        out = fusion.fuse_arrays(arrays)  # still one formula: the stage's call is this, a row at a time
+    else:
+        out = fused(arrays, fusion)
+    order = score_order(out.score, out.present)
+    for row, (qid, query) in enumerate(legs.items()):
+        stage_hits = fusion(query)
+        chunks = arrays.chunk_ids[row]
+        columns = [c for c in order[row] if out.present[row, c]]
+        if name in SCORER_REFUSES:
+            fast = [(h.id, h.score, h.vector_score, h.text_score, h.keyword_hit) for h in out.hits(arrays, row)]
+        else:
+            fast = [(chunks[c], float(out.score[row, c]), float(out.vector_score[row, c]),
+                     float(out.text_score[row, c]), bool(out.keyword[row, c])) for c in columns]
+        slow = [(h.id, h.score, h.vector_score, h.text_score, h.keyword_hit) for h in stage_hits]
+        assert [f[0] for f in fast] == [s[0] for s in slow], (name, qid)
+        for f, s in zip(fast, slow):
+            assert f[4] == s[4], (name, qid, f[0])
+            for a, b in zip(f[1:4], s[1:4]):
+                assert abs(a - b) <= 1e-12 and a == b, (name, qid, f[0], a, b)
+
+
+# Modules of harness/evaluation that still import a stage's helpers (chunk statistics: the chunkers' line
+# splitting and token estimate; the context budget: the token estimators), not retrieval.
+STILL_IMPORT_STAGE_HELPERS = {"chunk_stats.py", "context_budget.py"}
+
+
+def test_evaluation_imports_neither_the_pipeline_nor_the_stages():
+    """Retrieval hands evaluation its records (harness.trace); evaluation never runs it."""
+    import ast
+    from pathlib import Path
+
+    import harness.evaluation
+
+    found = []
+    for path in sorted(Path(harness.evaluation.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                if name == "harness.pipeline" or (name.startswith("harness.stages")
+                                                  and path.name not in STILL_IMPORT_STAGE_HELPERS):
+                    found.append(f"{path.name}:{node.lineno} {name}")
+    assert found == []

@@ -15,10 +15,11 @@ from harness.evaluation.incomplete import add_incomplete_columns
 
 
 def add_columns(frame: pd.DataFrame, index: Any, stages: Any, queries: Sequence[Any], hits: dict[str, list[Any]],
-                legs: dict[str, Any]) -> None:
+                traces: dict[str, Any]) -> None:
+    """`traces`: each query's harness.trace.QueryTrace (its expansion's statistics and lists)."""
     add_context_columns(frame, index, stages, queries, hits)
     add_incomplete_columns(frame, index, queries, hits)
     if getattr(stages, "expansion", None) is not None:
-        frame["expansion_skipped"] = [legs[qid].expansion.get("expansion_skipped") for qid in frame["query_id"]]
-        frame["expansion_terms"] = [legs[qid].expansion.get("expansion_terms") for qid in frame["query_id"]]
-        frame["expansion_lists"] = [len(legs[qid].legs.extra) for qid in frame["query_id"]]
+        frame["expansion_skipped"] = [traces[qid].expansion.get("expansion_skipped") for qid in frame["query_id"]]
+        frame["expansion_terms"] = [traces[qid].expansion.get("expansion_terms") for qid in frame["query_id"]]
+        frame["expansion_lists"] = [traces[qid].extra_lists for qid in frame["query_id"]]

@@ -12,220 +12,81 @@ breaks ties by chunk id exactly as harness.ranking orders every list:
 
 The figures are the slow path's (fusion stage, min_score post-processing, query_outcome and pytrec_eval),
 checked in tests/test_fast_scoring.py: reciprocal rank within the returned list, pass (top-1 relevant
-and >= minScore), hit@k, nDCG@k on chunks with the judgments' grades.  Fusions: weighted (OpenClaw),
-rrf (plain and qmd), wsum/combsum/combmnz with min-max, lexical-only, vector-only (a lexical leg that
-carries its own ranking score, OpenClaw 2026.8's boosted keyword score, is read as the weighted fusion
-reads it); post-processing: OpenClaw's temporal decay, importance and MMR as array steps
-(harness.evaluation.fast_postprocess, `post=`), then its min_score with its keyword fallbacks, in the
+and >= minScore), hit@k, nDCG@k on chunks with the judgments' grades.  Fusions: each fusion stage's own
+`fuse_arrays` (harness.stages.fusion, the one formula its per-query call uses too), every registered
+fusion but qmd-documents (files, not chunks) and keyword-only (ties by the leg's tie order), which the
+sweep scores through the stages; this module imports neither the stages nor the pipeline and reads the
+stage objects it is given through their methods.  Post-processing: OpenClaw's temporal decay, importance and MMR as array steps
+(harness.stages.postprocess.arrays, `post=`), then its min_score with its keyword fallbacks, in the
 order the stages return hits (after MMR, `fill`'s keyword-only hits come after the passing ones).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import product
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from harness.evaluation.fast_postprocess import (
-    ArrayStep,
-    Diversify,
-    Rescale,
-    mmr_order,
-    selection_needs,
-)
-from harness.stages.fusion import (
-    CombSum,
-    Legs,
-    LexicalOnly,
-    RRFFusion,
-    VectorOnly,
-    WeightedFusion,
-    WeightedSumFusion,
-)
-from harness.stages.fusion.normalised import MIN_MAX_FLOOR
-from harness.stages.fusion.rrf import QMD_FIRST_BONUS, QMD_TOP3_BONUS
+from harness.selection import Threshold, positions, selection_needs
+from harness.trace import FusedArrays, LegArrays, leg_arrays
 
-KeywordFallback = Literal["relaxed", "fill", "none"]
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """OpenClaw's min_score post-processing stage (harness.stages.postprocess `min_score`)."""
-
-    min_score: float
-    keyword_fallback: KeywordFallback = "relaxed"
-    relaxed_floor: float | None = None  # None: min(min_score, text weight)
+ArrayStep = Any  # a post-processing array step (harness.stages.postprocess.arrays: Rescale or Diversify)
 
 
 @dataclass
-class CandidateLegs:
-    """Both legs of every query over one candidate set per query (row q, columns in chunk-id order,
-    padded with slots no leg found)."""
+class CandidateLegs(LegArrays):
+    """Both legs of every query over one candidate set per query (harness.trace.LegArrays: row q, columns in
+    chunk-id order, padded with slots no leg found), with the judgments of every candidate."""
 
-    query_ids: list[str]
-    chunk_ids: list[list[str]]  # per query, its candidates sorted by id (the columns of its row)
-    vector: np.ndarray  # queries x candidates: cosine (0 where the vector leg did not find it)
-    vector_found: np.ndarray  # bool
-    lexical: np.ndarray  # raw BM25, positive (= -FTS5 rank; 0 where not found)
-    lexical_found: np.ndarray  # bool
-    gain: np.ndarray  # judged grade of each candidate (0: not relevant)
-    ideal_gains: list[np.ndarray]  # per query, every judged grade > 0, best first (for the ideal DCG)
-    lexical_ranking: np.ndarray | None = None  # the lexical leg's own score of each hit (Legs.lexical_ranking)
-    ranked_rows: np.ndarray | None = None  # per query: its lexical leg carries that ranking
+    gain: np.ndarray | None = None  # judged grade of each candidate (0: not relevant)
+    ideal_gains: list[np.ndarray] = field(default_factory=list)  # per query, every judged grade > 0, best first
     judged: np.ndarray | None = None  # bool: the candidate carries a judgment (pooled queries; None: not tracked)
-    vector_rank: np.ndarray = field(init=False)  # 1-based rank within the leg by (raw desc, id); 0 if absent
-    lexical_rank: np.ndarray = field(init=False)
-    cache: dict = field(default_factory=dict, init=False, repr=False)  # weight-free arrays of fused()
-
-    def __post_init__(self) -> None:
-        self.vector_rank = _leg_ranks(self.vector, self.vector_found)
-        self.lexical_rank = _leg_ranks(self.lexical, self.lexical_found)
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.vector.shape
 
 
-def _leg_ranks(raw: np.ndarray, found: np.ndarray) -> np.ndarray:
-    order = np.argsort(np.where(found, -raw, np.inf), axis=1, kind="stable")  # ties: column (id) order
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, raw.shape[1] + 1)[None, :], axis=1)
-    return np.where(found, ranks, 0)
-
-
-def candidate_legs(legs: Mapping[str, Legs], judgments: Mapping[str, Mapping[str, int]],
+def candidate_legs(legs: Mapping[str, Any], judgments: Mapping[str, Mapping[str, int]],
                    query_ids: Sequence[str] | None = None,
                    judged: Mapping[str, Any] | None = None) -> CandidateLegs:
     """Legs per query (as search_legs returns them) and chunk judgments ({query: {chunk: grade}}, e.g.
     harness.evaluation.judgments.chunk_judgments) -> arrays.  A leg must list a chunk at most once and
     its raw scores must be finite (ValueError otherwise, naming the query).  `judged` ({query: chunk ids
     that carry a judgment, grade 0 included}) makes the scores count judged@k (incomplete judgments)."""
-    ids = list(query_ids) if query_ids is not None else list(legs)
-    rows = []
-    for qid in ids:
-        vector = _leg_map(legs[qid].vector, qid, "vector")
-        lexical = _leg_map(legs[qid].lexical, qid, "lexical")
-        rows.append((sorted(vector.keys() | lexical.keys()), vector, lexical))
-    width = max([len(chunks) for chunks, _, _ in rows] + [1])
-    shape = (len(ids), width)
-    arrays = {name: np.zeros(shape) for name in ("vector", "lexical", "gain")}
-    found = {name: np.zeros(shape, dtype=bool) for name in ("vector", "lexical")}
+    arrays = leg_arrays(legs, query_ids)
+    shape = arrays.shape
+    gain = np.zeros(shape)
     ideal = []
-    ranking = np.zeros(shape)
-    ranked = np.zeros(len(ids), dtype=bool)
-    for q, (chunks, vector, lexical) in enumerate(rows):
-        grades = judgments.get(ids[q], {})
-        own = legs[ids[q]].lexical_ranking
-        ranked[q] = own is not None
+    for q, (qid, chunks) in enumerate(zip(arrays.query_ids, arrays.chunk_ids)):
+        grades = judgments.get(qid, {})
         for c, cid in enumerate(chunks):
-            for name, leg in (("vector", vector), ("lexical", lexical)):
-                if cid in leg:
-                    arrays[name][q, c] = leg[cid]
-                    found[name][q, c] = True
-            if own is not None and cid in lexical:
-                ranking[q, c] = own[cid]
-            arrays["gain"][q, c] = max(0, grades.get(cid, 0))
+            gain[q, c] = max(0, grades.get(cid, 0))
         ideal.append(np.array(sorted((g for g in grades.values() if g > 0), reverse=True), dtype=float))
     judged_mask = None
     if judged is not None:
         judged_mask = np.zeros(shape, dtype=bool)
-        for q, (chunks, _, _) in enumerate(rows):
-            marked = judged.get(ids[q], ())
+        for q, (qid, chunks) in enumerate(zip(arrays.query_ids, arrays.chunk_ids)):
+            marked = judged.get(qid, ())
             for c, cid in enumerate(chunks):
                 judged_mask[q, c] = cid in marked
-    return CandidateLegs(ids, [chunks for chunks, _, _ in rows], arrays["vector"], found["vector"],
-                         arrays["lexical"], found["lexical"], arrays["gain"], ideal,
-                         ranking if ranked.any() else None, ranked if ranked.any() else None, judged_mask)
-
-
-def _leg_map(leg: Sequence[tuple[str, float]], qid: str, name: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for cid, raw in leg:
-        if cid in out:
-            raise ValueError(f"query {qid!r}: the {name} leg lists chunk {cid!r} twice")
-        if not math.isfinite(raw):
-            raise ValueError(f"query {qid!r}: {name} leg score of chunk {cid!r} is not finite ({raw!r})")
-        out[cid] = float(raw)
-    return out
+    legs_fields = {f.name: getattr(arrays, f.name) for f in fields(LegArrays) if f.init}
+    return CandidateLegs(**legs_fields, gain=gain, ideal_gains=ideal, judged=judged_mask)
 
 
 # --- fused scores ---------------------------------------------------------------------------------------
 
-def _bm25_text_score(raw: np.ndarray, mapping: str) -> np.ndarray:
-    """OpenClaw's FTS5 rank -> text score (harness.stages.lexical), applied to rank = -raw."""
-    rank = -raw
-    if mapping == "legacy":
-        return 1.0 / (1.0 + np.maximum(0.0, rank))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(rank < 0, raw / (1.0 + raw), 1.0 / (1.0 + rank))
-
-
-def _min_max(raw: np.ndarray, found: np.ndarray) -> np.ndarray:
-    """harness.stages.fusion.min_max per query row over the leg's found candidates (0 elsewhere)."""
-    low = np.where(found, raw, np.inf).min(axis=1, keepdims=True)
-    high = np.where(found, raw, -np.inf).max(axis=1, keepdims=True)
-    flat = high == low
-    with np.errstate(invalid="ignore"):
-        span = np.maximum(np.where(flat, 1.0, high - low), MIN_MAX_FLOOR)
-        scaled = np.where(flat, 1.0, (raw - np.where(flat, 0.0, low)) / span)
-    return np.where(found, scaled, 0.0)
-
-
-def _derived(legs: CandidateLegs, key: tuple, compute) -> np.ndarray:
-    """A per-leg array that does not depend on the weights, computed once per CandidateLegs."""
-    if key not in legs.cache:
-        legs.cache[key] = compute()
-    return legs.cache[key]
-
-
-def fused(legs: CandidateLegs, fusion) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """One fusion stage's scores over the candidate matrix: (scores, present, keyword_hit, text weight
-    for OpenClaw's keyword floor).  `present` marks the candidates the fusion returns.  The arithmetic is
-    the stage's own, operation for operation, so the scores (and their ties) are the same floats."""
-    vf, tf = legs.vector_found, legs.lexical_found
-    either = _derived(legs, ("either",), lambda: vf | tf)
-    text_weight = fusion.leg_weights[1]
-    if isinstance(fusion, (WeightedFusion, LexicalOnly)):
-        text = _derived(legs, ("bm25", fusion.bm25_to_score),
-                        lambda: np.where(tf, _bm25_text_score(legs.lexical, fusion.bm25_to_score), 0.0))
-        if isinstance(fusion, LexicalOnly):
-            return text, tf, tf, text_weight
-        if legs.ranked_rows is not None:  # the weighted merge reads the leg's own ranking score when it has one
-            text = _derived(legs, ("ranked", fusion.bm25_to_score), lambda: np.where(
-                legs.ranked_rows[:, None], np.where(tf, legs.lexical_ranking, 0.0), text))
-        vw, tw = fusion.leg_weights
-        cosine = _derived(legs, ("cosine",), lambda: np.where(vf, legs.vector, 0.0))
-        return vw * cosine + tw * text, either, tf, text_weight
-    if isinstance(fusion, RRFFusion):
-        k = fusion.k
-        v_rank = _derived(legs, ("k+rank", "vector", k), lambda: k + legs.vector_rank)
-        t_rank = _derived(legs, ("k+rank", "lexical", k), lambda: k + legs.lexical_rank)
-        total = np.where(vf, fusion.w_vector / v_rank, 0.0) + np.where(tf, fusion.w_text / t_rank, 0.0)
-        if fusion.variant == "qmd":
-            total = total + _derived(legs, ("qmd-bonus",), lambda: _qmd_bonus(legs))
-        return total, either, tf, text_weight
-    if isinstance(fusion, (WeightedSumFusion, CombSum)):
-        if fusion.norm != "min-max":
-            raise ValueError(f"fast scoring: {type(fusion).__name__} with norm={fusion.norm!r} is not supported")
-        vector = _derived(legs, ("min-max", "vector"), lambda: _min_max(legs.vector, vf))
-        text = _derived(legs, ("min-max", "lexical"), lambda: _min_max(legs.lexical, tf))
-        if isinstance(fusion, WeightedSumFusion):
-            vw, tw = fusion.leg_weights
-            return vw * vector + tw * text, either, tf, text_weight
-        total = vector + text
-        return (total * (vf.astype(float) + tf) if fusion.mnz else total), either, tf, text_weight
-    if isinstance(fusion, VectorOnly):
-        return _derived(legs, ("cosine",), lambda: np.where(vf, legs.vector, 0.0)), vf, np.zeros_like(vf), text_weight
-    raise ValueError(f"fast scoring: fusion {type(fusion).__name__} is not supported (use the slow path)")
-
-
-def _qmd_bonus(legs: CandidateLegs) -> np.ndarray:
-    never = np.iinfo(np.int64).max
-    best = np.minimum(np.where(legs.vector_found, legs.vector_rank, never),
-                      np.where(legs.lexical_found, legs.lexical_rank, never))
-    return np.where(best == 1, QMD_FIRST_BONUS, np.where(best <= 3, QMD_TOP3_BONUS, 0.0))
+def fused(legs: CandidateLegs, fusion: Any) -> FusedArrays:
+    """One fusion stage's scores over the candidate matrix: its own `fuse_arrays` (the formula its
+    per-query call uses too, harness.stages.fusion).  ValueError for a fusion without one (qmd-documents:
+    use the slow path) and for one that orders equal scores by more than the id (keyword-only), whose
+    order the post-processing arrays do not model."""
+    fuse_arrays = getattr(fusion, "fuse_arrays", None)
+    if fuse_arrays is None:
+        raise ValueError(f"fast scoring: fusion {type(fusion).__name__} is not supported (use the slow path)")
+    out = fuse_arrays(legs)
+    if out.tiebreak is not None:
+        raise ValueError(f"fast scoring: fusion {type(fusion).__name__} breaks ties by more than the chunk id: "
+                         "not supported (use the slow path)")
+    return out
 
 
 # --- scoring -----------------------------------------------------------------------------------------
@@ -254,7 +115,7 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
                    max_results: int, cutoffs: Sequence[int] | None = None, post: Sequence[ArrayStep] = (),
                    short_lists: bool = False) -> SettingScores:
     """Every fusion stage x every threshold (None: no min_score stage), fusion-major, each after the
-    post-processing array steps `post` (harness.evaluation.fast_postprocess: decay, importance, MMR, in
+    post-processing array steps `post` (harness.stages.postprocess.arrays: decay, importance, MMR, in
     the stages' order, before min_score); nDCG and hit@k at each cut-off (default: max_results).  A
     cut-off above max_results is an error (the returned list has only max_results hits, so "@k" would
     silently mean "@max_results"), unless `short_lists`: a sweep over maxResults scores every setting
@@ -279,19 +140,20 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
     for first in range(0, len(fusions), batch):
         part = fusions[first:first + batch]
         group = [fused(legs, f) for f in part]
-        fused_score = np.stack([score for score, _, _, _ in group])
-        present = np.stack([p for _, p, _, _ in group])
-        keyword = np.stack([kw & p for _, p, kw, _ in group])
-        text_weight = np.array([g[3] for g in group])[:, None, None]
-        no_vector = np.stack([_vector_zero(legs, f) for f in part]) if fill else None
+        fused_score = np.stack([g.score for g in group])
+        present = np.stack([g.present for g in group])
+        keyword = np.stack([g.keyword & g.present for g in group])
+        # OpenClaw's keyword floor reads the fusion's text weight (post-processing's SearchContext)
+        text_weight = np.array([f.leg_weights[1] for f in part])[:, None, None]
+        # what min_score's `fill` calls a keyword-only hit: vector_score 0
+        no_vector = np.stack([g.vector_score == 0 for g in group]) if fill else None
         score, order = _post_processed(fused_score, present, keyword, no_vector, text_weight, post, thresholds,
                                        max_results)
         # the ranked lists: sort key -score, absent candidates last; a stable sort keeps chunk-id order among
         # ties, i.e. (score desc, id); an order a stage chose (MMR) instead when there is one
         if order is None:
-            key = np.where(present, -score, np.inf)
-            order = np.argsort(key, axis=-1, kind="stable")
-            s_key = np.take_along_axis(key, order, axis=-1)
+            order = score_order(score, present)
+            s_key = np.take_along_axis(np.where(present, -score, np.inf), order, axis=-1)
             s_present = s_key != np.inf
             s_score = -s_key  # -(-x) is x exactly
         else:
@@ -313,6 +175,12 @@ def score_settings(legs: CandidateLegs, fusions: Sequence, thresholds: Sequence[
     return out
 
 
+def score_order(score: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Each row's candidate columns ranked as every list is ranked (score desc, then chunk id: a stable sort
+    of the id-ordered columns), the absent ones last."""
+    return np.argsort(np.where(present, -score, np.inf), axis=-1, kind="stable")
+
+
 def _spread(score: np.ndarray, present: np.ndarray) -> np.ndarray:
     """max - min of each query's fused scores over its candidates (0 with fewer than two)."""
     high = np.where(present, score, -np.inf).max(axis=-1)
@@ -330,7 +198,7 @@ def _post_processed(score: np.ndarray, present: np.ndarray, keyword: np.ndarray,
     order = None
     b, q, c = score.shape
     for i, step in enumerate(post):
-        if isinstance(step, Rescale):
+        if step.kind == "rescale":
             score = score * step.factor[None]
             order = None  # the stage re-ranks by (score desc, id)
             continue
@@ -340,14 +208,13 @@ def _post_processed(score: np.ndarray, present: np.ndarray, keyword: np.ndarray,
         else:
             rank = _rank_of_order(order, c)
         needs = None
-        if not any(isinstance(later, Diversify) for later in post[i + 1:]) and \
-                not any(isinstance(later, Rescale) for later in post[i + 1:]):
+        if not any(later.kind in ("diversify", "rescale") for later in post[i + 1:]):
             tw = np.broadcast_to(text_weight[:, :, 0], (b, q)).reshape(b * q)
             needs = selection_needs(flat(score), flat(present), flat(keyword),
                                     None if no_vector is None else flat(no_vector), thresholds, tw, max_results)
         query = np.tile(np.arange(q), b)
-        order = mmr_order(flat(score), flat(present), flat(rank), query, step, needs,
-                          score_ordered=order is None).reshape(b, q, c)
+        order = step.order(flat(score), flat(present), flat(rank), query, needs,
+                           score_ordered=order is None).reshape(b, q, c)
     return score, order
 
 
@@ -363,44 +230,6 @@ def _rank_of_order(order: np.ndarray, width: int) -> np.ndarray:
     idx = np.nonzero(picked)
     ranks[idx[:-1] + (order[idx],)] = idx[-1]
     return ranks
-
-
-def _vector_zero(legs: CandidateLegs, fusion) -> np.ndarray:
-    """Where a fusion's hit has vector_score 0 (what `fill` calls a keyword-only hit)."""
-    vf = legs.vector_found
-    if isinstance(fusion, LexicalOnly):
-        return np.ones_like(vf)
-    if isinstance(fusion, RRFFusion):
-        return ~vf
-    if isinstance(fusion, (WeightedSumFusion, CombSum)):
-        return _derived(legs, ("min-max", "vector"), lambda: _min_max(legs.vector, vf)) == 0
-    return ~vf | (legs.vector == 0)  # weighted, vector-only: the cosine itself
-
-
-def positions(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, threshold: Threshold | None,
-              text_weight: np.ndarray, no_vector: np.ndarray | None = None) -> np.ndarray:
-    """The 1-based place in the returned list (before the cut to max_results) of each ranked candidate
-    the min_score stage keeps, 0 for the others (harness.stages.postprocess MinScore): in the given
-    order the passing ones; when none passes, the keyword fallback's; with `fill`, the keyword-only hits
-    below min_score after the passing ones (the stage appends them; in score order they come last anyway)."""
-    def places(mask: np.ndarray, offset: Any = 0) -> np.ndarray:
-        return np.where(mask, np.cumsum(mask, axis=-1, dtype=np.int32) + offset, 0)
-
-    if threshold is None:
-        return places(present)
-    clears = present & (score >= threshold.min_score)
-    if threshold.keyword_fallback == "none":
-        return places(clears)
-    floor = np.minimum(threshold.min_score, text_weight) if threshold.relaxed_floor is None \
-        else threshold.relaxed_floor
-    fallback = places(keyword & (score >= floor))
-    some_clear = clears.any(axis=-1, keepdims=True)
-    passing = places(clears)
-    if threshold.keyword_fallback == "fill":
-        assert no_vector is not None
-        spare = keyword & no_vector & ~clears
-        passing = np.where(clears, passing, places(spare, clears.sum(axis=-1, keepdims=True, dtype=np.int32)))
-    return np.where(some_clear, passing, fallback)
 
 
 _NOT_RETURNED = np.iinfo(np.int32).max  # the "rank" of a relevant chunk that is not returned, above any cut-off

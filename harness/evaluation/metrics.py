@@ -51,7 +51,7 @@ from harness.evaluation.ties import (
     tie_aware_metrics,
     tie_groups,
 )
-from harness.stages.fusion import Hit
+from harness.trace import Hit
 
 # Our measure name (ranx's spelling) -> the trec_eval measure at cut-off k and the key it reports under.
 TREC_MEASURES = {

@@ -1,5 +1,6 @@
-"""Per-query evaluation of a run: fuse each query's legs, build the runs and qrels, compute the metrics
-from them and the diagnostics from the hits."""
+"""Per-query evaluation of a run: read each query's retrieval trace (harness.trace.QueryTrace, which
+pipeline.trace_queries records), build the runs and qrels, compute the metrics from them and the
+diagnostics from the hits.  Nothing here retrieves: the pipeline did."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
@@ -21,8 +22,7 @@ from harness.evaluation.metrics import (
 from harness.evaluation.runs import JudgedRuns, judged_runs
 from harness.evaluation.statistics import NEAR_TIE_FRACTION, score_spread
 from harness.inputs.layout import Query
-from harness.pipeline import Index, QueryLegs, Stages, fuse_with_candidates, hit_records
-from harness.stages.fusion import Hit, Legs
+from harness.trace import Hit, QueryTrace
 
 HIT_CUTOFFS = (1, 3, 6)  # the hit@k columns: a relevant chunk among the first k returned
 # per cut-off c: documents (the headline) first, then chunks (metrics.standard_metrics)
@@ -33,7 +33,7 @@ METRICS_AT = ("recall@{c}", "mrr@{c}", "ndcg@{c}", "pure_recall@{c}", "chunk_rec
 EVIDENCE_METRICS = ("recall_any", "recall_all", "ndcg_any")
 
 
-def evidence_metrics(index: Index, queries: Sequence[Query], hits: dict[str, list[Hit]],
+def evidence_metrics(index: Any, queries: Sequence[Query], hits: dict[str, list[Hit]],
                      cutoffs: Sequence[int], names: Sequence[str] = ("recall_any", "recall_all")
                      ) -> dict[str, dict[str, float]]:
     """recall_any@c and recall_all@c per judged query (evidence.py): are one / all of its relevant
@@ -56,9 +56,10 @@ def evidence_metrics(index: Index, queries: Sequence[Query], hits: dict[str, lis
     return out
 
 
-def leg_diagnostics(legs: Legs, relevant: Iterable[str], docs_of: dict[str, frozenset[str]],
+def leg_diagnostics(legs: Any, relevant: Iterable[str], docs_of: dict[str, frozenset[str]],
                     cut: int) -> dict[str, Any]:
-    """Per leg: the rank and raw score of the first relevant chunk among its candidates, and the raw
+    """Per leg (`legs`: anything with .vector and .lexical candidate lists, Legs or a QueryTrace): the rank
+    and raw score of the first relevant chunk among its candidates, and the raw
     score of the candidate at the result cut-off (rank `cut`), so a report can say how far a missed
     record was from making it on that leg alone."""
     relevant = set(relevant)
@@ -104,26 +105,27 @@ def near_tie_columns(hits: list[Hit], candidates: list[Hit], query: Query, docs_
             "near_tie": bool(near), "near_tie_on": ",".join(near)}
 
 
-def stage_columns(row: dict[str, Any], stages: Stages, query: Query, legs: QueryLegs, index: Index,
+def stage_columns(row: dict[str, Any], trace: QueryTrace, query: Query, index: Any,
                   units: dict[str, frozenset[str]]) -> dict[str, Any]:
     """Why the query failed, by stage (evaluation.stage_trace), for the rows that need saying: failed
     queries, near ties and answered negatives; None elsewhere."""
     from harness.evaluation.stage_trace import needs_trace, trace_query
 
-    if not needs_trace(row) or stages.expansion is not None or getattr(stages.fusion, "accepts_extra_lists", False):
-        return {"lost_at": None, "why": None, "stage_ranks": None}  # expansion lists: not replayed
-    trace = trace_query(stages, query, legs.legs, index, legs.query_vector, units)
-    return {"lost_at": trace.lost_at, "why": trace.why, "stage_ranks": [s.as_dict() for s in trace.steps]}
+    if not needs_trace(row) or not trace.explainable:
+        return {"lost_at": None, "why": None, "stage_ranks": None}  # expansion lists: not in the trace's legs
+    explained = trace_query(trace, query, index, units)
+    return {"lost_at": explained.lost_at, "why": explained.why, "stage_ranks": [s.as_dict() for s in explained.steps]}
 
 
-def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], legs: dict[str, QueryLegs],
+def evaluate_queries(index: Any, stages: Any, queries: Sequence[Query], traces: dict[str, QueryTrace],
                      round_no: int | None, cutoffs: Sequence[int] | None = None,
                      evidence_cutoffs: Sequence[int] | None = None, *, near_tie_fraction: float = NEAR_TIE_FRACTION,
                      near_tie: float | None = None, ties: str = "expected",
                      evidence_names: Sequence[str] = ("recall_any", "recall_all")
                      ) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]], JudgedRuns]:
-    """Fuse and post-process every query's legs, then score: one row per query, the returned hits as
-    records, and the runs and qrels every metric of the rows is computed from.  `evidence_cutoffs`
+    """Score every query's retrieval (`traces`: pipeline.trace_queries): one row per query, the returned hits
+    as records, and the runs and qrels every metric of the rows is computed from.  `index` and `stages` are
+    read for the run's units, chunk text and settings (maxResults, the pass threshold), never run.  `evidence_cutoffs`
     ([evaluation] evidence_cutoffs) adds recall_any@c / recall_all@c (and ndcg_any@c if `evidence_names`
     asks for it); queries with a `category` extra
     field (LoCoMo) get a category column, which summaries report by.  Cut-offs are checked against
@@ -131,10 +133,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     (harness.evaluation.ties); where ties decide a query's figures, its `tie_range` column holds
     {metric: [worst, best]}."""
     cutoffs = sorted(set(cutoffs or [stages.max_results]))
-    fused, post_ms, candidates = {}, {}, {}
-    for q in queries:
-        fused[q.id], candidates[q.id], post_ms[q.id] = fuse_with_candidates(
-            stages, q, legs[q.id].legs, index, legs[q.id].query_vector)
+    fused = {q.id: traces[q.id].hits for q in queries}
     # judgments built once: relevant_indexed below reads them too.  The units judged are what the pipeline
     # returns: chunks, or whole files for a document-level pipeline (QMD), each relevant when it overlaps a
     # relevant record, so chunk qrels, MaxP and Recall read a file as a chunk spanning the whole file.
@@ -145,11 +144,11 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
     ranks = evaluate(runs.chunk_run, runs.chunk_qrels, ["mrr", *(f"hit_rate@{k}" for k in HIT_CUTOFFS)])
     rows, hit_lists = [], {}
     provenance = index.provenance()
-    gates = [p for p in stages.postprocess if hasattr(p, "skips_query")]  # adaptive retrieval
     for q in queries:
-        hits = fused[q.id]
+        trace = traces[q.id]
+        hits = trace.hits
         outcome = query_outcome(hits, q.relevant, units, stages.pass_threshold)
-        timings = {**legs[q.id].timings_ms, **post_ms[q.id]}
+        timings = trace.timings_ms
         rank_metrics = ranks.get(q.id, {})
         rows.append({
             "query_id": q.id, "text": q.text, "kind": q.kind, "in_suite": q.in_suite(round_no), "cluster": q.cluster,
@@ -159,18 +158,18 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
             "top1_docs": outcome.top1_docs, "top1_score": hits[0].score if hits else None,
             "top1_chunk": hits[0].id if hits else None,
             "returned": outcome.returned, "reciprocal_rank": rank_metrics.get("mrr", 0.0),
-            "skipped": any(g.skips_query(q.text) for g in gates),
-            **near_tie_columns(hits, candidates[q.id], q, units, stages.pass_threshold,
+            "skipped": trace.skipped,
+            **near_tie_columns(hits, trace.fused, q, units, stages.pass_threshold,
                                near_tie_fraction, near_tie),
             **{f"hit@{k}": bool(rank_metrics.get(f"hit_rate@{k}", 0.0)) for k in HIT_CUTOFFS},
-            **leg_diagnostics(legs[q.id].legs, q.relevant, provenance, stages.max_results),
+            **leg_diagnostics(trace, q.relevant, provenance, stages.max_results),
             "relevant_indexed": NOT_INDEXED not in runs.chunk_qrels.get(q.id, {}) if q.relevant else None,
             "text_score_nonzero": any(h.text_score > 0 for h in hits),
             **{f"ms_{k}": v for k, v in timings.items()},
             "ms_retrieval": sum(v for k, v in timings.items() if k != "query_embedding"),
         })
-        hit_lists[q.id] = hit_records(index, hits)
-        rows[-1].update(stage_columns(rows[-1], stages, q, legs[q.id], index, units))
+        hit_lists[q.id] = trace.records
+        rows[-1].update(stage_columns(rows[-1], trace, q, index, units))
     frame = pd.DataFrame(rows)
     for c in cutoffs:
         for name in METRICS_AT:
@@ -181,7 +180,7 @@ def evaluate_queries(index: Index, stages: Stages, queries: Sequence[Query], leg
         for c in sorted(set(evidence_cutoffs)):
             for name in (f"{n}@{c}" for n in EVIDENCE_METRICS if n in evidence_names):
                 frame[name] = [evidence.get(qid, {}).get(name) for qid in frame["query_id"]]
-    add_columns(frame, index, stages, queries, fused, legs)  # context tokens and recall@{B}tokens; expansion
+    add_columns(frame, index, stages, queries, fused, traces)  # context tokens and recall@{B}tokens; expansion
     if any("category" in q.extra for q in queries):
         frame["category"] = [q.extra.get("category") for q in queries]
     if any("evidence_age_days" in q.extra for q in queries):  # the summary reports by age (temporal decay)

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from harness.errors import DataError
 from harness.ranking import by_score_then_id
-from harness.stages.fusion import Hit
+from harness.trace import Hit
 from harness.text_files import shown
 
 Run = dict[str, dict[str, float]]  # query id -> doc id -> score

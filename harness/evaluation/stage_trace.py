@@ -1,9 +1,9 @@
-"""Why a query failed, by stage: its pipeline replayed stage by stage on its legs.
+"""Why a query failed, by stage: its retrieval trace read stage by stage.
 
 For a failed query (a suite query that did not pass, a paraphrase whose record was not returned), a
-near tie, and a negative query that got an answer, the fusion and every post-processing stage are run
-again one at a time on the query's searched legs, with the run's own stage objects, and the rank of its
-best relevant chunk is read after each: in each leg, after the fusion, after temporal decay, importance,
+near tie, and a negative query that got an answer, the trace the pipeline recorded of its retrieval
+(harness.trace.QueryTrace: the legs, the fusion's list, each post-processing stage's output) is read one
+stage at a time, and the rank of its best relevant chunk is read after each: in each leg, after the fusion, after temporal decay, importance,
 MMR, the minScore selection, and after the cut to maxResults.  The stage that lost it is the first one
 after which it is no longer first (a suite query: passing needs the top-1) or no longer among the
 results (a paraphrase: it needs the record returned):
@@ -16,7 +16,7 @@ results (a paraphrase: it needs the record returned):
 ("temporal_decay", "importance", "mmr", "min_score", ...), or "cut" (after the last stage it ranked
 below maxResults).  A negative query that returns something is lost at "min_score" (nothing silenced it).
 
-    >>> trace = trace_query(stages, query, legs, index, query_vector)
+    >>> trace = trace_query(traces[query.id], query, index)   # traces: pipeline.trace_queries
     >>> trace.lost_at, trace.why, trace.steps
     >>> stage_summary(frame)   # counts by stage, and the stage that costs these queries the most
 """
@@ -24,25 +24,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Sequence
-
-import numpy as np
 
 from harness.evaluation.metrics import leg_rank
 from harness.inputs.layout import Query
-from harness.stages.fusion import Hit, Legs
-from harness.stages.postprocess import (
-    POSTPROCESSORS,
-    age_days,
-    curated_importance,
-    memory_date,
-)
-from harness.stages.postprocess.openclaw import (
-    ImportanceMultiplier,
-    MinScore,
-    TemporalDecay,
-)
+from harness.trace import Hit, QueryTrace
 
 # what a user can change about each stage that loses queries (the sweep links its findings to these)
 STAGE_SETTINGS = {
@@ -82,15 +68,6 @@ class Trace:
     steps: list[Step] = field(default_factory=list)
 
 
-@lru_cache(maxsize=None)
-def _names() -> dict[type, str]:
-    return {POSTPROCESSORS.get(name): name for name in POSTPROCESSORS.names()}
-
-
-def stage_name(stage: Any) -> str:
-    return _names().get(type(stage), type(stage).__name__)
-
-
 def _first(hits: Sequence[Hit], relevant: set[str], docs_of: dict[str, frozenset[str]]) -> tuple[int | None, Hit | None]:
     for i, h in enumerate(hits, start=1):
         if docs_of.get(h.id, frozenset()) & relevant:
@@ -106,81 +83,58 @@ def _label(index: Any, cid: str) -> str:
         return cid
 
 
-def _factor_detail(stage: Any, cid: str, ctx: Any, index: Any) -> str:
-    """What a rescaling stage did to the chunk: its age and factor (decay), its importance (importance)."""
-    try:
-        path = index.lookup(cid).path
-    except (KeyError, AttributeError):
-        return ""
-    if isinstance(stage, TemporalDecay):
-        if memory_date(path, True) is None:
-            return f"{path} is undated: x1.00"
-        now = stage.now if stage.now is not None else ctx.now
-        if now is None:
-            return ""
-        age = age_days(path, now, True)
-        return f"{path} is {age:.0f} days old: x{stage.multiplier(age):.2f}"
-    if isinstance(stage, ImportanceMultiplier):
-        importance = curated_importance(path, index.lookup(cid).text)
-        return f"importance {importance}: x{stage.multiplier(importance):.2f}" if importance is not None else "x1.00"
-    return ""
-
-
-def trace_query(stages: Any, query: Query, legs: Legs, index: Any, query_vector: np.ndarray | None = None,
+def trace_query(trace: QueryTrace, query: Query, index: Any,
                 docs_of: dict[str, frozenset[str]] | None = None) -> Trace:
-    """Replay one query's fusion and post-processing stage by stage (pipeline.fuse_with_candidates does
-    the same in one go) and say which stage lost its relevant chunk: `why` tells the ranks up to the
-    stage that lost it (all of them when none did), `steps` holds every stage's rank and score."""
-    from harness.pipeline import search_context
-
+    """Read one query's retrieval trace (harness.trace.QueryTrace, pipeline.trace_queries) stage by stage and
+    say which stage lost its relevant chunk: `why` tells the ranks up to the stage that lost it (all of
+    them when none did), `steps` holds every stage's rank and score."""
     docs_of = index.unit_docs if docs_of is None else docs_of
     relevant = set(query.relevant)
     provenance = index.provenance() if hasattr(index, "provenance") else docs_of
     steps: list[Step] = []
-    for leg_name, leg in (("vector", legs.vector), ("lexical", legs.lexical)):
+    for leg_name, leg in (("vector", trace.vector), ("lexical", trace.lexical)):
         rank, raw = leg_rank(list(leg), relevant, provenance) if relevant else (None, None)
         steps.append(Step(leg_name, rank, None, raw, f"{len(leg)} candidates"))
-    hits = stages.fusion(legs)
-    ctx = search_context(stages, query, index, query_vector)
+    hits = trace.fused
     rank, hit = _first(hits, relevant, docs_of)
     fused_detail = ""
     if hit is not None:
-        vw, tw = stages.fusion.leg_weights
+        vw, tw = trace.leg_weights
         fused_detail = f"vector {hit.vector_score:.3f} x{vw:g} + text {hit.text_score:.3f} x{tw:g}" \
-            if getattr(stages.fusion, "scales_weights", False) else ""
+            if trace.scales_weights else ""
     if hits and (rank is None or rank > 1):
         fused_detail += ("; " if fused_detail else "") + f"first: {_label(index, hits[0].id)} at {hits[0].score:.3f}"
     steps.append(Step("fusion", rank, hit.id if hit else None, hit.score if hit else None, fused_detail))
-    for stage in stages.postprocess:
+    for stage in trace.stages:
         before = steps[-1]
-        hits = stage(hits, ctx)
+        hits = stage.hits
         rank, hit = _first(hits, relevant, docs_of)
-        detail = _factor_detail(stage, before.chunk, ctx, index) if before.chunk else ""
-        if isinstance(stage, MinScore) and before.rank is not None and rank is None:
+        detail = stage.details.get(before.chunk, "") if before.chunk else ""
+        if stage.min_score is not None and before.rank is not None and rank is None:
             detail = f"score {before.score:.3f} < minScore {stage.min_score:g}" if before.score is not None \
-                and before.score < stage.min_score else f"rank {before.rank} is past maxResults {ctx.max_results}"
+                and before.score < stage.min_score else f"rank {before.rank} is past maxResults {trace.max_results}"
         if hits and (rank is None or rank > 1) and (before.rank == 1 or rank != before.rank) \
-                and not isinstance(stage, MinScore):
+                and stage.min_score is None:
             detail += ("; " if detail else "") + f"first: {_label(index, hits[0].id)} at {hits[0].score:.3f}"
-        steps.append(Step(stage_name(stage), rank, hit.id if hit else None, hit.score if hit else None, detail))
-    cut = hits[: stages.max_results]
+        steps.append(Step(stage.stage, rank, hit.id if hit else None, hit.score if hit else None, detail))
+    cut = trace.hits
     rank, hit = _first(cut, relevant, docs_of)
     steps.append(Step("cut", rank, hit.id if hit else None, hit.score if hit else None,
-                      f"{len(cut)} returned (maxResults {stages.max_results})"))
-    return _verdict(query, steps, cut, stages, index)
+                      f"{len(cut)} returned (maxResults {trace.max_results})"))
+    return _verdict(query, steps, cut, trace, index)
 
 
-def _verdict(query: Query, steps: list[Step], returned: list[Hit], stages: Any, index: Any) -> Trace:
+def _verdict(query: Query, steps: list[Step], returned: list[Hit], trace: QueryTrace, index: Any) -> Trace:
     legs, chain = steps[:2], steps[2:]
     if not query.relevant:  # a negative query: it should return nothing
         if not returned:
             return Trace(None, "nothing returned", steps)
         return Trace("min_score", f"{len(returned)} returned: top-1 {_label(index, returned[0].id)} scores "
-                     f"{returned[0].score:.3f} >= minScore {stages.pass_threshold:g}", steps)
+                     f"{returned[0].score:.3f} >= minScore {trace.pass_threshold:g}", steps)
     if all(s.rank is None for s in legs) and chain[0].rank is None:
         return Trace("retrieval", f"no relevant chunk among the candidates ({legs[0].detail} by vector, "
                      f"{legs[1].detail} by lexical)", steps)
-    limit = 1 if query.kind == "suite" else stages.max_results  # passing needs the top-1; a paraphrase, the record
+    limit = 1 if query.kind == "suite" else trace.max_results  # passing needs the top-1; a paraphrase, the record
 
     def inside(step: Step) -> bool:
         return step.rank is not None and step.rank <= limit
@@ -206,9 +160,9 @@ def _verdict(query: Query, steps: list[Step], returned: list[Hit], stages: Any, 
     if lost is None and not inside(final):  # never inside after the fusion
         lost = "fusion" if any(inside(s) for s in legs) else "legs"
         said = 2  # the legs and the fused rank say it
-    if lost is None and query.kind == "suite" and final.score is not None and final.score < stages.pass_threshold:
+    if lost is None and query.kind == "suite" and final.score is not None and final.score < trace.pass_threshold:
         lost = "min_score"
-        text.append(f"top-1 but {final.score:.3f} < minScore {stages.pass_threshold:g}")
+        text.append(f"top-1 but {final.score:.3f} < minScore {trace.pass_threshold:g}")
     return Trace(lost, " -> ".join(text[:said]), steps)
 
 

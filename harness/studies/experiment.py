@@ -47,6 +47,7 @@ from harness.pipeline import (
     render_layout,
     scoped_chunks,
     search_legs,
+    trace_queries,
 )
 from harness.profiles import (
     apply_profile,
@@ -212,7 +213,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             part_stages = at_reference_time(stages, part)
             legs = search_legs(index, part_stages, queries)
             stage = "evaluation" + at
-            frame, hits, runs = evaluate_queries(index, part_stages, queries, legs, evaluation.get("round"),
+            frame, hits, runs = evaluate_queries(index, part_stages, queries, trace_queries(index, part_stages, queries, legs),
+                                                 evaluation.get("round"),
                                                  cutoffs, evidence_cutoffs, ties=evaluation.get("ties", "expected"),
                                                  evidence_names=evidence_names,
                                                  **near_tie)

@@ -53,6 +53,7 @@ from harness.pipeline import (
     dataset_parts,
     load_dataset,
     scoped_chunks,
+    trace_queries,
 )
 from harness.registry import format_validation_error
 from harness.stages.chunkers import Chunk
@@ -377,7 +378,8 @@ def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs:
                             chunker=None, tokenizer=None, embedder=ReleaseProvider(embedding), fusion=ReplayFusion(weights),
                             postprocess=[selection], max_results=max_results,
                             candidates=int(doc_settings.get("candidates", 0) or 0))
-            frame, hits, runs = evaluate_queries(index, stages, queries, legs, evaluation.get("round"), cutoffs,
+            frame, hits, runs = evaluate_queries(index, stages, queries, trace_queries(index, stages, queries, legs),
+                                                 evaluation.get("round"), cutoffs,
                                                  evidence_cutoffs, **near_tie)
             parts.append(exp._Part(scope, exp._index_figures(index), frame, hits, runs, layout.description,
                                    chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))

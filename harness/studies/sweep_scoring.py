@@ -7,7 +7,7 @@ Legs are searched once per chunking (a grid over chunk_tokens rebuilds the index
 embeddings from the cache), tokenizer and candidate count (maxResults x candidateMultiplier) the grid
 needs.  Scoring uses the fast scorer (harness.evaluation.fast_scoring: every setting of a group at once,
 on query x candidate arrays) for settings whose fusion it knows and whose post-processing it models
-(OpenClaw's temporal decay, importance, MMR and min_score, harness.evaluation.fast_postprocess), and
+(OpenClaw's temporal decay, importance, MMR and min_score, harness.stages.postprocess.arrays), and
 the pipeline's own stages otherwise (a setting at a time); both give the same figures
 (tests/test_fast_scoring.py, tests/test_fast_postprocess.py, tests/test_sweep.py).  With an executor,
 the settings are cut into one contiguous slice per worker and the arrays travel once (`executor.map`
@@ -33,7 +33,6 @@ import numpy as np
 
 from harness.db import connect, sqlite_version
 from harness.errors import ConfigError
-from harness.evaluation.fast_postprocess import ArrayStep, array_steps, supported
 from harness.evaluation.fast_scoring import (
     CandidateLegs,
     SettingScores,
@@ -59,6 +58,7 @@ from harness.pipeline import (
     fuse_with_candidates,
     load_dataset,
     render_layout,
+    trace_queries,
 )
 from harness.progress import progress_bar
 from harness.stages.chunkers import CHUNKERS
@@ -67,6 +67,7 @@ from harness.stages.fusion import FUSIONS, Legs
 from harness.stages.lexical import LEXICAL_BACKENDS
 from harness.stages.lexical.base import RankedHits
 from harness.stages.postprocess import POSTPROCESSORS
+from harness.stages.postprocess.arrays import ArrayStep, array_steps, supported
 from harness.stages.tokenizers import TOKENIZERS
 
 LEG_CACHE_VERSION = 2  # 2: a keyword leg's own ranking score and tie order are kept (OpenClaw 2026.8)
@@ -525,7 +526,8 @@ def headline_frame(setting: Setting, legs: SweepLegs, cutoffs: Sequence[int]) ->
     query_legs = {q.id: QueryLegs(by_query[q.id], {"query_embedding": 0.0, "vector": 0.0, "lexical": 0.0},
                                   legs.query_vectors[q.id]) for q in legs.queries}
     evaluation = config.get("evaluation", {})
-    frame, _, _ = evaluate_queries(part.index, stages, legs.queries, query_legs, evaluation.get("round"), cutoffs,
+    traces = trace_queries(part.index, stages, legs.queries, query_legs)
+    frame, _, _ = evaluate_queries(part.index, stages, legs.queries, traces, evaluation.get("round"), cutoffs,
                                    ties=evaluation.get("ties", "expected"))
     summary = summarise(frame, stages.max_results, unit=legs.unit)
     summary.pop("latency_ms", None)  # zeros here: the legs were searched once for every setting

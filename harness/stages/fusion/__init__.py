@@ -26,6 +26,12 @@ chunk) and keyword_hit telling whether the lexical leg found it.  Each also stat
                     list keeps a file's best chunk), 20 files   (+ Legs.extra), QMD's weights and
                     per list                                    bonuses; top 40 files, ids = paths
 
+Each method but qmd-documents is one formula over arrays, `fuse_arrays(LegArrays) -> FusedArrays`
+(harness.trace): its per-query call fuses the query's legs as a one-row array through it, and the
+sweep's fast scorer (harness.evaluation.fast_scoring) fuses every query of a sweep through the same
+method, so the two cannot disagree.  qmd-documents fuses files, not the chunks of the candidate
+matrix, and has no array form: the sweep scores it through its per-query call.
+
 A leg is read best first by (raw score desc, id) whatever order it arrives in, so every method is
 invariant to the order of its input lists and rank-based methods break ties the same way everywhere.
 QMD's "1/rank when there is no reranker" is not a fusion: it is the post-processing stage
@@ -41,7 +47,7 @@ from harness.stages.fusion.base import (
                                        Hit,
                                        Legs,
                                        RankedList,
-                                       merged_hits,
+                                       fused_hits,
                                        normalised_weights,
                                        rank_hits,
                                        ranked_leg,
@@ -75,7 +81,7 @@ from harness.stages.fusion.qmd_documents import (
 )
 from harness.stages.fusion.rrf import RRFFusion
 
-__all__ = ["FUSIONS", "Fusion", "Hit", "Legs", "RankedList", "merged_hits", "normalised_weights", "rank_hits", "ranked_leg",
+__all__ = ["FUSIONS", "Fusion", "Hit", "Legs", "RankedList", "fused_hits", "normalised_weights", "rank_hits", "ranked_leg",
            "LanceDBProFusion", "MultiplicativeFusion", "clamp01", "inverse_distance", "sigmoid_bm25",
            "NORMALISATIONS", "CombMNZ", "CombSum", "WeightedSumFusion", "min_max", "z_score",
            "KeywordOnly", "LexicalOnly", "VectorOnly", "WeightedFusion", "RRFFusion",

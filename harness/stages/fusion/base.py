@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from harness.ranking import by_score_then_id
 from harness.registry import Registry
+from harness.trace import Hit, LegArrays, leg_arrays, rank_hits
+
+__all__ = ["FUSIONS", "RankedList", "Legs", "Hit", "rank_hits", "Fusion", "fused_hits", "applied_weights",
+           "normalised_weights", "ranked_leg"]
 
 FUSIONS = Registry("fusion", builtins="harness.stages.fusion")
 
@@ -48,25 +52,12 @@ class Legs:
             self.lexical_tie_order = getattr(self.lexical, "tie_order", None)
 
 
-@dataclass
-class Hit:
-    id: str
-    score: float
-    vector_score: float = 0.0
-    text_score: float = 0.0
-    keyword_hit: bool = False  # found by the lexical leg
-    tiebreak: float = 0.0  # breaks equal scores before the id, larger first (OpenClaw's FTS-only text score)
-
-
-def rank_hits(hits: list[Hit]) -> list[Hit]:
-    """The one ordering of hits used everywhere: score descending, then chunk id (after `tiebreak`
-    descending, 0 unless a fusion sets it)."""
-    return by_score_then_id(hits, score=lambda h: h.score, ident=lambda h: (-h.tiebreak, h.id))
-
-
 @runtime_checkable
 class Fusion(Protocol):
-    """Legs -> hits ranked by (score desc, id); vector_score / text_score hold what each leg added."""
+    """Legs -> hits ranked by (score desc, id); vector_score / text_score hold what each leg added.  A fusion
+    over the candidates of the legs also has `fuse_arrays(LegArrays) -> FusedArrays`, its one formula, and
+    its call is `fused_hits(self, legs)`; the sweep's fast scorer uses the same method (a fusion without
+    one, qmd-documents, is scored through its call)."""
 
     def __call__(self, legs: Legs) -> list[Hit]: ...
 
@@ -118,12 +109,9 @@ def ranked_leg(leg: list[tuple[str, float]], leg_name: str = "leg") -> list[tupl
     return out
 
 
-def merged_hits(vector: dict[str, float], text: dict[str, float],
-                score: Callable[[str, float, float], float]) -> list[Hit]:
-    """The union of two legs' per-chunk scores -> ranked Hits, `score(id, v, t)` giving the fused score
-    (a chunk missing from a leg has 0 from it)."""
-    hits = []
-    for cid in vector.keys() | text.keys():
-        v, t = vector.get(cid, 0.0), text.get(cid, 0.0)
-        hits.append(Hit(cid, score(cid, v, t), vector_score=v, text_score=t, keyword_hit=cid in text))
-    return rank_hits(hits)
+def fused_hits(fusion: Any, legs: Legs) -> list[Hit]:
+    """A fusion's per-query call through its one formula, `fuse_arrays` (harness.trace.LegArrays -> FusedArrays):
+    the query's legs as a one-row array (a repeated id keeps its best score, as ranked_leg reads a leg),
+    fused, its hits ranked.  The sweep's fast scorer calls the same `fuse_arrays` on every query at once."""
+    arrays: LegArrays = leg_arrays({"": legs}, repeated="best")
+    return fusion.fuse_arrays(arrays).hits(arrays)

@@ -5,17 +5,12 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import (
-    FUSIONS,
-    Hit,
-    Legs,
-    merged_hits,
-    normalised_weights,
-    ranked_leg,
-)
+from harness.stages.fusion.base import FUSIONS, Hit, Legs, fused_hits, normalised_weights
+from harness.trace import FusedArrays, LegArrays, elementwise
 
 LANCEDB_STRONG_BM25 = 0.75  # b at or above this keeps 0.92 b even when the vector score is weak
 LANCEDB_STRONG_BM25_FACTOR = 0.92
@@ -73,16 +68,28 @@ class MultiplicativeFusion:
         self.leg_weights = normalised_weights(self.vector_weight, self.text_weight)
 
     def __call__(self, legs: Legs) -> list[Hit]:
-        to_score = inverse_distance if self.vector_to_score == "inverse_distance" else float
-        vector = {cid: to_score(c) for cid, c in ranked_leg(legs.vector, "vector")}
-        text = {cid: sigmoid_bm25(raw) for cid, raw in ranked_leg(legs.lexical, "lexical")}
+        return fused_hits(self, legs)
 
-        def score(cid: str, v: float, b: float) -> float:
-            if cid not in vector:
-                return b
-            return v + self.boost * v if cid in text else v
+    def fuse_arrays(self, legs: LegArrays) -> FusedArrays:
+        vf, tf = legs.vector_found, legs.lexical_found
+        v = store_vector_score(legs, self.vector_to_score)
+        b = store_bm25_score(legs)
+        score = np.where(vf, np.where(tf, v + self.boost * v, v), b)
+        return FusedArrays(score, vf | tf, tf, v, b)
 
-        return merged_hits(vector, text, score)
+
+def store_vector_score(legs: LegArrays, vector_to_score: str) -> np.ndarray:
+    """The vector leg as memory-lancedb-pro's store scores it: the cosine, or 1/(1+d); 0 where not found."""
+    if vector_to_score == "inverse_distance":
+        return legs.derived(("inverse-distance",), lambda: np.where(
+            legs.vector_found, inverse_distance(legs.vector), 0.0))
+    return legs.derived(("cosine",), lambda: np.where(legs.vector_found, legs.vector, 0.0))
+
+
+def store_bm25_score(legs: LegArrays) -> np.ndarray:
+    """The lexical leg's sigmoid_bm25 (memory-lancedb-pro's store), 0 where not found."""
+    return legs.derived(("sigmoid-bm25",), lambda: np.where(
+        legs.lexical_found, elementwise(sigmoid_bm25)(legs.lexical), 0.0))
 
 
 @FUSIONS.register("lancedb-pro")
@@ -113,13 +120,13 @@ class LanceDBProFusion:
         self.leg_weights = normalised_weights(self.vector_weight, self.text_weight)
 
     def __call__(self, legs: Legs) -> list[Hit]:
-        vector = {cid: inverse_distance(c) for cid, c in ranked_leg(legs.vector, "vector")}
-        text = {cid: sigmoid_bm25(raw) for cid, raw in ranked_leg(legs.lexical, "lexical")}
+        return fused_hits(self, legs)
 
-        def score(cid: str, v: float, b: float) -> float:
-            if cid not in vector:
-                return clamp01(b)
-            strong = LANCEDB_STRONG_BM25_FACTOR * b if b >= LANCEDB_STRONG_BM25 else 0.0
-            return clamp01(max(self.vector_weight * v + self.text_weight * b, strong))
-
-        return [h for h in merged_hits(vector, text, score) if h.score >= self.min_score]
+    def fuse_arrays(self, legs: LegArrays) -> FusedArrays:
+        vf, tf = legs.vector_found, legs.lexical_found
+        v = store_vector_score(legs, "inverse_distance")
+        b = store_bm25_score(legs)
+        strong = np.where(b >= LANCEDB_STRONG_BM25, LANCEDB_STRONG_BM25_FACTOR * b, 0.0)
+        blended = np.maximum(self.vector_weight * v + self.text_weight * b, strong)
+        score = elementwise(clamp01)(np.where(vf, blended, b))
+        return FusedArrays(score, (vf | tf) & (score >= self.min_score), tf, v, b)

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, normalised_weights, rank_hits
+from harness.stages.fusion.base import FUSIONS, Hit, Legs, fused_hits, normalised_weights
 from harness.stages.lexical import RANK_TO_SCORE
+from harness.trace import FusedArrays, LegArrays, elementwise
 
 Bm25ToScore = Literal["current", "legacy"]
 
@@ -32,22 +34,39 @@ class WeightedFusion:
 
     def __post_init__(self) -> None:
         self.leg_weights = normalised_weights(self.vector_weight, self.text_weight)
-        self._text_score = RANK_TO_SCORE[self.bm25_to_score]
 
     def __call__(self, legs: Legs) -> list[Hit]:
+        return fused_hits(self, legs)
+
+    def fuse_arrays(self, legs: LegArrays) -> FusedArrays:
+        """vw * cosine + tw * text over every query's candidates (0 from a leg that did not find one)."""
         vw, tw = self.leg_weights
-        merged: dict[str, Hit] = {}
-        for cid, cosine in legs.vector:
-            merged[cid] = Hit(cid, 0.0, vector_score=cosine)
-        ranking = legs.lexical_ranking
-        for cid, bm25 in legs.lexical:
-            hit = merged.setdefault(cid, Hit(cid, 0.0))
-            # back to FTS5's rank sign convention
-            hit.text_score = ranking[cid] if ranking is not None else self._text_score(-bm25)
-            hit.keyword_hit = True
-        for hit in merged.values():
-            hit.score = vw * hit.vector_score + tw * hit.text_score
-        return rank_hits(list(merged.values()))
+        text = keyword_text(legs, self.bm25_to_score)
+        cosine = vector_cosine(legs)
+        either = legs.derived(("either",), lambda: legs.vector_found | legs.lexical_found)
+        return FusedArrays(vw * cosine + tw * text, either, legs.lexical_found, cosine, text)
+
+
+def mapped_bm25(legs: LegArrays, bm25_to_score: str) -> np.ndarray:
+    """The lexical leg's raw BM25 back to FTS5's rank sign (rank = -raw) and mapped as OpenClaw maps it
+    (harness.stages.lexical RANK_TO_SCORE), 0 where the leg did not find the candidate."""
+    return legs.derived(("bm25", bm25_to_score), lambda: np.where(
+        legs.lexical_found, elementwise(RANK_TO_SCORE[bm25_to_score])(-legs.lexical), 0.0))
+
+
+def keyword_text(legs: LegArrays, bm25_to_score: str) -> np.ndarray:
+    """The weighted merge's text score: the lexical leg's own ranking score for a query whose leg has one
+    (OpenClaw 2026.8's boosted keyword score), the mapped BM25 otherwise."""
+    text = mapped_bm25(legs, bm25_to_score)
+    if legs.ranked_rows is None:
+        return text
+    return legs.derived(("ranked", bm25_to_score), lambda: np.where(
+        legs.ranked_rows[:, None], np.where(legs.lexical_found, legs.lexical_ranking, 0.0), text))
+
+
+def vector_cosine(legs: LegArrays) -> np.ndarray:
+    """The vector leg's cosine, 0 where it did not find the candidate."""
+    return legs.derived(("cosine",), lambda: np.where(legs.vector_found, legs.vector, 0.0))
 
 
 @FUSIONS.register("lexical-only")
@@ -61,9 +80,12 @@ class LexicalOnly:
     leg_weights = (0.0, 1.0)  # post-processing sees all weight on the one leg
 
     def __call__(self, legs: Legs) -> list[Hit]:
-        to_score = RANK_TO_SCORE[self.bm25_to_score]
-        return rank_hits([Hit(cid, to_score(-raw), text_score=to_score(-raw), keyword_hit=True)
-                          for cid, raw in legs.lexical])
+        return fused_hits(self, legs)
+
+    def fuse_arrays(self, legs: LegArrays) -> FusedArrays:
+        text = mapped_bm25(legs, self.bm25_to_score)
+        found = legs.lexical_found
+        return FusedArrays(text, found, found, np.zeros(legs.shape), text)
 
 
 @FUSIONS.register("keyword-only")
@@ -81,15 +103,16 @@ class KeywordOnly:
     leg_weights = (0.0, 1.0)
 
     def __call__(self, legs: Legs) -> list[Hit]:
-        to_score = RANK_TO_SCORE[self.bm25_to_score]
-        ranking, ties = legs.lexical_ranking, legs.lexical_tie_order
-        hits = []
-        for cid, raw in legs.lexical:
-            text = to_score(-raw)
-            score = ranking[cid] if ranking is not None else text
-            tiebreak = -float(ties[cid]) if ties is not None else text  # larger first
-            hits.append(Hit(cid, score, text_score=text, keyword_hit=True, tiebreak=tiebreak))
-        return rank_hits(hits)
+        return fused_hits(self, legs)
+
+    def fuse_arrays(self, legs: LegArrays) -> FusedArrays:
+        text = mapped_bm25(legs, self.bm25_to_score)
+        found = legs.lexical_found
+        score = text if legs.ranked_rows is None else \
+            np.where(legs.ranked_rows[:, None] & found, legs.lexical_ranking, text)
+        tiebreak = text if legs.tie_rows is None else \
+            np.where(legs.tie_rows[:, None], -legs.lexical_tie_order, text)  # larger first
+        return FusedArrays(score, found, found, np.zeros(legs.shape), text, tiebreak)
 
 
 @FUSIONS.register("vector-only")
@@ -100,4 +123,9 @@ class VectorOnly:
     leg_weights = (1.0, 0.0)
 
     def __call__(self, legs: Legs) -> list[Hit]:
-        return rank_hits([Hit(cid, cos, vector_score=cos) for cid, cos in legs.vector])
+        return fused_hits(self, legs)
+
+    def fuse_arrays(self, legs: LegArrays) -> FusedArrays:
+        cosine = vector_cosine(legs)
+        found = legs.vector_found
+        return FusedArrays(cosine, found, np.zeros(legs.shape, dtype=bool), cosine, np.zeros(legs.shape))

@@ -3,17 +3,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import (
-    FUSIONS,
-    Hit,
-    Legs,
-    merged_hits,
-    normalised_weights,
-    ranked_leg,
-)
+from harness.stages.fusion.base import FUSIONS, Hit, Legs, fused_hits, normalised_weights
+from harness.trace import FusedArrays, LegArrays
 
 QMD_LIST_WEIGHT = 2.0  # QMD: the original query's lexical and vector lists (expansion lists get 1.0)
 QMD_FIRST_BONUS = 0.05  # a chunk ranked first in any list
@@ -55,23 +50,36 @@ class RRFFusion:
         self.leg_weights = normalised_weights(self.w_vector, self.w_text)
 
     def __call__(self, legs: Legs) -> list[Hit]:
-        best_rank: dict[str, int] = {}
-        contributions: list[dict[str, float]] = [{}, {}]  # summed per leg: vector, lexical
-        lists = [(legs.vector, self.w_vector, 0, "vector"), (legs.lexical, self.w_text, 1, "lexical")]
-        lists += [(extra.hits, extra.weight, 0 if extra.leg == "vector" else 1, extra.name) for extra in legs.extra]
-        for hits, weight, side, name in lists:
-            scores = contributions[side]
-            for rank, (cid, _raw) in enumerate(ranked_leg(hits, name), start=1):
-                scores[cid] = scores.get(cid, 0.0) + weight / (self.k + rank)
-                best_rank[cid] = min(rank, best_rank.get(cid, rank))
+        return fused_hits(self, legs)
 
-        def score(cid: str, v: float, t: float) -> float:
-            total = v + t
-            if self.variant == "qmd":
-                if best_rank[cid] == 1:
-                    total += QMD_FIRST_BONUS
-                elif best_rank[cid] <= 3:
-                    total += QMD_TOP3_BONUS
-            return total
+    def fuse_arrays(self, legs: LegArrays) -> FusedArrays:
+        """Each list's w / (k + rank) summed per side (vector lists, lexical lists) in list order, then
+        QMD's bonus on the best rank in any list."""
+        k = self.k
+        lists = [(legs.vector_found, legs.derived(("k+rank", "vector", k), lambda: k + legs.vector_rank),
+                  self.w_vector, 0),
+                 (legs.lexical_found, legs.derived(("k+rank", "lexical", k), lambda: k + legs.lexical_rank),
+                  self.w_text, 1)]
+        lists += [(e.found, k + e.rank, e.weight, 0 if e.leg == "vector" else 1) for e in legs.extra]
+        sides = [np.zeros(legs.shape), np.zeros(legs.shape)]
+        found = [np.zeros(legs.shape, dtype=bool), np.zeros(legs.shape, dtype=bool)]
+        for in_list, k_rank, weight, side in lists:
+            with np.errstate(divide="ignore", invalid="ignore"):  # k = 0: the absent cells' rank 0, masked
+                sides[side] = sides[side] + np.where(in_list, weight / k_rank, 0.0)
+            found[side] = found[side] | in_list
+        total = sides[0] + sides[1]
+        if self.variant == "qmd":
+            total = total + (legs.derived(("qmd-bonus",), lambda: qmd_bonus(legs)) if not legs.extra
+                             else qmd_bonus(legs))
+        return FusedArrays(total, found[0] | found[1], found[1], sides[0], sides[1])
 
-        return merged_hits(contributions[0], contributions[1], score)
+
+def qmd_bonus(legs: LegArrays) -> np.ndarray:
+    """QMD's top-rank bonus of each candidate: +0.05 when it is first in any list, else +0.02 when its
+    best rank is 2 or 3."""
+    never = np.iinfo(np.int64).max
+    best = np.full(legs.shape, never)
+    for in_list, rank in [(legs.vector_found, legs.vector_rank), (legs.lexical_found, legs.lexical_rank),
+                          *((e.found, e.rank) for e in legs.extra)]:
+        best = np.minimum(best, np.where(in_list, rank, never))
+    return np.where(best == 1, QMD_FIRST_BONUS, np.where(best <= 3, QMD_TOP3_BONUS, 0.0))

@@ -5,11 +5,13 @@ import math
 import re
 from dataclasses import replace
 from functools import lru_cache
-from typing import Callable, Literal, Optional
+from typing import Callable, Literal, Optional, Sequence
 
+import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
+from harness.selection import Threshold, positions
 from harness.stages.chunkers.openclaw import utf16_prefix
 from harness.stages.cjk import OPENCLAW_MMR_CJK_RUN
 from harness.stages.fusion import Hit, rank_hits
@@ -53,16 +55,19 @@ class MinScore:
         return self.min_score
 
     def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
-        passing = [h for h in hits if h.score >= self.min_score]
-        if self.keyword_fallback != "none" and not passing:
-            floor = min(self.min_score, ctx.text_weight) if self.relaxed_floor is None else self.relaxed_floor
-            passing = [h for h in hits if h.keyword_hit and h.score >= floor]
-        elif self.keyword_fallback == "fill" and len(passing) < ctx.max_results:
-            chosen = {h.id for h in passing}
-            spare = [h for h in hits if h.keyword_hit and h.vector_score == 0 and h.id not in chosen]
-            passing += spare[: ctx.max_results - len(passing)]
+        """The selection of harness.selection (the one the sweep's fast scorer applies) on this list as a
+        one-row array: each hit's place in what is kept, in the order given."""
+        if not hits:
+            return []
+        score = np.array([[h.score for h in hits]], dtype=float)
+        keyword = np.array([[h.keyword_hit for h in hits]], dtype=bool)
+        no_vector = np.array([[h.vector_score == 0 for h in hits]], dtype=bool)
+        place = positions(score, np.ones(score.shape, dtype=bool), keyword,
+                          Threshold(self.min_score, self.keyword_fallback, self.relaxed_floor),
+                          np.float64(ctx.text_weight), no_vector)[0].tolist()
         # no re-sort: a stage before this one (MMR) may have chosen the order, as in OpenClaw
-        return passing[: ctx.max_results]
+        kept = sorted((p, i) for i, p in enumerate(place) if p > 0)
+        return [hits[i] for _, i in kept][: ctx.max_results]
 
 
 # --- MMR --------------------------------------------------------------------------------------------
@@ -164,26 +169,86 @@ class MMR:
             return rank_hits(hits)
         chunk_text = ctx.need("chunk_text", "mmr")
         snippets = [utf16_prefix(chunk_text(h.id), self.snippet_chars) for h in hits]
-        lo = min(h.score for h in hits)
-        span = max(h.score for h in hits) - lo
-        relevance = [1.0 if span == 0 else (h.score - lo) / span for h in hits]
+        n = len(hits)
+        similarity = np.zeros((1, n, n))
+        for i in range(n):
+            for j in range(i + 1, n):
+                similarity[0, i, j] = similarity[0, j, i] = snippet_similarity(self.tokens, snippets[i], snippets[j])
+        score = np.array([[h.score for h in hits]], dtype=float)
+        order = mmr_array_order(score, np.ones(score.shape, dtype=bool), np.arange(n)[None, :], np.zeros(1, dtype=int),
+                                self.lambda_, similarity)[0]
+        return [hits[i] for i in order.tolist() if i >= 0]
 
-        remaining = list(range(len(hits)))  # input order is the final tie-break
-        max_similarity = [0.0] * len(hits)
-        order: list[int] = []
-        while remaining:
-            best, best_value = -1, -math.inf
-            for i in remaining:
-                value = self.lambda_ * relevance[i] - (1 - self.lambda_) * max_similarity[i]
-                if value > best_value or (value == best_value and hits[i].score > hits[best].score):
-                    best, best_value = i, value
-            order.append(best)
-            remaining.remove(best)
-            for i in remaining:  # the max similarity to the picked set only grows by the new pick
-                similarity = snippet_similarity(self.tokens, snippets[i], snippets[best])
-                if similarity > max_similarity[i]:
-                    max_similarity[i] = similarity
-        return [hits[i] for i in order]
+
+def mmr_array_order(score: np.ndarray, present: np.ndarray, rank: np.ndarray, query: np.ndarray, lambda_: float,
+                    similarity: np.ndarray, needs: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
+                    score_ordered: bool = False) -> np.ndarray:
+    """MMR's order of each row's present candidates: rows x candidates of column indices, -1 after the
+    last one picked.  score, present, rank (each candidate's place in the input order, the final
+    tie-break): rows x candidates; query: each row's query (its row of `similarity`, queries x candidates
+    x candidates).  The one definition of the MMR stage's greedy selection: MMR's call runs it on its list
+    as one row, the sweep's fast scorer on every query at once.
+
+    With `needs`, a row stops as soon as, for every (mask, count), `count` of its masked candidates have
+    been picked: what the minScore selection and the cut read of the order is then decided (the
+    candidates it never picks are beyond the cut), which saves most of the O(n^2) greedy.
+    `score_ordered`: the input order is (score desc, id), so it is already the tie-break's order."""
+    rows, width = score.shape
+    order = np.full((rows, width), -1, dtype=np.int64)
+    lam = lambda_
+    if lam == 1.0:  # the stage re-ranks by (score desc, id) instead of running the greedy selection
+        key = np.where(present, -score, np.inf)
+        ranked = np.argsort(key, axis=1, kind="stable")
+        return np.where(np.take_along_axis(present, ranked, axis=1), ranked, -1)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(present, score, np.inf).min(axis=1, keepdims=True)
+        hi = np.where(present, score, -np.inf).max(axis=1, keepdims=True)
+        span = hi - lo
+        relevance = np.where(span == 0, 1.0, (score - lo) / np.where(span == 0, 1.0, span))
+    # lambda x relevance is the same float at every step; a picked or absent candidate gets -inf instead
+    weighted = np.where(present, lam * relevance, -np.inf)
+    # the stage's tie-break among equal values: the higher score, then the earlier in its input order
+    if score_ordered:
+        tie_rank = rank
+    else:
+        tie_order = np.lexsort((rank, -np.where(present, score, -np.inf)), axis=1)
+        tie_rank = np.empty_like(tie_order)
+        np.put_along_axis(tie_rank, tie_order, np.arange(width)[None, :], axis=1)
+    big = np.iinfo(np.int64).max
+    active = np.arange(rows)
+    left = present.sum(axis=1)  # candidates not yet picked
+    max_similarity = np.zeros((rows, width))
+    counts = [np.zeros(rows, dtype=np.int64) for _ in (needs or ())]
+    diversity = 1 - lam
+    weighted_a, tie_a = weighted, tie_rank
+    t = 0
+    while active.size:
+        exhausted = left[active] == 0
+        enough = np.full(active.size, bool(needs))  # every need met (none given: run to the end)
+        for (_, need), count in zip(needs or (), counts):
+            enough &= count[active] >= need[active]
+        done = exhausted | enough
+        if done.all():
+            break
+        # compact: a row with nothing left to pick must go; rows whose needs are met go once they are many
+        # (a row that stays picks on, which is still the stage's order)
+        if exhausted.any() or done.mean() > 0.25:
+            keep = ~done
+            active, weighted_a, max_similarity, tie_a = active[keep], weighted_a[keep], max_similarity[keep], tie_a[keep]
+        elif t == 0:
+            weighted_a = weighted_a.copy()  # picks are marked in it
+        value = weighted_a - diversity * max_similarity
+        best = value.max(axis=1, keepdims=True)
+        pick = np.where(value == best, tie_a, big).argmin(axis=1)
+        order[active, t] = pick
+        local = np.arange(active.size)
+        weighted_a[local, pick] = -np.inf
+        left[active] -= 1
+        max_similarity = np.maximum(max_similarity, similarity[query[active], pick])
+        for (mask, _), count in zip(needs or (), counts):
+            count[active] += mask[active, pick]
+        t += 1
+    return order
 
 
 # --- temporal decay ---------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 """Post-processing on query x candidate arrays, for the fast sweep scorer (harness.evaluation.fast_scoring).
 
 OpenClaw's stages between the fusion and the minScore selection, each built from a configured stage
-object (harness.stages.postprocess) and reproducing its __call__ on every row of the candidate matrix:
+object (harness.stages.postprocess) and reproducing its __call__ on every row of the candidate matrix.
+The scorer applies each step through its own methods (`kind`, Rescale.factor, Diversify.order), so it
+imports nothing from the stages:
 
     stage            array step   what it does on the arrays
     temporal_decay   Rescale      score x the stage's own multiplier(age of the chunk's file), re-ranked
     importance       Rescale      score x the stage's own multiplier(curated importance of the chunk), re-ranked
-    mmr              Diversify    the stage's greedy selection: lambda x relevance - (1 - lambda) x the max
-                                  Jaccard similarity (the stage's snippet_similarity) to the picked ones,
-                                  exact ties to the higher score, then to the earlier candidate
+    mmr              Diversify    the stage's own greedy selection (openclaw.mmr_array_order, which its call
+                                  runs on one row): lambda x relevance - (1 - lambda) x the max Jaccard
+                                  similarity (the stage's snippet_similarity) to the picked ones, exact
+                                  ties to the higher score, then to the earlier candidate
 
 The factors and similarities are computed by the stages' own functions, once per chunk (or pair of
 chunks) of a sweep, and multiplied in the stages' order, so every score is the same float as the
@@ -17,7 +20,7 @@ A stage these steps do not model (the memory-lancedb-pro and QMD stages) raises 
 and the sweep scores such settings through the pipeline's stages instead.
 
     >>> steps = array_steps(stages, legs, chunk_path=..., chunk_text=..., now=...)
-    >>> score_settings(legs, fusions, thresholds, post=steps, max_results=6)
+    >>> score_settings(legs, fusions, thresholds, post=steps, max_results=6)   # harness.evaluation.fast_scoring
 """
 from __future__ import annotations
 
@@ -27,16 +30,20 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from harness.stages.chunkers.openclaw import utf16_prefix
-from harness.stages.postprocess.base import age_days, memory_date, reference_time
+from harness.stages.postprocess.base import SearchContext, age_days, memory_date, reference_time
 from harness.stages.postprocess.openclaw import (
     MMR,
     MMR_TOKENIZERS,
     ImportanceMultiplier,
     TemporalDecay,
     curated_importance,
+    mmr_array_order,
     jaccard,
     snippet_similarity,
 )
+
+
+Need = tuple[np.ndarray, np.ndarray]  # (mask over candidates, how many of them must have been picked) per row
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,8 @@ class Rescale:
     name: str
     factor: np.ndarray  # queries x candidates
 
+    kind = "rescale"
+
 
 @dataclass(frozen=True)
 class Diversify:
@@ -54,6 +63,13 @@ class Diversify:
     name: str
     lambda_: float
     similarity: np.ndarray  # queries x candidates x candidates (0 for padding columns)
+
+    kind = "diversify"
+
+    def order(self, score: np.ndarray, present: np.ndarray, rank: np.ndarray, query: np.ndarray,
+              needs: Sequence[Need] | None = None, score_ordered: bool = False) -> np.ndarray:
+        """mmr_order with this step."""
+        return mmr_order(score, present, rank, query, self, needs, score_ordered)
 
 
 ArrayStep = Rescale | Diversify
@@ -104,8 +120,6 @@ def array_steps(stages: Sequence[Any], chunk_ids: Sequence[Sequence[str]], *, ch
 def _decay_factor(stage: TemporalDecay, path: str, now: Any) -> float:
     if memory_date(path, True) is None:
         return 1.0  # undated: evergreen (the stage needs no reference time for it)
-    from harness.stages.postprocess.base import SearchContext
-
     when = reference_time(stage.now, SearchContext("", 0, 0.0, 0.0, now=now), "temporal_decay")
     return stage.multiplier(age_days(path, when, True))
 
@@ -151,103 +165,10 @@ def _similarities(chunk_ids: Sequence[Sequence[str]], width: int, stage: MMR,
 
 # --- the greedy MMR order, on many rows at once -----------------------------------------------------------
 
-Need = tuple[np.ndarray, np.ndarray]  # (mask over candidates, how many of them must have been picked) per row
 
 
 def mmr_order(score: np.ndarray, present: np.ndarray, rank: np.ndarray, query: np.ndarray, step: Diversify,
               needs: Sequence[Need] | None = None, score_ordered: bool = False) -> np.ndarray:
-    """MMR's order of each row's present candidates: rows x candidates of column indices, -1 after the
-    last one picked.  score, present, rank (each candidate's place in the input order, the final
-    tie-break): rows x candidates; query: each row's query (its row of step.similarity).
-
-    With `needs`, a row stops as soon as, for every (mask, count), `count` of its masked candidates have
-    been picked: what the minScore selection and the cut read of the order is then decided (the
-    candidates it never picks are beyond the cut), which saves most of the O(n^2) greedy.
-    `score_ordered`: the input order is (score desc, id), so it is already the tie-break's order."""
-    rows, width = score.shape
-    order = np.full((rows, width), -1, dtype=np.int64)
-    lam = step.lambda_
-    if lam == 1.0:  # the stage re-ranks by (score desc, id) instead of running the greedy selection
-        key = np.where(present, -score, np.inf)
-        ranked = np.argsort(key, axis=1, kind="stable")
-        return np.where(np.take_along_axis(present, ranked, axis=1), ranked, -1)
-    with np.errstate(invalid="ignore"):
-        lo = np.where(present, score, np.inf).min(axis=1, keepdims=True)
-        hi = np.where(present, score, -np.inf).max(axis=1, keepdims=True)
-        span = hi - lo
-        relevance = np.where(span == 0, 1.0, (score - lo) / np.where(span == 0, 1.0, span))
-    # lambda x relevance is the same float at every step; a picked or absent candidate gets -inf instead
-    weighted = np.where(present, lam * relevance, -np.inf)
-    # the stage's tie-break among equal values: the higher score, then the earlier in its input order
-    if score_ordered:
-        tie_rank = rank
-    else:
-        tie_order = np.lexsort((rank, -np.where(present, score, -np.inf)), axis=1)
-        tie_rank = np.empty_like(tie_order)
-        np.put_along_axis(tie_rank, tie_order, np.arange(width)[None, :], axis=1)
-    big = np.iinfo(np.int64).max
-    active = np.arange(rows)
-    left = present.sum(axis=1)  # candidates not yet picked
-    max_similarity = np.zeros((rows, width))
-    counts = [np.zeros(rows, dtype=np.int64) for _ in (needs or ())]
-    diversity = 1 - lam
-    weighted_a, tie_a = weighted, tie_rank
-    t = 0
-    while active.size:
-        exhausted = left[active] == 0
-        enough = np.full(active.size, bool(needs))  # every need met (none given: run to the end)
-        for (_, need), count in zip(needs or (), counts):
-            enough &= count[active] >= need[active]
-        done = exhausted | enough
-        if done.all():
-            break
-        # compact: a row with nothing left to pick must go; rows whose needs are met go once they are many
-        # (a row that stays picks on, which is still the stage's order)
-        if exhausted.any() or done.mean() > 0.25:
-            keep = ~done
-            active, weighted_a, max_similarity, tie_a = active[keep], weighted_a[keep], max_similarity[keep], tie_a[keep]
-        elif t == 0:
-            weighted_a = weighted_a.copy()  # picks are marked in it
-        value = weighted_a - diversity * max_similarity
-        best = value.max(axis=1, keepdims=True)
-        pick = np.where(value == best, tie_a, big).argmin(axis=1)
-        order[active, t] = pick
-        local = np.arange(active.size)
-        weighted_a[local, pick] = -np.inf
-        left[active] -= 1
-        max_similarity = np.maximum(max_similarity, step.similarity[query[active], pick])
-        for (mask, _), count in zip(needs or (), counts):
-            count[active] += mask[active, pick]
-        t += 1
-    return order
-
-
-def selection_needs(score: np.ndarray, present: np.ndarray, keyword: np.ndarray, no_vector: np.ndarray | None,
-                    thresholds: Sequence[Any], text_weight: np.ndarray, max_results: int) -> list[Need]:
-    """What the minScore selection (harness.stages.postprocess MinScore, as fast_scoring.positions reads it)
-    needs of an order, per threshold: the first max_results of the candidates it keeps, which, since the
-    sets kept do not depend on the order, are known before the order is: the passing ones (or the keyword
-    fallback's when none passes), and for `fill` the keyword-only ones after them."""
-    needs: list[Need] = []
-    for threshold in thresholds:
-        if threshold is None:
-            needs.append((present, np.minimum(present.sum(axis=1), max_results)))
-            continue
-        clears = present & (score >= threshold.min_score)
-        n_clear = clears.sum(axis=1)
-        first = np.minimum(n_clear, max_results)
-        if threshold.keyword_fallback == "none":
-            needs.append((clears, first))
-            continue
-        floor = np.minimum(threshold.min_score, text_weight) if threshold.relaxed_floor is None \
-            else np.full(score.shape[0], threshold.relaxed_floor)
-        fallback = present & keyword & (score >= floor[:, None])
-        some = n_clear > 0
-        needs.append((np.where(some[:, None], clears, fallback),
-                      np.where(some, first, np.minimum(fallback.sum(axis=1), max_results))))
-        if threshold.keyword_fallback == "fill":
-            spare = present & keyword & no_vector & ~clears
-            needs.append((spare, np.where(some, np.minimum(spare.sum(axis=1), max_results - first), 0)))
-    return needs
-
-
+    """The MMR stage's own greedy selection (openclaw.mmr_array_order) with a Diversify step's lambda and
+    similarities."""
+    return mmr_array_order(score, present, rank, query, step.lambda_, step.similarity, needs, score_ordered)
