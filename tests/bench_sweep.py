@@ -187,8 +187,8 @@ def test_openclaw_workspace_sweep_warm(benchmark):
 
 @pytest.fixture(scope="module")
 def locomo_sized():
-    from harness.stages.postprocess.arrays import array_steps
     from harness.stages.postprocess import POSTPROCESSORS
+    from harness.stages.postprocess.arrays import array_steps
     from tests.sweep_worlds import memory_world
 
     legs, judgments, index = memory_world(1500)

@@ -11,7 +11,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.evaluation.fast_scoring import Threshold, candidate_legs, fused, score_order, score_settings
+from harness.evaluation.fast_scoring import (
+    Threshold,
+    candidate_legs,
+    fused,
+    score_order,
+    score_settings,
+)
 from harness.evaluation.metrics import evaluate, query_outcome, strict_run
 from harness.inputs.layout import Query
 from harness.pipeline import Stages, fuse

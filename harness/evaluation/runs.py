@@ -27,8 +27,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from harness.errors import DataError
 from harness.ranking import by_score_then_id
-from harness.trace import Hit
 from harness.text_files import shown
+from harness.trace import Hit
 
 Run = dict[str, dict[str, float]]  # query id -> doc id -> score
 Qrels = dict[str, dict[str, int]]  # query id -> doc id -> grade

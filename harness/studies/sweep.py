@@ -6,7 +6,7 @@ query and candidate count, and the lexical leg once per query, tokenizer and can
 setting of the grid (tokenizer x temporal decay x MMR x fusion method x vectorWeight x minScore, and
 maxResults, candidateMultiplier and chunk_tokens when the grid names them) then only re-fuses those
 candidate lists: with OpenClaw's post-processing (decay, importance, MMR, min_score), all settings of a
-group are scored at once on query x candidate arrays (harness.evaluation.fast_scoring, fast_postprocess);
+group are scored at once on query x candidate arrays (harness.evaluation.fast_scoring, harness.stages.postprocess.arrays);
 other stages go through the pipeline's own fusion and post-processing stages, a setting at a time.  Each
 setting is marked with whether the release the preset models can write it in openclaw.json
 (harness.inputs.openclaw_releases).

@@ -9,7 +9,13 @@ import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, fused_hits, normalised_weights
+from harness.stages.fusion.base import (
+    FUSIONS,
+    Hit,
+    Legs,
+    fused_hits,
+    normalised_weights,
+)
 from harness.trace import FusedArrays, LegArrays, elementwise
 
 LANCEDB_STRONG_BM25 = 0.75  # b at or above this keeps 0.92 b even when the vector score is weak

@@ -8,7 +8,13 @@ import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, fused_hits, normalised_weights
+from harness.stages.fusion.base import (
+    FUSIONS,
+    Hit,
+    Legs,
+    fused_hits,
+    normalised_weights,
+)
 from harness.trace import FusedArrays, LegArrays
 
 MIN_MAX_FLOOR = 1e-9  # ranx's denominator floor, so a spread of 1e-12 is not blown up to [0, 1]

@@ -7,7 +7,13 @@ import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, fused_hits, normalised_weights
+from harness.stages.fusion.base import (
+    FUSIONS,
+    Hit,
+    Legs,
+    fused_hits,
+    normalised_weights,
+)
 from harness.stages.lexical import RANK_TO_SCORE
 from harness.trace import FusedArrays, LegArrays, elementwise
 

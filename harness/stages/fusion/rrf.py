@@ -7,7 +7,13 @@ import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion.base import FUSIONS, Hit, Legs, fused_hits, normalised_weights
+from harness.stages.fusion.base import (
+    FUSIONS,
+    Hit,
+    Legs,
+    fused_hits,
+    normalised_weights,
+)
 from harness.trace import FusedArrays, LegArrays
 
 QMD_LIST_WEIGHT = 2.0  # QMD: the original query's lexical and vector lists (expansion lists get 1.0)

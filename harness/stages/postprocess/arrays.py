@@ -30,18 +30,22 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from harness.stages.chunkers.openclaw import utf16_prefix
-from harness.stages.postprocess.base import SearchContext, age_days, memory_date, reference_time
+from harness.stages.postprocess.base import (
+    SearchContext,
+    age_days,
+    memory_date,
+    reference_time,
+)
 from harness.stages.postprocess.openclaw import (
     MMR,
     MMR_TOKENIZERS,
     ImportanceMultiplier,
     TemporalDecay,
     curated_importance,
-    mmr_array_order,
     jaccard,
+    mmr_array_order,
     snippet_similarity,
 )
-
 
 Need = tuple[np.ndarray, np.ndarray]  # (mask over candidates, how many of them must have been picked) per row
 
