@@ -40,7 +40,7 @@ from typing import Any
 
 import json5
 
-from harness.config import load_toml, preset_path
+from harness.toml_files import load_toml, preset_path
 from harness.errors import ConfigError, DataError
 from harness.inputs.layout import read_utf8
 from harness.text_files import (
