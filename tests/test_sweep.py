@@ -19,7 +19,7 @@ from harness.studies.sweep import (
     tokenizer_tables,
     weight_values,
 )
-from harness.studies.sweep_report import write_sweep
+from harness.reporting.sweep import write_sweep
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.reporting.documents import write_results
 from harness.reporting.plots import plot_ablation
 from harness.studies.experiment import RunResult
 
@@ -483,7 +484,7 @@ def _why_section(result: RunResult) -> list[str]:
 def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, int], dict[str, str]]) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    result.write_json(out_dir / "results.json")
+    write_results(result, out_dir / "results.json")
     if result.config.get("evaluation", {}).get("redact"):  # [evaluation] redact: the user's text masked in reports
         from harness.reporting.redact import redacted_result
 

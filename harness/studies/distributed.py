@@ -40,6 +40,9 @@ from harness.studies.embed import (
 from harness.studies.executor import Executor
 from harness.studies.experiment import RunResult, run_experiment
 from harness.studies.matrix import matrix_configs
+from harness.studies.sweep_scoring import (  # noqa: F401  (score_settings: the name the docs and tests use)
+    score_on_executor as score_settings,
+)
 
 # --- runs: matrix cells and ablation rounds ---------------------------------------------------------
 
@@ -132,17 +135,6 @@ def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides:
 
 
 # --- sweeps: legs searched once on the driver, settings fused and scored on the workers -------------
-
-
-def score_settings(executor: Executor, settings: Sequence[Any], state: Any, *, parts: int | None = None) -> Any:
-    """Every sweep setting's per-query figures (harness.studies.sweep_scoring.score_slice), one contiguous
-    slice of the settings per worker (default: as many slices as workers); the state (the legs as query x
-    candidate arrays) is shared, so it travels once.  The slices come back in order: the same
-    SettingScores as scoring every setting in this process."""
-    from harness.studies.executor import partition
-    from harness.studies.sweep_scoring import concatenated, score_slice
-
-    return concatenated(executor.map(score_slice, partition(list(settings), parts or executor.workers), state))
 
 
 def sweep_state(legs: Any, settings: Sequence[Any], cutoffs: Sequence[int]) -> Any:

@@ -136,7 +136,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
     from harness.studies.judge.run import finish, prepare
     from harness.studies.openclaw_agent import start_embedding_server
     from harness.studies.sweep import load_grid, run_sweep
-    from harness.studies.sweep_report import write_sweep
+    from harness.reporting.sweep import write_sweep
 
     out.mkdir(parents=True, exist_ok=True)
     server, _, _ = start_embedding_server(port)

@@ -20,7 +20,7 @@ from typing import Any
 from harness.config import load_toml
 from harness.evaluation.agreement import Agreement, agreement
 from harness.inputs.query_files import QuerySpec, load_query_specs
-from harness.inputs.workspace_init import _toml_value, write_keeping
+from harness.inputs.workspace_init import toml_value, write_keeping
 from harness.reporting.redact import maybe
 from harness.studies.judge.pool import Pool
 from harness.studies.judge.store import LabelStore, item_key
@@ -90,7 +90,7 @@ def _toml_inline(value: Any) -> str:
         return "{" + ", ".join(f"{k} = {_toml_inline(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return "[" + ", ".join(_toml_inline(v) for v in value) + "]"
-    return _toml_value(value)
+    return toml_value(value)
 
 
 def dump_toml(doc: dict[str, Any]) -> str:
