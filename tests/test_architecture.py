@@ -14,6 +14,7 @@ package made under tmp_path and sees it reported.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 from pathlib import Path
@@ -24,21 +25,20 @@ PACKAGE = ROOT / "harness"
 
 # (file under harness/studies, enclosing function or class.method) -> why the file it writes is not a report
 WRITES_ALLOWED = {
-    ("sweep_scoring.py", "search_sweep_legs"): "the cache of searched legs (~/.cache), not a report",
-    ("conformance/base.py", "Cache.put"): "the conformance runs' cache of a real system's answers",
-    ("conformance/real.py", "write_queries"): "the query file handed to the real QMD/OpenClaw process",
-    ("conformance/real.py", "squad_workspace"): "a workspace rendered for the real system to index",
-    ("conformance/real.py", "main"): "the child-process protocol: results on stdout for the parent",
-    ("conformance/real.py", "_run_system"): "the real system's raw answers, kept as the runner's cache",
+    ("sweep_scoring.py", "_write_legs"): "the cache of searched sweep legs (~/.cache/harness), not a report",
+    ("conformance/base.py", "RealRuns.get"): "the cache of the real systems' runs, one per input",
+    ("conformance/real.py", "_write_queries"): "the query file handed to the real QMD/OpenClaw process",
+    ("conformance/real.py", "render_cmrc_sample"): "a workspace rendered for the real systems to index",
+    ("conformance/real.py", "run_study"): "the real systems' raw driver documents, read back by conformance.summary",
+    ("conformance/real.py", "_main"): "the driver's answer printed on stdout (json.dump to sys.stdout), no file",
     ("scale/process.py", "reset_peak_rss"): "writes /proc/self/clear_refs (resets the kernel's peak-memory mark)",
-    ("openclaw_agent.py", "OpenClawAgent.write_config"): "openclaw.json of a rendered home for the real agent",
-    ("openclaw_agent.py", "OpenClawAgent.write_sessions"): "the session store a real agent reads",
-    ("openclaw_agent.py", "render_workspace"): "the memory files of a workspace rendered for a real system",
-    ("openclaw_home_speed.py", "write_sessions"): "synthetic session files the real indexer reads (input)",
-    ("openclaw_home_report.py", "_rendered_home"): "openclaw.json of a temporary home rendered for the real CLI",
-    ("openclaw_home_report.py", "_shown_paths"): "rewrites a temporary copy's paths before it is reported",
-    ("judge/pool.py", "Pool.save"): "the judge page's saved labels (the user's work, not a report)",
-    ("judge/export.py", "export_judgments"): "qrels files of the user's labels, inputs of later runs",
+    ("openclaw_agent.py", "OpenClawHome.write_config"): "openclaw.json of a home made for the real agent",
+    ("openclaw_agent.py", "OpenClawHome._reset_main_session"): "the session store the real agent reads",
+    ("openclaw_agent.py", "publish"): "the example installation (a data set under datasets/), not a report",
+    ("openclaw_home_speed.py", "generate_sessions"): "synthetic session files, the input the speed study mines",
+    ("openclaw_home_report.py", "validate_snippet"): "a temporary openclaw.json for the real CLI to validate",
+    ("judge/pool.py", "Pool.save"): "the judge page's pool, the state the user's labels refer to",
+    ("judge/export.py", "export"): "the user's labels as qrels, the input of later judged runs",
 }
 
 
@@ -56,6 +56,16 @@ def modules(package: Path) -> dict[str, Path]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _parsed(path: Path, mtime: float) -> ast.Module:
+    """A file's syntax tree, parsed once per version of the file (the checks share them)."""
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def parsed(path: Path) -> ast.Module:
+    return _parsed(path, path.stat().st_mtime)
+
+
 def _resolved(name: str, known: dict[str, Path]) -> str | None:
     """The module of the package that `name` is, or is in (a name imported from it)."""
     while name and name not in known:
@@ -67,7 +77,7 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[i
     """(line, imported module of the package, name imported from it or None), for every import statement of
     the file, at any depth (inside functions, classes, `if` blocks)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 target = _resolved(alias.name, known)
@@ -202,7 +212,7 @@ def report_writers(studies: Path, allowed: dict[tuple[str, str], str]) -> list[s
     found = []
     for path in sorted(studies.rglob("*.py")):
         relative = path.relative_to(studies).as_posix()
-        for scope, call in _calls_by_scope(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for scope, call in _calls_by_scope(parsed(path)):
             what = _writes(call)
             if what and (relative, scope) not in allowed:
                 found.append(f"{relative}:{call.lineno} in {scope}: {what}")
@@ -237,7 +247,7 @@ def test_every_allowed_write_is_still_there():
     """An allowance whose write moved or went away is removed, so that the list says what is true."""
     written = {(path.relative_to(PACKAGE / "studies").as_posix(), scope)
                for path in (PACKAGE / "studies").rglob("*.py")
-               for scope, call in _calls_by_scope(ast.parse(path.read_text(encoding="utf-8")))
+               for scope, call in _calls_by_scope(parsed(path))
                if _writes(call)}
     assert sorted(set(WRITES_ALLOWED) - written) == []
 

@@ -62,10 +62,11 @@ class JsonForm:
     default: Callable[[Any], Any] | None = None  # the value of what JSON cannot hold
     rounded: bool = False  # floats to 6 significant digits
     newline: bool = False  # a final "\n"
+    ascii: bool = False  # non-ASCII characters as \u escapes
 
     def text(self, doc: Any) -> str:
         body = rounded(doc) if self.rounded else doc
-        text = json.dumps(body, ensure_ascii=False, indent=self.indent,
+        text = json.dumps(body, ensure_ascii=self.ascii, indent=self.indent,
                           separators=(",", ":") if self.compact else None, default=self.default)
         return text + "\n" if self.newline else text
 
@@ -83,6 +84,9 @@ DOCUMENT_FORMS: dict[str, JsonForm] = {
     "scale": JsonForm(newline=True),
     "conformance": JsonForm(newline=True),
     "openclaw-home": JsonForm(default=str, newline=True),
+    "openclaw-home-speed": JsonForm(ascii=True, newline=True),
+    "judge": JsonForm(newline=True),  # harness judge: judge/judge.json
+    "statistics": JsonForm(ascii=True, newline=True),  # the statistics' coverage check (studies/coverage.py)
 }
 
 

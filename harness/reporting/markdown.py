@@ -486,7 +486,7 @@ def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, in
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(result, out_dir / "results.json")
     if result.config.get("evaluation", {}).get("redact"):  # [evaluation] redact: the user's text masked in reports
-        from harness.reporting.redact import redacted_result
+        from harness.redact import redacted_result
 
         result = redacted_result(result)
     _write_text(out_dir / "report.md", round_markdown(result, seed))
