@@ -22,16 +22,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from harness.errors import ConfigError, DataError
-from harness.evaluation.ties import NEAR_TIE_FRACTION  # noqa: F401  (re-exported: the default lives with the tie rule)
+from harness.evaluation.ties import NEAR_TIE_FRACTION
 from harness.inputs.layout import project_path
 from harness.registry import format_validation_error, stage
 from harness.text_files import parse_bounded, shown
-from harness.toml_files import (  # noqa: F401  (re-exported: callers read them here)
-    MAX_CONFIG_BYTES,
-    PRESETS_DIR,
-    load_toml,
-    preset_path,
-)
+from harness.toml_files import PRESETS_DIR, load_toml, preset_path
 
 NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from harness.errors import ConfigError
-from harness.stages.vector import VECTOR_BACKENDS, NumpyIndex, VectorIndex, unit_rows
 from harness.reporting.scale import write_scale_report
+from harness.stages.vector import VECTOR_BACKENDS, NumpyIndex, VectorIndex, unit_rows
 from harness.studies import scale
 from harness.studies.scale.corpus import _LATIN_WORD
 

@@ -44,13 +44,13 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
     from harness.evaluation.cross_validation import kind_sentence
     from harness.reporting.markdown import difference_text, interval_text, p_cell
-    from harness.studies.sweep import default_grid, load_grid, run_sweep
     from harness.reporting.sweep import (
         label,
         other_releases,
         stage_link_lines,
         write_sweep,
     )
+    from harness.studies.sweep import default_grid, load_grid, run_sweep
 
     overrides = set_overrides(set_, out)
     config = load_experiment(project_path(experiment), preset=preset, **overrides)

@@ -35,14 +35,14 @@ from typing import Any, Mapping
 import jinja2
 
 from harness.bundled import REPOSITORY
-from harness.reporting.figures import (  # noqa: F401  (the templates' helpers; tests read them here too)
+from harness.reporting.figures import (
     cell,
     ci,
     dci,
     dur,
     f,
-    finite,
     find,
+    finite,
     frac,
     interval,
     literal,

@@ -76,6 +76,8 @@ DOCUMENT_FORMS: dict[str, JsonForm] = {
     "benchmark": JsonForm(default=json_value),
     "benchmark-run": JsonForm(indent=None, compact=True, default=json_value),  # a benchmark run's results.json
     "abstention": JsonForm(indent=None, compact=True, default=json_value, rounded=True),
+    "ablation": JsonForm(default=str),
+    "eval": JsonForm(newline=True),  # harness eval --json: a run file's scores against qrels
     "matrix": JsonForm(default=str),
     "expansion": JsonForm(default=number_or_text),
     "language-pairs": JsonForm(),
@@ -86,7 +88,8 @@ DOCUMENT_FORMS: dict[str, JsonForm] = {
     "openclaw-home": JsonForm(default=str, newline=True),
     "openclaw-home-speed": JsonForm(ascii=True, newline=True),
     "judge": JsonForm(newline=True),  # harness judge: judge/judge.json
-    "statistics": JsonForm(ascii=True, newline=True),  # the statistics' coverage check (studies/coverage.py)
+    "statistics": JsonForm(ascii=True, newline=True),
+    "timings": JsonForm(ascii=True, newline=True),  # reports/timings/timings.json (harness.reporting.timings)  # the statistics' coverage check (studies/coverage.py)
 }
 
 

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import csv
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from harness.reporting.documents import write_results
+from harness.reporting.documents import write_document, write_results
 from harness.reporting.plots import plot_ablation
 from harness.studies.experiment import RunResult
 
@@ -702,9 +700,7 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         "paraphrase_misses": paraphrase_misses(results),
         "round_comparisons": round_comparisons(results) if len(results) > 1 else [],
     }
-    tmp = out_dir / "ablation.json.tmp"
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, out_dir / "ablation.json")
+    write_document(out_dir / "ablation.json", "ablation", doc)
     plot_ablation(results, seed, out_dir / "ablation.png")
     env = first.environment
     diff_lines = "\n".join(f"- {d}" for d in doc["differences_from_seed"]) or "- none"

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.inputs.layout import project_path
-from harness.studies.conformance.real_ablation import OUT_FOLDER, RESULTS, ROUNDS, VERSION
+from harness.studies.conformance.real_ablation import (
+    OUT_FOLDER,
+    RESULTS,
+    ROUNDS,
+    VERSION,
+)
 
 
 def write_outputs(reports: Path) -> list[Path]:

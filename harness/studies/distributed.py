@@ -40,9 +40,7 @@ from harness.studies.embed import (
 from harness.studies.executor import Executor
 from harness.studies.experiment import RunResult, run_experiment
 from harness.studies.matrix import matrix_configs
-from harness.studies.sweep_scoring import (  # noqa: F401  (score_settings: the name the docs and tests use)
-    score_on_executor as score_settings,
-)
+from harness.studies.sweep_scoring import score_on_executor as score_settings  # noqa: F401  (docs, tests)
 
 # --- runs: matrix cells and ablation rounds ---------------------------------------------------------
 
