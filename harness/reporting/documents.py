@@ -88,8 +88,8 @@ DOCUMENT_FORMS: dict[str, JsonForm] = {
     "openclaw-home": JsonForm(default=str, newline=True),
     "openclaw-home-speed": JsonForm(ascii=True, newline=True),
     "judge": JsonForm(newline=True),  # harness judge: judge/judge.json
-    "statistics": JsonForm(ascii=True, newline=True),
-    "timings": JsonForm(ascii=True, newline=True),  # reports/timings/timings.json (harness.reporting.timings)  # the statistics' coverage check (studies/coverage.py)
+    "statistics": JsonForm(ascii=True, newline=True),  # the statistics' coverage check (studies/coverage.py)
+    "timings": JsonForm(ascii=True, newline=True),  # reports/timings/timings.json (harness.reporting.timings)
 }
 
 

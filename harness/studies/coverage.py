@@ -1,6 +1,6 @@
 """Do the harness's intervals and tests hold their stated levels?  Measured in simulated worlds whose truth
-is known (`make statistics`, `python -m harness.cli.coverage` -> reports/statistics/; tests/test_coverage.py asserts the same figures at
-the default size in `make test`).
+is known (`make statistics`, `python -m harness.cli.coverage` -> reports/statistics/; tests/test_coverage.py
+asserts the same figures at the default size in `make test`).
 
     intervals   exact coverage of the pass-rate interval at n = 12 over true rates 0.5-0.95 (every
                 outcome enumerated), the coverage of small samples of reciprocal ranks (n = 12), and the

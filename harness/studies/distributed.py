@@ -113,7 +113,7 @@ def run_configs(configs: Sequence[dict[str, Any]], executor: Executor, *, cache:
 def run_matrix_on(executor: Executor, spec: dict[str, Any], *, preset: str | None = None,
                   only_runs: list[str] | None = None, cache: EmbeddingCache | None = None,
                   batch_size: int = DEFAULT_BATCH_SIZE) -> list[tuple[str, str, RunResult]]:
-    """run_matrix on an executor: the same [(run label, value label, result)], for write_matrix."""
+    """run_matrix on an executor: the same [(run label, value label, result)] (reporting.matrix writes them)."""
     labelled = matrix_configs(spec, preset=preset, only_runs=only_runs)
     results = run_configs([c for _, _, c in labelled], executor, cache=cache, batch_size=batch_size)
     return [(r, v, res) for (r, v, _), res in zip(labelled, results)]

@@ -13,7 +13,8 @@ readings of each cell (T1-T12 per round: score of the best relevant hit, pass, t
     seed                      the study's published table (datasets/king78/seed_scores.csv)
 
 harness.reporting.real_ablation writes (after the report, unless the run was partial) reports/real-ablation/:
-ablation.json, .md and .png of the real runs (the same shape as reports/ablation/, so `harness gate` reads it) and comparison.md.
+ablation.json, .md and .png of the real runs (the same shape as reports/ablation/, so `harness gate` reads
+it) and comparison.md.
 """
 from __future__ import annotations
 
