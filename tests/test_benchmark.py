@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.reporting.benchmark import SECTIONS, benchmark_markdown, metric_cell
-from harness.studies.benchmark import load_benchmark, run_benchmark, write_benchmark
+from harness.reporting.benchmark import (
+    SECTIONS,
+    benchmark_markdown,
+    metric_cell,
+    write_benchmark,
+)
+from harness.studies.benchmark import load_benchmark, run_benchmark
 
 from .conftest import ROOT
 from .test_locomo import TINY
@@ -200,7 +205,7 @@ def test_embedding_work_of_a_scoped_data_set_covers_every_workspace(tiny_spec, t
 def test_a_compact_results_json_keeps_the_chunk_run_and_reads_back_its_document_run(tiny_spec):
     """The benchmark's results.json drops the document run (most of a LoCoMo file); reading it rebuilds it."""
     from harness.evaluation.runs import JudgedRuns
-    from harness.studies.benchmark import compact_result
+    from harness.reporting.benchmark import compact_result
 
     spec, _ = tiny_spec
     (_, _, result), *_ = run_benchmark(spec, progress=False)

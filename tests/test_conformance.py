@@ -9,6 +9,7 @@ import types
 
 import pytest
 
+from harness.cli.conformance import run_conformance
 from harness.studies.conformance import base, openclaw, runner
 from harness.studies.conformance.base import Check, Difference, RealRuns
 
@@ -19,14 +20,14 @@ def _check(agreed, total=34, gated=True, what="FTS-only results: top-5 files", w
 
 def test_skips_with_a_clear_line_when_npm_is_unreachable(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(runner, "install", lambda *a, **k: runner.SKIP_EXIT_CODE)
-    assert runner.run_conformance(tmp_path / "out") == 0
+    assert run_conformance(tmp_path / "out") == 0
     assert capsys.readouterr().out.startswith("conformance: SKIPPED (")
     assert not (tmp_path / "out").exists()
 
 
 def test_an_install_failure_fails(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(runner, "install", lambda *a, **k: 1)
-    assert runner.run_conformance(tmp_path / "out") == 1
+    assert run_conformance(tmp_path / "out") == 1
     assert "FAILED to install" in capsys.readouterr().err
 
 
@@ -62,7 +63,7 @@ def test_a_run_writes_the_report_and_keeps_the_committed_one_on_a_drop(monkeypat
     diff = Difference("T3", "美国手机号", "a:1-2 0.9000", "b:1-2 0.9000",
                       "the same chunks and scores; equal scores in another order (tie order)")
     monkeypatch.setitem(sys.modules, "fake_conformance", _fake_module(33, [diff]))
-    assert runner.run_conformance(out, modules=("fake_conformance",)) == 0
+    assert run_conformance(out, modules=("fake_conformance",)) == 0
     md = (out / "conformance.md").read_text(encoding="utf-8")
     assert "| openclaw-2026.08 | openclaw 0.0.1 | keyword leg: top-5 files | 33/34 ⚠ |" in md
     assert "equal scores in another order (tie order)" in md and "## Notes: fake" in md
@@ -76,10 +77,10 @@ def test_a_run_writes_the_report_and_keeps_the_committed_one_on_a_drop(monkeypat
     assert doc["workspaces"]["cmrc20"] == {"files": 848, "queries": 20, "now": None}
     # one fewer agreeing item: fails, and the committed report stays as it was
     monkeypatch.setitem(sys.modules, "fake_conformance", _fake_module(32, [diff, diff]))
-    assert runner.run_conformance(out, modules=("fake_conformance",)) == 1
+    assert run_conformance(out, modules=("fake_conformance",)) == 1
     assert (out / "conformance.md").read_text(encoding="utf-8") == md
     assert "32/34" in (out / "conformance.new.md").read_text(encoding="utf-8")
-    assert runner.run_conformance(out, modules=("fake_conformance",), accept=True) == 0  # on purpose
+    assert run_conformance(out, modules=("fake_conformance",), accept=True) == 0  # on purpose
     assert "32/34" in (out / "conformance.md").read_text(encoding="utf-8")
 
 
@@ -148,6 +149,6 @@ def test_a_real_system_that_fails_writes_nothing(monkeypatch, tmp_path, capsys):
 
     module.compare = compare
     monkeypatch.setitem(sys.modules, "failing_conformance", module)
-    assert runner.run_conformance(tmp_path / "out", modules=("failing_conformance",), workspaces=["round3"]) == 1
+    assert run_conformance(tmp_path / "out", modules=("failing_conformance",), workspaces=["round3"]) == 1
     assert "FAILED, nothing written: openclaw 0.0.1 failed while indexing (sync): fetch failed" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

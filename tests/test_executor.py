@@ -26,6 +26,7 @@ from harness.config import load_experiment
 from harness.errors import ConfigError, EmbeddingError
 from harness.pipeline import build_stages, index_layout, load_dataset
 from harness.reporting.compare import compare_json
+from harness.reporting.documents import json_value
 from harness.stages.embedders import (
     CachedEmbedder,
     EmbeddingCache,
@@ -35,7 +36,6 @@ from harness.stages.embedders import (
 from harness.studies.ablation import run_ablation
 from harness.studies.distributed import (
     run_ablation_on,
-    run_matrix_on,
     score_settings,
     sweep_state,
 )
@@ -51,8 +51,7 @@ from harness.studies.executor import (
     map_partitioned,
     partition,
 )
-from harness.studies.experiment import _json_default
-from harness.studies.matrix import run_matrix
+from harness.studies.matrix import run_matrix, run_matrix_on
 from harness.studies.sweep import grid_settings, run_sweep, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
@@ -71,7 +70,7 @@ def round3():
 
 def figures(result) -> dict:
     """A run's results.json as a dict (timings and the environment are skipped by compare_json)."""
-    return json.loads(json.dumps(result.to_dict(), default=_json_default))
+    return json.loads(json.dumps(result.to_dict(), default=json_value))
 
 
 def assert_same_cells(a, b) -> None:

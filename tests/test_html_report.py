@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import load_experiment
+from harness.reporting.documents import write_results
 from harness.reporting.html import (
     ReportInputError,
     chunk_label,
@@ -109,7 +110,7 @@ def run_files(tmp_path_factory):
     config = load_experiment(ROOT / "experiments/round1.toml", embedder={"name": "hash"},
                              postprocess=NO_MIN_SCORE)
     result = run_experiment(config, cache=EmbeddingCache(out / "cache.sqlite"), progress=False)
-    results_path = result.write_json(out / "results.json")
+    results_path = write_results(result, out / "results.json")
     page_path = write_report(results_path)
     return results_path, page_path
 

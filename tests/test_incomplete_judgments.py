@@ -10,7 +10,7 @@ from harness.errors import DataError
 from harness.evaluation.agreement import agreement, cohen_kappa
 from harness.evaluation.incomplete import chunk_judgments, incomplete_metrics
 from harness.inputs.query_files import load_query_specs
-from harness.reporting.redact import redact
+from harness.redact import redact
 
 
 def bpref_by_hand(ranked, grades):

@@ -1,7 +1,8 @@
 """Stage matrices: each cell is a full run; the report shows what a value rescues against the first."""
 import json
 
-from harness.studies.matrix import rescued, run_matrix, write_matrix
+from harness.reporting.matrix import write_matrix
+from harness.studies.matrix import rescued, run_matrix
 
 SPEC = {
     "name": "mini",

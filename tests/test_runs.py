@@ -31,6 +31,7 @@ from harness.evaluation.runs import (
     max_passage_run,
     ranked_ids,
 )
+from harness.reporting.documents import write_results
 from harness.stages.fusion import Hit
 from harness.studies.experiment import run_experiment
 from tests.conftest import ROOT
@@ -301,14 +302,14 @@ def test_an_exported_run_scores_like_its_results_json(tmp_path, round_no):
 
     config = load_experiment(ROOT / f"experiments/round{round_no}.toml", embedder={"name": "hash"})
     result = run_experiment(config, cache=EmbeddingCache(tmp_path / "cache.sqlite"), progress=False)
-    path = result.write_json(tmp_path / "results.json")
+    path = write_results(result, tmp_path / "results.json")
     _check_export_reproduces(tmp_path, path, one_record_per_file=round_no == 3)
 
 
 @pytest.mark.slow
 def test_our_round3_exported_and_scored_by_harness_eval_gives_its_figures(tmp_path):
     result = run_experiment(load_experiment(ROOT / "experiments/round3.toml"), progress=False)
-    doc = _check_export_reproduces(tmp_path, result.write_json(tmp_path / "results.json"), one_record_per_file=True)
+    doc = _check_export_reproduces(tmp_path, write_results(result, tmp_path / "results.json"), one_record_per_file=True)
     committed = json.loads((ROOT / "reports/round3/results.json").read_text(encoding="utf-8"))["summary"]["suite"]
     for name in ("mrr@6", "ndcg@6", "recall@6", "passed"):
         assert doc["summary"]["suite"][name] == committed[name], name

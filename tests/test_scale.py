@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from harness.errors import ConfigError
+from harness.reporting.scale import write_scale_report
 from harness.stages.vector import VECTOR_BACKENDS, NumpyIndex, VectorIndex, unit_rows
 from harness.studies import scale
 from harness.studies.scale.corpus import _LATIN_WORD
@@ -252,8 +253,8 @@ def test_summarize_headline_and_ratios():
 
 
 def test_run_scale_smoke(tmp_path):
-    scale.run_scale((1_000,), queries=5, bandwidth_mib=64, out_dir=tmp_path,
-                    tokenizers=["unicode61", "trigram"], lexical=None)
+    write_scale_report(scale.run_scale((1_000,), queries=5, bandwidth_mib=64,
+                                       tokenizers=["unicode61", "trigram"], lexical=None), tmp_path)
     for name in ("scale.json", "scale.md", "scale.png"):
         assert (tmp_path / name).stat().st_size > 0
     doc = json.loads((tmp_path / "scale.json").read_text(encoding="utf-8"))

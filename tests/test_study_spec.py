@@ -11,12 +11,12 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.errors import ConfigError
+from harness.studies.plan import plan
 from harness.studies.spec import (
     COMMANDS,
     KINDS,
     kind_of,
     kind_of_file,
-    plan,
     studies_reference,
     study_schema,
 )

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.config import load_experiment
+from harness.reporting.sweep import write_sweep
 from harness.stages.lexical import FTS5Index
 from harness.studies import sweep_scoring
 from harness.studies.experiment import run_experiment
@@ -19,7 +20,6 @@ from harness.studies.sweep import (
     tokenizer_tables,
     weight_values,
 )
-from harness.studies.sweep_report import write_sweep
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 

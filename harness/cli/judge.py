@@ -29,6 +29,7 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
                                                            "redact setting in \\[evaluation])")) -> None:
     """Pool the top-k chunks of several configurations per query and grade them 0-3 in a local page (or by an
     LLM); writes TREC qrels, a judged queries file and a judged experiment for run, sweep, gate and diff."""
+    from harness.reporting.judge import write_judge_report
     from harness.studies.judge.run import finish, prepare
 
     session = prepare(experiments, pool_file=pool, extend=extend, redact=redact, log=typer.echo)
@@ -52,7 +53,7 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
                    "Ctrl-C when you are done, reopen any time to resume)")
         server.serve()
         typer.echo(f"{server.saved} grades saved in this session")
-    doc = finish(session, llm_doc)
+    doc = write_judge_report(finish(session, llm_doc), session.judge_dir, session.redact)
     typer.echo(f"graded {doc['graded']} of {doc['items']} pooled chunks ({doc['queries_fully_graded']} of "
                f"{doc['queries']} queries fully)")
     for a in doc["agreement"]:

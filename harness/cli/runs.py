@@ -1,7 +1,6 @@
 """Commands on one run and its results: run, ablation, report, diff, gate, export, eval."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -219,8 +218,9 @@ def eval_(run: Path = typer.Option(..., help="run file: TREC (qid Q0 docid rank 
     if scores["unjudged_in_run"]:
         typer.echo(f"{len(scores['unjudged_in_run'])} queries of the run are not in the qrels (ignored)")
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(scores, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        from harness.reporting.documents import write_document
+
+        write_document(json_out, "eval", scores)
         typer.echo(f"wrote {json_out}")
 
 

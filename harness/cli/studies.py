@@ -44,13 +44,13 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
     from harness.evaluation.cross_validation import kind_sentence
     from harness.reporting.markdown import difference_text, interval_text, p_cell
-    from harness.studies.sweep import default_grid, load_grid, run_sweep
-    from harness.studies.sweep_report import (
+    from harness.reporting.sweep import (
         label,
         other_releases,
         stage_link_lines,
         write_sweep,
     )
+    from harness.studies.sweep import default_grid, load_grid, run_sweep
 
     overrides = set_overrides(set_, out)
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
@@ -114,12 +114,8 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
            redraw: bool = typer.Option(False, help="only redraw .md and .png from the existing .json"),
            executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Vary one stage over several runs (tokenizer x round, chunker x data set) and report the matrix."""
-    from harness.studies.matrix import (
-        load_matrix,
-        run_matrix,
-        write_matrix,
-        write_matrix_report,
-    )
+    from harness.reporting.matrix import write_matrix, write_matrix_report
+    from harness.studies.matrix import load_matrix, run_matrix
 
     matrix_spec = load_matrix(project_path(spec))
     out_dir = Path(out or default_output_dir(matrix_spec["name"], project_path(spec).resolve()))
@@ -152,12 +148,8 @@ def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), 
                redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON")
                ) -> None:
     """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per preset."""
-    from harness.studies.abstention import (
-        load_abstention_spec,
-        redraw_abstention,
-        run_abstention,
-        write_abstention,
-    )
+    from harness.reporting.abstention import redraw_abstention, write_abstention
+    from harness.studies.abstention import load_abstention_spec, run_abstention
 
     spec_file = spec
     spec = load_abstention_spec(project_path(spec_file))
@@ -184,8 +176,8 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
               out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
               redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
     """A public data set with one or more presets, per query group, beside the figures peers publish."""
-    from harness.reporting.benchmark import write_benchmark_report
-    from harness.studies.benchmark import load_benchmark, run_benchmark, write_benchmark
+    from harness.reporting.benchmark import write_benchmark, write_benchmark_report
+    from harness.studies.benchmark import load_benchmark, run_benchmark
 
     bench = load_benchmark(project_path(spec))
     out_dir = Path(out or default_output_dir(bench["name"], project_path(spec).resolve()))
@@ -215,12 +207,11 @@ def language_pairs(spec: Path = typer.Argument(..., help="language-pairs TOML, e
     """The same questions in two languages (Chinese LoCoMo and its English originals): pair them, then per
     system (from benchmark and matrix runs already written) the per-question difference with intervals,
     per category, and which stage lost the evidence."""
-    from harness.reporting.language_pairs import write_language_pairs_report
-    from harness.studies.language_pairs import (
-        load_pairs_spec,
-        run_language_pairs,
+    from harness.reporting.language_pairs import (
         write_language_pairs,
+        write_language_pairs_report,
     )
+    from harness.studies.language_pairs import load_pairs_spec, run_language_pairs
 
     loaded = load_pairs_spec(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
@@ -241,8 +232,8 @@ def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. exp
              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
     """lossless-claw on LoCoMo: lcm_grep recall, the assembled context as the budget shrinks, the DAG's
     shape, beside the Markdown-memory presets; offline with the extractive summaries."""
-    from harness.reporting.lossless import write_lossless_report
-    from harness.studies.lossless import load_lossless, run_lossless, write_lossless
+    from harness.reporting.lossless import write_lossless, write_lossless_report
+    from harness.studies.lossless import load_lossless, run_lossless
 
     loaded = load_lossless(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
@@ -261,11 +252,8 @@ def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. e
               out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
               redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
     """QMD's query side: expansion variants of a preset with intervals and paired differences."""
-    from harness.studies.expansion import (
-        load_expansion_spec,
-        run_expansion_study,
-        write_expansion_study,
-    )
+    from harness.reporting.expansion import write_expansion_study
+    from harness.studies.expansion import load_expansion_spec, run_expansion_study
 
     loaded = load_expansion_spec(project_path(spec))
     out_dir = Path(out or default_output_dir(loaded["name"], project_path(spec).resolve()))
@@ -322,6 +310,6 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
 def scale(ctx: typer.Context) -> None:
     """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as
     `python -m harness.studies.scale --help` (--quick, --sizes, --out, --queries ...)."""
-    from harness.studies.scale import main as scale_main
+    from harness.cli.scale import main as scale_main
 
     raise typer.Exit(scale_main(ctx.args))

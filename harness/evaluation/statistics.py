@@ -51,8 +51,8 @@ from scipy import (
 )
 from threadpoolctl import ThreadpoolController
 
-from harness.config import NEAR_TIE_FRACTION
 from harness.evaluation.formatting import p_text, plural  # noqa: F401  (re-exported: reports read them here)
+from harness.evaluation.ties import NEAR_TIE_FRACTION
 
 LEVEL = 0.95
 SEED = 0
@@ -738,7 +738,7 @@ def holm(p_values: P) -> P:
 
 # --- near ties relative to the scale of the scores ----------------------------------------------------
 
-# NEAR_TIE_FRACTION (harness.config, 0.0025):
+# NEAR_TIE_FRACTION (harness.evaluation.ties, 0.0025):
 # A margin below this share of the query's fused-score spread is a near tie.  Chosen so that a typical
 # weighted (0-1) list, whose candidates spread over ~0.4, keeps the old absolute threshold of 0.001, while
 # an RRF list (spread ~0.02) gets ~0.00005 instead of a threshold larger than most of its gaps.

@@ -25,6 +25,8 @@ from typing import Iterable, Mapping, Sequence
 
 from harness.ranking import natural_key
 
+NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-score spread is a near tie
+
 TIE_RULES = ("expected", "id_order")
 MEASURES = ("recall", "mrr", "ndcg")
 EXPECTED_MEASURES = ("recall", "mrr", "ndcg", "precision", "hit_rate")  # those with a closed form here

@@ -39,7 +39,7 @@ from harness.inputs.session_mining import (
     mine,
 )
 from harness.inputs.workspace import discover_files
-from harness.inputs.workspace_init import _toml_value, write_keeping
+from harness.inputs.workspace_init import toml_value, write_keeping
 
 RELEASE_PRESETS = {"2026.2.22": "openclaw-2026.02", "2026.8.1": "openclaw-2026.08", "2026.9.6": "openclaw-2026.09"}
 FALLBACK_PRESET = "openclaw-2026.08"
@@ -159,10 +159,10 @@ def experiment_toml(name: str, description: str, preset: str, dataset: dict[str,
                     now: str, redact: bool, notes: list[str]) -> str:
     lines = ["# Written by `harness init --openclaw-home`: the agent's own questions (mined from its sessions),",
              "# judged by what the agent did (implicit judgments) until `harness judge` adds explicit ones.",
-             f"name = {_toml_value(name)}", f"description = {_toml_value(description)}", f"preset = {_toml_value(preset)}",
-             "", "[dataset]", *(f"{k} = {_toml_value(v)}" for k, v in dataset.items()), "",
+             f"name = {toml_value(name)}", f"description = {toml_value(description)}", f"preset = {toml_value(preset)}",
+             "", "[dataset]", *(f"{k} = {toml_value(v)}" for k, v in dataset.items()), "",
              "[evaluation]", "report_purity = false",
-             "# temporal decay ages dated memory files from this day (the last session's)", f"now = {_toml_value(now)}"]
+             "# temporal decay ages dated memory files from this day (the last session's)", f"now = {toml_value(now)}"]
     if redact:
         lines.append("redact = true   # mask numbers, e-mail addresses, URLs and key-like strings in reports and pages")
     if embedder is not None:
@@ -175,8 +175,8 @@ def experiment_toml(name: str, description: str, preset: str, dataset: dict[str,
 
 def _toml_inline(value: Any) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
-    return _toml_value(value)
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return toml_value(value)
 
 
 def pool_toml() -> str:

@@ -40,7 +40,6 @@ from typing import Any
 
 import json5
 
-from harness.config import load_toml, preset_path
 from harness.errors import ConfigError, DataError
 from harness.inputs.layout import read_utf8
 from harness.text_files import (
@@ -50,6 +49,7 @@ from harness.text_files import (
     parse_bounded,
     shown,
 )
+from harness.toml_files import load_toml, preset_path
 
 DEFAULT_PATTERN = "**/*.md"
 MAX_CANDIDATE_MULTIPLIER = 20  # OpenClaw 2026.2.22 resolveMemorySearchConfig: clampInt(candidateMultiplier, 1, 20)

@@ -46,7 +46,7 @@ class OpenClawLayer:
                 followed.append(entry)
             else:
                 overridden.append({**entry, "experiment": used, "table": SETTING_TABLES[setting]})
-        from harness.config import preset_path
+        from harness.toml_files import preset_path
 
         name = preset_path(self.preset).stem
         return {"file": str(self.file), "follow": self.follow, "followed": followed if self.follow else [],

@@ -25,7 +25,7 @@ from harness.stages.chunkers import split_lines
 DEFAULT_INIT_PRESET = "openclaw-2026.08"
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -34,12 +34,12 @@ def _toml_value(value: Any) -> str:
         # a JSON string is a TOML basic string, once DEL (which JSON leaves raw and TOML forbids) is escaped
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
 def _toml_lines(table: dict[str, Any]) -> list[str]:
-    return [f"{key} = {_toml_value(value)}" for key, value in table.items()]
+    return [f"{key} = {toml_value(value)}" for key, value in table.items()]
 
 
 def workspace_slug(name: str) -> str:
@@ -145,8 +145,8 @@ def embedder_hint(embedding: dict[str, str]) -> list[str]:
     key_env = "OPENAI_API_KEY" if provider == "openai" else "EMBEDDINGS_API_KEY"
     return ["", "# openclaw.json embeds with this provider; to evaluate with it instead of the local model,",
             f"# uncomment (and export {key_env}; the key is never written to a file):",
-            "# [embedder]", '# name = "openai-compatible"', f"# base_url = {_toml_value(base_url)}",
-            f"# model = {_toml_value(embedding['model'])}", f"# api_key_env = {_toml_value(key_env)}"]
+            "# [embedder]", '# name = "openai-compatible"', f"# base_url = {toml_value(base_url)}",
+            f"# model = {toml_value(embedding['model'])}", f"# api_key_env = {toml_value(key_env)}"]
 
 
 class InitResult(NamedTuple):
@@ -241,9 +241,9 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         "# Written by `harness init`: the preset's stages, overridden by openclaw.json where it sets a value.",
         "# openclaw.json is read at every run and sweep, so editing it and rerunning is followed; a table you add",
         "# here (e.g. [search] max_results = 8) or a --set wins over it, and the run says so.",
-        f"name = {_toml_value(workspace_slug(workspace.name))}",
-        f"description = {_toml_value(f'OpenClaw workspace {workspace} with {source}.')}",
-        f"preset = {_toml_value(preset)}",
+        f"name = {toml_value(workspace_slug(workspace.name))}",
+        f"description = {toml_value(f'OpenClaw workspace {workspace} with {source}.')}",
+        f"preset = {toml_value(preset)}",
         "",
         "[dataset]",
         *_toml_lines(dataset),
@@ -255,7 +255,7 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         "report_purity = false",
         "# temporal decay ages dated memory files (memory/YYYY-MM-DD.md) from this date (default: the day init",
         "# ran; OpenClaw uses the moment of each search); change it to evaluate as of another day",
-        f"now = {_toml_value((now or date.today()).isoformat())}",
+        f"now = {toml_value((now or date.today()).isoformat())}",
     ]
     if settings is not None and settings.values:
         lines += ["", "# openclaw.json sets now (read again at every run):"]

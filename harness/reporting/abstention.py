@@ -12,7 +12,9 @@ from typing import Any
 import pandas as pd
 
 from harness.evaluation.formatting import p_text, plural
+from harness.reporting.documents import write_document
 from harness.reporting.markdown import markdown_table
+from harness.studies.abstention import abstention_document
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -146,3 +148,23 @@ def plot_distributions(doc: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: Path | str) -> dict[str, Any]:
+    """<out>/<name>.json (every run's calibration, curve and per-query scores: --redraw reads it),
+    <name>.md and <name>.png."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = abstention_document(spec, runs)
+    # compact, numbers to 6 significant digits: per-query scores and curves make the file large otherwise
+    write_document(out_dir / f"{spec['name']}.json", "abstention", doc)
+    write_abstention_report(doc, out_dir)
+    return doc
+
+
+def redraw_abstention(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+    """--redraw: the spec's current description and notes into the JSON and the report, figures as they
+    were (so the JSON a reader traces a number to says what the Markdown says)."""
+    doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))
+    write_document(Path(out_dir) / f"{spec['name']}.json", "abstention", doc)
+    return write_abstention_report(doc, out_dir)

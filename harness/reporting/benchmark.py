@@ -1,4 +1,5 @@
-"""The Markdown report of a benchmark (studies/benchmark.py), drawn from its JSON document alone.
+"""A benchmark's documents (studies/benchmark.py runs it): every run's compact results.json, <name>.json and
+the Markdown report, drawn from that JSON document alone.
 
 The report is a list of sections, each a function (spec, doc) -> Markdown text ("" leaves it out):
 
@@ -19,6 +20,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from harness.reporting.documents import rounded, write_document
 from harness.reporting.markdown import (
     difference_text,
     interval_text,
@@ -27,6 +29,13 @@ from harness.reporting.markdown import (
     resampling_note,
     units_cell,
 )
+from harness.studies.benchmark import (
+    HIT_FIELDS,
+    latency_mean_ms,
+    paired_differences,
+    run_slug,
+)
+from harness.studies.experiment import RunResult
 
 METRICS = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10", "mrr@10", "ndcg@10"]
 STAGES = ("query_embedding", "vector", "lexical", "fusion", "postprocess", "retrieval")
@@ -289,3 +298,41 @@ def write_benchmark_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: P
     tmp.write_text(benchmark_markdown(spec, doc), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def compact_result(result: RunResult, keep_hits: int) -> dict[str, Any]:
+    """results.json of a benchmark run, small enough to commit: the per-query rows in full (each has
+    its top-1 chunk, documents and score) with numbers to 6 significant digits, and the first
+    `keep_hits` hits of each query without snippets (`harness render` writes the memory they point to), and
+    the chunk run only."""
+    doc = result.to_dict()
+    doc["hits"] = {qid: [{k: h[k] for k in HIT_FIELDS} for h in hits[:keep_hits]]
+                   for qid, hits in result.hits.items()}
+    doc["hits_kept"] = keep_hits
+    doc["queries"] = rounded(doc["queries"])
+    # the document run is MaxP of the chunk run over chunk_documents, which JudgedRuns.from_dict rebuilds;
+    # with ~9 turns a chunk it was most of a LoCoMo results.json
+    doc["runs"] = {"chunk": doc["runs"]["chunk"]}
+    return doc
+
+
+def write_benchmark(spec: dict[str, Any], results: list[tuple[str, str | None, RunResult]],
+                    out_dir: Path | str) -> dict[str, Any]:
+    """Every run's results.json, the benchmark document and its Markdown report; returns the document."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for label, preset, result in results:
+        slug = run_slug(preset, label)
+        write_document(out_dir / slug / "results.json", "benchmark-run",
+                       compact_result(result, int(spec.get("hits", 0))))
+        runs.append({"label": label, "preset": preset, "slug": slug, "results": f"{slug}/results.json",
+                     "config": result.config, "dataset": result.dataset, "summary": result.summary,
+                     "timings": result.timings, "latency_mean_ms": latency_mean_ms(result)})
+    doc = {"name": spec["name"], "description": spec.get("description", ""),
+           "environment": results[0][2].environment if results else {}, "runs": runs}
+    if spec.get("paired"):
+        doc["paired"] = paired_differences(spec, results)
+    write_document(out_dir / f"{spec['name']}.json", "benchmark", doc)
+    write_benchmark_report(spec, doc, out_dir)
+    return doc

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.reporting.redact import maybe
+from harness.redact import maybe
 
 LANGUAGES = ("zh", "en", "mixed", "other")
 

@@ -461,7 +461,7 @@ def write_report(results_json_path: Path | str, out_path: Path | str | None = No
         default = src.with_name("ablation.html")
     else:
         validate_results(doc, str(src))
-        from harness.reporting.redact import redact_results_doc
+        from harness.redact import redact_results_doc
 
         doc = redact_results_doc(doc)  # [evaluation] redact: the user's text masked in the page
         ablation = None

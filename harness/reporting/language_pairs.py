@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.reporting.documents import write_document
 from harness.reporting.markdown import difference_text, markdown_table, p_cell
 
 ALPHA = 0.05
@@ -198,4 +199,12 @@ def write_language_pairs_report(spec: dict[str, Any], doc: dict[str, Any], out_d
     tmp.write_text(language_pairs_markdown(spec, doc), encoding="utf-8")
     os.replace(tmp, path)
     plot_language_pairs(doc, out_dir / f"{doc['name']}.png", spec.get("plot_metrics"))
+    return path
+
+
+def write_language_pairs(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = write_document(out_dir / f"{spec['name']}.json", "language-pairs", doc)
+    write_language_pairs_report(spec, doc, out_dir)
     return path

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from harness.reporting.documents import write_document
 from harness.reporting.markdown import interval_text, markdown_table
 
 
@@ -160,3 +161,10 @@ def write_lossless_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Pa
     tmp.write_text(lossless_markdown(spec, doc), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def write_lossless(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_document(out_dir / "lossless.json", "lossless", doc)
+    return write_lossless_report(spec, doc, out_dir)

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import csv
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from harness.reporting.documents import write_document, write_results
 from harness.reporting.plots import plot_ablation
 from harness.studies.experiment import RunResult
 
@@ -483,9 +482,9 @@ def _why_section(result: RunResult) -> list[str]:
 def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, int], dict[str, str]]) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    result.write_json(out_dir / "results.json")
+    write_results(result, out_dir / "results.json")
     if result.config.get("evaluation", {}).get("redact"):  # [evaluation] redact: the user's text masked in reports
-        from harness.reporting.redact import redacted_result
+        from harness.redact import redacted_result
 
         result = redacted_result(result)
     _write_text(out_dir / "report.md", round_markdown(result, seed))
@@ -698,9 +697,7 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         "paraphrase_misses": paraphrase_misses(results),
         "round_comparisons": round_comparisons(results) if len(results) > 1 else [],
     }
-    tmp = out_dir / "ablation.json.tmp"
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, out_dir / "ablation.json")
+    write_document(out_dir / "ablation.json", "ablation", doc)
     plot_ablation(results, seed, out_dir / "ablation.png")
     env = first.environment
     diff_lines = "\n".join(f"- {d}" for d in doc["differences_from_seed"]) or "- none"

@@ -3,7 +3,7 @@ that a figure they quote is the figure the report holds and cannot drift when th
 
 Notes are written in the study file (`notes = '''...'''` in experiments/*.toml) as plain Markdown; a
 figure is an expression over `doc`, the document the report is drawn from (its JSON), with the helpers
-the docs use (harness.reporting.docs):
+the docs use (harness.reporting.figures):
 
     {% set r = run("openclaw-2026.08-turns") %}           a benchmark run by its slug (benchmark docs)
     recall_any@10 {{ ci(r.summary.suite, "recall_any@10") }}   0.307 [0.266, 0.344]
@@ -34,7 +34,7 @@ def render_notes(text: str | None, doc: Mapping[str, Any]) -> str:
         return ""
     if "{{" not in text and "{%" not in text:
         return text
-    from harness.reporting import docs
+    from harness.reporting import figures as docs
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              extensions=["jinja2.ext.do"])

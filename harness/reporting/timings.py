@@ -24,6 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
+from harness.reporting.documents import write_document
+
 DEFAULT = Path("reports/timings/timings.json")
 
 
@@ -61,11 +63,7 @@ def _commit() -> str | None:
 def record(label: str, entry: dict[str, Any], path: Path = DEFAULT) -> Path:
     doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     doc[label] = entry
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(dict(sorted(doc.items())), indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_document(path, "timings", dict(sorted(doc.items())))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

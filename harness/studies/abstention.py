@@ -21,9 +21,7 @@ the negative queries (king78's N1-N10, LoCoMo's adversarial category 5).
 """
 from __future__ import annotations
 
-import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +30,7 @@ import numpy as np
 from harness.config import load_experiment, load_toml
 from harness.evaluation.abstention import ABSTENTION_WEIGHT, Calibration, calibrate
 from harness.inputs.layout import project_path
-from harness.studies.benchmark import _rounded
-from harness.studies.experiment import RunResult, _json_default
+from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
 
@@ -150,37 +147,6 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA) -> None:
             row["recommended_threshold"] = None
             row["reason"] = (f"no threshold after Holm over the {len(finite)} rows of this table (p = "
                              f"{row['cv']['p_value']:.3g} -> {p:.3g}); before the correction: {row['reason']}")
-
-
-def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: Path | str) -> dict[str, Any]:
-    """<out>/<name>.json (every run's calibration, curve and per-query scores: --redraw reads it),
-    <name>.md and <name>.png (harness.reporting.abstention)."""
-    from harness.reporting.abstention import write_abstention_report
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    doc = abstention_document(spec, runs)
-    _write_document(doc, out_dir / f"{spec['name']}.json")
-    write_abstention_report(doc, out_dir)
-    return doc
-
-
-def redraw_abstention(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
-    """--redraw: the spec's current description and notes into the JSON and the report, figures as they
-    were (so the JSON a reader traces a number to says what the Markdown says)."""
-    from harness.reporting.abstention import write_abstention_report
-
-    doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))
-    _write_document(doc, Path(out_dir) / f"{spec['name']}.json")
-    return write_abstention_report(doc, out_dir)
-
-
-def _write_document(doc: dict[str, Any], path: Path) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    # compact, numbers to 6 significant digits: per-query scores and curves make the file large otherwise
-    tmp.write_text(json.dumps(_rounded(doc), ensure_ascii=False, separators=(",", ":"), default=_json_default),
-                   encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def score_arrays(run: dict[str, Any]) -> dict[str, np.ndarray]:

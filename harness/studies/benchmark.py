@@ -29,14 +29,12 @@ data set description, summary and timings: the report is redrawn from it with --
 """
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from harness.config import load_experiment, load_toml
 from harness.inputs.layout import project_path
-from harness.studies.experiment import RunResult, _json_default
+from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
 from harness.studies.spec.models import run_slug
@@ -89,55 +87,6 @@ def latency_mean_ms(result: RunResult) -> float | None:
     return float((frame["ms_query_embedding"] + frame["ms_retrieval"]).mean())
 
 
-def compact_result(result: RunResult, keep_hits: int) -> dict[str, Any]:
-    """results.json of a benchmark run, small enough to commit: the per-query rows in full (each has
-    its top-1 chunk, documents and score) with numbers to 6 significant digits, and the first
-    `keep_hits` hits of each query without snippets (`harness render` writes the memory they point to), and
-    the chunk run only."""
-    doc = result.to_dict()
-    doc["hits"] = {qid: [{k: h[k] for k in HIT_FIELDS} for h in hits[:keep_hits]]
-                   for qid, hits in result.hits.items()}
-    doc["hits_kept"] = keep_hits
-    doc["queries"] = _rounded(doc["queries"])
-    # the document run is MaxP of the chunk run over chunk_documents, which JudgedRuns.from_dict rebuilds;
-    # with ~9 turns a chunk it was most of a LoCoMo results.json
-    doc["runs"] = {"chunk": doc["runs"]["chunk"]}
-    return doc
-
-
-def _rounded(value: Any) -> Any:
-    if isinstance(value, float):
-        return float(f"{value:.6g}")
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rounded(v) for v in value]
-    return value
-
-
-def write_benchmark(spec: dict[str, Any], results: list[tuple[str, str | None, RunResult]],
-                    out_dir: Path | str) -> dict[str, Any]:
-    """Every run's results.json, the benchmark document and its Markdown report; returns the document."""
-    from harness.reporting.benchmark import write_benchmark_report
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    runs = []
-    for label, preset, result in results:
-        slug = run_slug(preset, label)
-        _write_json(out_dir / slug / "results.json", compact_result(result, int(spec.get("hits", 0))), indent=None)
-        runs.append({"label": label, "preset": preset, "slug": slug, "results": f"{slug}/results.json",
-                     "config": result.config, "dataset": result.dataset, "summary": result.summary,
-                     "timings": result.timings, "latency_mean_ms": latency_mean_ms(result)})
-    doc = {"name": spec["name"], "description": spec.get("description", ""),
-           "environment": results[0][2].environment if results else {}, "runs": runs}
-    if spec.get("paired"):
-        doc["paired"] = paired_differences(spec, results)
-    _write_json(out_dir / f"{spec['name']}.json", doc, indent=1)
-    write_benchmark_report(spec, doc, out_dir)
-    return doc
-
-
 def paired_pairs(spec: dict[str, Any], slugs: list[tuple[str, str | None, str]]) -> list[tuple[str, str]]:
     """The (a, b) run slugs the spec's [paired] table compares: its `pairs`, else within each run label
     every preset against the label's first; `slugs` is [(label, preset, slug)] in run order."""
@@ -175,12 +124,3 @@ def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None
         columns = {slug: v.get(metric, {}) for slug, v in values.items()}
         family += column_pairs(columns, pairs=pairs, clusters=clusters or None, unit=unit, tags={"metric": metric})
     return comparison_rows(family, family=" (this table)")
-
-
-def _write_json(path: Path, doc: Any, indent: int | None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    separators = (",", ":") if indent is None else None
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=indent, separators=separators, default=_json_default),
-                   encoding="utf-8")
-    os.replace(tmp, path)

@@ -1,6 +1,6 @@
 """Do the harness's intervals and tests hold their stated levels?  Measured in simulated worlds whose truth
-is known (`make statistics` -> reports/statistics/; tests/test_coverage.py asserts the same figures at
-the default size in `make test`).
+is known (`make statistics`, `python -m harness.cli.coverage` -> reports/statistics/; tests/test_coverage.py
+asserts the same figures at the default size in `make test`).
 
     intervals   exact coverage of the pass-rate interval at n = 12 over true rates 0.5-0.95 (every
                 outcome enumerated), the coverage of small samples of reciprocal ranks (n = 12), and the
@@ -14,16 +14,12 @@ the default size in `make test`).
                 permutation) and `paired` (sign flips) fail a run that did not regress
 
     >>> doc = measure("default")      # seconds; measure("full") for the opt-in sizes (minutes)
-    >>> write_report(doc, "reports/statistics")
+    >>> write_report(doc, "reports/statistics")   # harness.reporting.coverage
 """
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -257,67 +253,5 @@ def measure(size: str = "default") -> dict[str, Any]:
     return doc
 
 
-def markdown(doc: dict[str, Any]) -> str:
-    b, rr, c, s, g = doc["binomial"], doc["reciprocal_rank"], doc["clustered"], doc["selection"], doc["gate"]
-    lines = ["# Do the intervals and tests hold their level?\n",
-             f"Simulated worlds whose truth is known (`make statistics`, size `{doc['size']}`: "
-             + ", ".join(f"{k} {v:,}" for k, v in doc["sizes"].items()) + "); tests/test_coverage.py asserts "
-             "these figures at the default size in `make test`.\n",
-             f"## Pass rates of {b['n']} queries\n",
-             f"Coverage of the 95% interval, exact over every outcome ({b['method'].split(' over')[0]}), beside the "
-             "plain percentile bootstrap the reports printed before (a sample of 12 passes collapses to [1, 1]).\n",
-             "| true pass rate | coverage | percentile bootstrap |", "|---:|---:|---:|"]
-    lines += [f"| {r['rate']:.2f} | {r['coverage']:.3f} | {r['percentile_bootstrap']:.3f} |" for r in b["rows"]]
-    lines += ["", f"## Mean reciprocal rank of {rr['n']} queries ({rr['reps']:,} samples each)\n",
-              f"Method: {rr['method'].split(' over')[0]}.\n", "| true MRR | coverage |", "|---:|---:|"]
-    lines += [f"| {r['true_mrr']:.3f} | {r['coverage']:.3f} |" for r in rr["rows"]]
-    lines += ["", f"## LoCoMo-like clusters: {c['clusters']} conversations, {c['questions']:,} questions "
-              f"({c['reps']:,} samples each)\n",
-              "0/1 recall per question at its conversation's rate; ICC 0.008 is what LoCoMo's recall_any@10 shows "
-              "(openclaw-2026.02). `coverage`: the harness's interval over conversations; `if independent`: "
-              "the interval that treats the questions as independent draws.\n",
-              "| ICC | true mean | coverage | if independent |", "|---:|---:|---:|---:|"]
-    lines += [f"| {r['icc']:g} | {r['mean']:.2f} | {r['coverage']:.3f} | {r['coverage_if_independent']:.3f} |"
-              for r in c["rows"]]
-    n, e, gn = s["null"], s["effect"], s["grouped_null"]
-    lines += ["", "## The sweep's selection\n",
-              f"- {n['settings']:,} equally good settings, {n['queries']} queries, {n['reps']} worlds: the old "
-              f"procedure (best on all queries, then an ordinary paired test) says p < 0.05 in "
-              f"**{n['naive']:.1%}** of worlds; the max-statistic test in **{n['max_statistic']:.1%}**.",
-              f"- One family of {e['settings_better']} settings truly better (+{e['true_mrr_gain']:.2f} MRR), "
-              f"{e['reps']} worlds: power **{e['power']:.2f}**.",
-              f"- Queries in groups of {gn['group']} (a T-query and its paraphrases), {gn['queries']} queries, "
-              f"{gn['reps']} null worlds: with the groups as the unit, the max-statistic test rejects in "
-              f"**{gn['max_statistic']:.1%}** and the cross-validated recommendation (grouped folds) in "
-              f"**{gn['cross_validated']:.1%}**; treating the queries as independent, "
-              f"{gn['max_statistic_ignoring_groups']:.1%} and {gn['cross_validated_ignoring_groups']:.1%}.", "",
-              f"## The gate's statistical rules on runs that did not regress ({g['reps']} pairs of runs)\n",
-              f"- `interval` (two-sample permutation test, alpha {g['alpha']:g}): 40 independent queries "
-              f"**{g['interval_queries']:.1%}**; 10 LoCoMo-like conversations **{g['interval_clusters']:.1%}**.",
-              f"- `paired` (sign flips, alpha {g['alpha']:g}): 40 queries, each re-drawn from its own distribution "
-              f"**{g['paired_queries']:.1%}**.", "",
-              f"Measured in {doc['seconds']:.0f} s.\n"]
-    return "\n".join(lines)
-
-
-def write_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in (("statistics.json", json.dumps(doc, indent=1) + "\n"), ("statistics.md", markdown(doc))):
-        tmp = out_dir / (name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out_dir / name)
-    return out_dir / "statistics.md"
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="coverage and error rates of the harness's statistics")
-    parser.add_argument("--out", default="reports/statistics")
-    parser.add_argument("--size", choices=sorted(SIZES), default="default")
-    args = parser.parse_args(argv)
-    path = write_report(measure(args.size), args.out)
-    print(f"wrote {path}")
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the command line, which also writes the report, is harness.cli.coverage
+    raise SystemExit("run `python -m harness.cli.coverage` (`make statistics`): this module only measures")

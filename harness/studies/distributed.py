@@ -1,6 +1,6 @@
 """The studies' loops on an executor: matrix cells, ablation rounds, sweep settings.
 
-    >>> from harness.studies.distributed import run_matrix_on
+    >>> from harness.studies.matrix import run_matrix_on
     >>> with make_executor("ray") as ex:
     ...     cells = run_matrix_on(ex, load_matrix("experiments/chunkers.toml"))   # as run_matrix returns
 
@@ -39,7 +39,7 @@ from harness.studies.embed import (
 )
 from harness.studies.executor import Executor
 from harness.studies.experiment import RunResult, run_experiment
-from harness.studies.matrix import matrix_configs
+from harness.studies.sweep_scoring import score_on_executor as score_settings  # noqa: F401  (docs, tests)
 
 # --- runs: matrix cells and ablation rounds ---------------------------------------------------------
 
@@ -109,15 +109,6 @@ def run_configs(configs: Sequence[dict[str, Any]], executor: Executor, *, cache:
     return [results[i] for i in range(len(configs))]
 
 
-def run_matrix_on(executor: Executor, spec: dict[str, Any], *, preset: str | None = None,
-                  only_runs: list[str] | None = None, cache: EmbeddingCache | None = None,
-                  batch_size: int = DEFAULT_BATCH_SIZE) -> list[tuple[str, str, RunResult]]:
-    """run_matrix on an executor: the same [(run label, value label, result)], for write_matrix."""
-    labelled = matrix_configs(spec, preset=preset, only_runs=only_runs)
-    results = run_configs([c for _, _, c in labelled], executor, cache=cache, batch_size=batch_size)
-    return [(r, v, res) for (r, v, _), res in zip(labelled, results)]
-
-
 def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides: dict[str, Any] | None = None,
                     on_round: Callable[[int, RunResult], None] | None = None, cache: EmbeddingCache | None = None,
                     batch_size: int = DEFAULT_BATCH_SIZE) -> dict[int, RunResult]:
@@ -132,17 +123,6 @@ def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides:
 
 
 # --- sweeps: legs searched once on the driver, settings fused and scored on the workers -------------
-
-
-def score_settings(executor: Executor, settings: Sequence[Any], state: Any, *, parts: int | None = None) -> Any:
-    """Every sweep setting's per-query figures (harness.studies.sweep_scoring.score_slice), one contiguous
-    slice of the settings per worker (default: as many slices as workers); the state (the legs as query x
-    candidate arrays) is shared, so it travels once.  The slices come back in order: the same
-    SettingScores as scoring every setting in this process."""
-    from harness.studies.executor import partition
-    from harness.studies.sweep_scoring import concatenated, score_slice
-
-    return concatenated(executor.map(score_slice, partition(list(settings), parts or executor.workers), state))
 
 
 def sweep_state(legs: Any, settings: Sequence[Any], cutoffs: Sequence[int]) -> Any:

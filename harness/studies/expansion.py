@@ -21,12 +21,9 @@ A spec is a TOML file (experiments/expansion.toml):
 """
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from harness.config import load_experiment, load_toml, merge
@@ -134,19 +131,6 @@ def run_expansion_study(spec: dict[str, Any], *, progress: bool = True) -> dict[
             "runs": runs, "environment": environment(), "embedding_cache": dict(embedder.stats) if embedder else {}}
 
 
-def write_expansion_study(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / "expansion.json.tmp"
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=_json), encoding="utf-8")
-    os.replace(tmp, out_dir / "expansion.json")
-    path = out_dir / "expansion.md"
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(expansion_markdown(spec, doc), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 def holm_over_study(runs: list[dict[str, Any]]) -> None:
     """Holm over every difference the report shows (all runs, groups, variants and metrics: one family),
     written beside each raw p as p_holm."""
@@ -156,51 +140,3 @@ def holm_over_study(runs: list[dict[str, Any]]) -> None:
     for diff, p in zip(differences, holm_adjusted([d["p"] for d in differences])):
         diff["p_holm"] = p
         diff["holm_family"] = len(differences)
-
-
-def _json(obj: Any) -> Any:
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    return str(obj)
-
-
-def _cell(stat: dict[str, Any] | None) -> str:
-    from harness.evaluation.formatting import p_text
-    from harness.reporting.markdown import interval_text
-
-    if not stat:
-        return ""
-    text = interval_text(stat["mean"], stat["ci"])
-    diff = stat.get("difference")
-    if diff:
-        text += (f"; {interval_text(diff['mean'], diff['ci'], sign='+')}, "
-                 f"p {p_text(diff['p'], diff.get('p_floor', 0.0), diff.get('monte_carlo', False), 2)}")
-        if "p_holm" in diff:
-            text += f" (Holm {diff['p_holm']:.2g})"
-    return text
-
-
-def expansion_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
-    from harness.reporting.markdown import markdown_table
-
-    parts = [f"# {doc['name']}\n", (spec.get("description") or doc.get("description", "")).strip() + "\n",
-             f"Each cell: mean [95% interval]; for variants other than `{doc['reference']}`, then the "
-             "paired difference from it [interval], the two-sided sign-flip p (same queries) and that p after Holm "
-             "over every difference in this report. Intervals and sign flips resample the data set's unit (CMRC: "
-             "the article; king78: the record).\n"]
-    for run in doc["runs"]:
-        for group, block in run["groups"].items():
-            rows = []
-            for label, row in block["variants"].items():
-                rows.append({"variant": label, **{m: _cell(row.get(m)) for m in run["metrics"]},
-                             "skipped by probe": f"{row['skipped_by_probe']:.2f}" if "skipped_by_probe" in row else "",
-                             "context tokens": f"{row['context_tokens']:.0f}" if "context_tokens" in row else ""})
-            parts += [f"\n## {run['label']} · {group} ({block['queries']} queries)\n", markdown_table(pd.DataFrame(rows))]
-    if spec.get("notes"):
-        from harness.reporting.notes import render_notes
-
-        parts += ["\n## Reading the numbers\n", render_notes(spec["notes"], doc).strip() + "\n"]
-    env = doc.get("environment", {})
-    parts.append(f"\nEnvironment: SQLite {env.get('sqlite')}, model {env.get('embedding_model', 'e5-small')}, "
-                 f"{env.get('cpu_count')} cores, Python {env.get('python')}.\n")
-    return "\n".join(parts)

@@ -17,11 +17,9 @@ import platform
 import resource
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from harness import __version__
@@ -58,7 +56,6 @@ from harness.profiles import (
 )
 from harness.stages.embedders import EmbeddingCache
 from harness.stages.fusion.base import applied_weights
-from harness.text_files import write_text_atomic
 
 
 def environment(stages: Stages | None = None) -> dict[str, Any]:
@@ -130,23 +127,6 @@ class RunResult:
             "hits": self.hits,
             **(self.runs.to_dict() if self.runs is not None else {}),
         }
-
-    def write_json(self, path: Path | str) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # atomic: a crash never leaves a half-written results file; a full disk is named with the size needed
-        return write_text_atomic(path, json.dumps(self.to_dict(), ensure_ascii=False, indent=1,
-                                                  default=_json_default))
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, (date, datetime)):  # a TOML date, e.g. [evaluation] now = 2026-03-08
-        return obj.isoformat()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
 def at_reference_time(stages: Stages, part: Any) -> Stages:

@@ -311,17 +311,17 @@ def summary_intervals(result: GateResult) -> dict[str, Interval]:
 
 def flatten(doc: dict[str, Any]) -> dict[str, float]:
     """Metrics of a results.json or an ablation.json, as {name: value} (kept for callers of the old API)."""
-    from harness.studies.gate_documents import _eval_document, _results_part, file_kind
+    from harness.studies.gate_documents import eval_document, file_kind, run_part
 
     kind = file_kind(doc)
     if kind == "ablation":
         flat: dict[str, float] = {}
         for r, round_doc in doc["rounds"].items():
-            flat.update(_results_part(round_doc, prefix=f"round{r}.").metrics)
+            flat.update(run_part(round_doc, prefix=f"round{r}.").metrics)
         return flat
     if kind == "results":
-        return _results_part(doc, prefix="").metrics
+        return run_part(doc, prefix="").metrics
     if kind == "eval":
-        return _eval_document(Path("<eval>"), doc).metrics
+        return eval_document(Path("<eval>"), doc).metrics
     return {}
 

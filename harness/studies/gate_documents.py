@@ -110,15 +110,15 @@ def load_document(path: Path | str, what: str) -> GateDocument:
     if kind == "ablation":
         gd = GateDocument(path, kind, {}, doc=doc)
         for r, round_doc in doc["rounds"].items():
-            part = _results_part(round_doc, prefix=f"round{r}.")
+            part = run_part(round_doc, prefix=f"round{r}.")
             gd.metrics.update(part.metrics)
             gd.per_query.update(part.per_query)
             gd.queries.update(part.queries)
         return gd
     if kind == "results":
-        part = _results_part(doc, prefix="")
+        part = run_part(doc, prefix="")
         return GateDocument(path, kind, part.metrics, part.per_query, part.queries, doc)
-    return _eval_document(path, doc)
+    return eval_document(path, doc)
 
 
 NOT_METRICS = ("ci_method", "near_tie", "resampling", "near_ties_by_margin")  # summary.suite entries, not figures
@@ -196,7 +196,7 @@ def cutoff_of(config: dict[str, Any] | None) -> int:
 
 
 @dataclass
-class _Part:
+class RunPart:
     metrics: dict[str, float]
     per_query: dict[str, PerQuery]
     queries: dict[str, QueryState]
@@ -210,7 +210,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _results_part(doc: dict[str, Any], prefix: str) -> _Part:
+def run_part(doc: dict[str, Any], prefix: str) -> RunPart:
     """Metrics, per-query values and query states of one run (a results.json or one round of an ablation)."""
     summary = doc.get("summary") or {}
     rows: dict[str, dict[str, Any]] = doc.get("queries") or {}
@@ -267,7 +267,7 @@ def _results_part(doc: dict[str, Any], prefix: str) -> _Part:
         metrics[name] = float(sum(_paraphrase_hit(r, k) for r in para_rows.values()))
         add(name, para_rows, lambda r: float(_paraphrase_hit(r, k)), "sum")
     queries = {prefix + qid: _query_state(prefix + qid, r, counted(r), k, near_tie) for qid, r in rows.items()}
-    return _Part({prefix + n: v for n, v in metrics.items()}, per_query, queries)
+    return RunPart({prefix + n: v for n, v in metrics.items()}, per_query, queries)
 
 
 def _query_state(key: str, row: dict[str, Any], counted: bool, k: int, near_tie: float) -> QueryState:
@@ -298,7 +298,7 @@ def _paraphrase_hit(row: dict[str, Any], k: int) -> bool:
     return bool(row.get(f"hit@{k}"))
 
 
-def _eval_document(path: Path, doc: dict[str, Any]) -> GateDocument:
+def eval_document(path: Path, doc: dict[str, Any]) -> GateDocument:
     measures = list(doc.get("measures") or doc["mean"].keys())
     metrics = {m: float(v) for m, v in doc["mean"].items() if _number(v) is not None}
     rows: dict[str, dict[str, Any]] = doc["per_query"]

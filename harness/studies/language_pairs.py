@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -343,16 +342,3 @@ def run_language_pairs(spec: dict[str, Any]) -> dict[str, Any]:
                           "conversations": len(pairing["conversations"])},
            **compare_systems(systems, pairing["paired"], list(spec["metrics"]))}
     return doc
-
-
-def write_language_pairs(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
-    from harness.reporting.language_pairs import write_language_pairs_report
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{spec['name']}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-    write_language_pairs_report(spec, doc, out_dir)
-    return path

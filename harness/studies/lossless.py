@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -326,14 +325,3 @@ def _environment() -> dict[str, Any]:
     from harness.studies.experiment import environment
 
     return environment()
-
-
-def write_lossless(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
-    from harness.reporting.lossless import write_lossless_report
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / "lossless.json.tmp"
-    tmp.write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, out_dir / "lossless.json")
-    return write_lossless_report(spec, doc, out_dir)

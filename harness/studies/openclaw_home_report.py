@@ -17,10 +17,8 @@ report folder is written in the repository.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +113,7 @@ def _same_number(a: Any, b: str) -> bool:
         return False
 
 
-def _summary_figures(summary: dict[str, Any], k: int) -> dict[str, Any]:
+def summary_figures(summary: dict[str, Any], k: int) -> dict[str, Any]:
     """The suite block's headline figures with their intervals, as the summary holds them (name, name_ci95)."""
     suite = summary.get("suite", {})
     names = ["pass_rate", f"recall@{k}", f"mrr@{k}", f"ndcg@{k}", f"judged@{k}", f"bpref@{k}", f"ndcg_prime@{k}"]
@@ -124,123 +122,6 @@ def _summary_figures(summary: dict[str, Any], k: int) -> dict[str, Any]:
                   "resampling": suite.get("resampling")}
 
 
-def _scrub(path: Path, evals: Path, shown: str = "evals/openclaw-main") -> None:
-    """A copied report without the temporary folder it was made in: its paths as a user's default --out."""
-    path.write_text(path.read_text(encoding="utf-8").replace(str(evals), shown), encoding="utf-8")
-
-
-def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port: int = PROVIDER_PORT) -> dict[str, Any]:
-    from harness.config import load_experiment
-    from harness.inputs.home_init import init_openclaw_home
-    from harness.studies.experiment import run_experiment
-    from harness.studies.judge.run import finish, prepare
-    from harness.studies.openclaw_agent import start_embedding_server
-    from harness.studies.sweep import load_grid, run_sweep
-    from harness.studies.sweep_report import write_sweep
-
-    out.mkdir(parents=True, exist_ok=True)
-    server, _, _ = start_embedding_server(port)
-    import os
-
-    doc: dict[str, Any] = {"installation": str(home), "grades": str(grades), "cpu_count": os.cpu_count()}
-    try:
-        with tempfile.TemporaryDirectory(prefix="openclaw-home-report-") as tmp:
-            evals = Path(tmp) / "evals"
-            t0 = time.perf_counter()
-            init_openclaw_home(home, evals)
-            doc["init_seconds"] = time.perf_counter() - t0
-            init_doc = json.loads((evals / "init.json").read_text(encoding="utf-8"))
-            for key in ("sessions", "queries", "implicit", "vectors", "index_findings", "release", "preset"):
-                doc[key] = init_doc[key]
-            shutil.copyfile(evals / "init.md", out / "init.md")
-            _scrub(out / "init.md", evals)
-            exp, holdout = evals / "experiment.toml", evals / "holdout.toml"
-
-            t0 = time.perf_counter()
-            implicit = run_experiment(load_experiment(exp), progress=False)
-            doc["run_seconds"] = time.perf_counter() - t0
-            k = int(implicit.config["search"]["max_results"])
-            doc["k"] = k
-            doc["implicit_run"] = {**_summary_figures(implicit.summary, k), "notes": implicit.notes,
-                                   "embedding_cache": implicit.timings.get("embedding_cache")}
-
-            t0 = time.perf_counter()
-            session = prepare([exp, holdout], log=lambda s: None, progress=False)
-            doc["pool_seconds"] = time.perf_counter() - t0
-            doc["grading"] = apply_grades(session.pool, session.store, grades)
-            judge_doc = finish(session)
-            doc["pool"] = {k2: judge_doc[k2] for k2 in ("depth", "configurations", "queries", "items", "graded",
-                                                        "queries_fully_graded", "grades")}
-            doc["agreement"] = judge_doc["agreement"]
-            shutil.copyfile(session.judge_dir / "judge.md", out / "judge.md")
-            _scrub(out / "judge.md", evals)
-
-            judged_exp, judged_holdout = evals / "experiment.judged.toml", evals / "holdout.judged.toml"
-            judged = run_experiment(load_experiment(judged_exp), progress=False)
-            doc["judged_run"] = {**_summary_figures(judged.summary, k), "notes": judged.notes}
-            held = run_experiment(load_experiment(judged_holdout), progress=False)
-            doc["judged_holdout_run"] = _summary_figures(held.summary, k)
-
-            config = load_experiment(judged_exp)
-            from harness.studies.sweep import default_grid
-
-            t0 = time.perf_counter()
-            result = run_sweep(config, load_grid(default_grid(config)), progress=False,
-                               holdout=load_experiment(judged_holdout))
-            doc["sweep_seconds"] = time.perf_counter() - t0
-            sweep_dir = Path(tmp) / "sweep"
-            sweep_doc = write_sweep(result, sweep_dir, config)
-            shutil.copyfile(sweep_dir / "sweep.md", out / "sweep.md")
-            _scrub(out / "sweep.md", sweep_dir, "SWEEP_OUT")
-            _scrub(out / "sweep.md", evals)
-            column = next((c for c in result.settings.columns if str(c).startswith("judged@")), None)
-            doc["sweep"] = {
-                "settings": len(result.settings), "recommended": result.recommended is not None,
-                "reason": result.cv.reason.replace(str(sweep_dir), "SWEEP_OUT"),
-                "configured_objective": float(result.settings.loc[result.default_index, "objective"]),
-                "best_objective": float(result.settings.loc[result.best_index, "objective"]),
-                "judged_column": column,
-                "judged_configured": float(result.settings.loc[result.default_index, column]) if column else None,
-                "judged_best": float(result.settings.loc[result.best_index, column]) if column else None,
-                "unjudged_refusal": result.unjudged is not None,
-                "holdout": {key: result.holdout[key] for key in ("which", "setting", "configured", "queries",
-                                                                "configured_mean", "chosen_mean", "gain", "p_value",
-                                                                "p_floor", "unit", "units")} if result.holdout else None,
-                "snippet": sweep_doc.get("openclaw_snippet"),
-                "not_expressible": sweep_doc.get("not_expressible_in_openclaw_json"),
-            }
-            from harness.inputs.openclaw_config import snippet_block
-            from harness.inputs.openclaw_releases import layout_for
-            from harness.studies.sweep import grid_tables
-
-            chosen = result.cv.recommended if result.cv.recommended is not None else result.best_index
-            tables = grid_tables(result.grid[chosen], config, result.tokenizer_tables)
-            block, cannot = snippet_block(tables, preset=config.get("preset"), complete_postprocess=True)
-            layout = layout_for(config.get("preset"))
-            doc["snippet_checked"] = {"setting": "recommended" if result.cv.recommended is not None else
-                                      "in-sample best (not recommended)", "block": layout.block if layout else None,
-                                      "keys": block, "cannot": cannot}
-            if layout is not None and block:
-                doc["snippet_checked"]["real_release"] = validate_snippet(layout.release, home / "openclaw.json",
-                                                                          block, layout.block)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    (out / "report.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
-    return doc
-
-
-def _main() -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("reports/openclaw-home"))
-    args = parser.parse_args()
-    doc = make_report(args.out)
-    print(f"wrote {args.out}/report.json: {doc['queries']['distinct']} queries, pool of {doc['pool']['items']} chunks, "
-          f"sweep recommended: {doc['sweep']['recommended']}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main())
+if __name__ == "__main__":  # the command line, which also writes the report, is harness.cli.openclaw_home_report
+    raise SystemExit("run `python -m harness.cli.openclaw_home_report` (`make openclaw-home`): this module only "
+                     "holds the walkthrough's parts")

@@ -15,7 +15,6 @@ results a real session carries (a `read` tool's file contents), so the reader me
 from __future__ import annotations
 
 import json
-import os
 import random
 import resource
 import sqlite3
@@ -204,34 +203,6 @@ def measure_import(chunks: int, dims: int = 384) -> dict[str, Any]:
                 "index_bytes": path.stat().st_size}
 
 
-def _main() -> int:
-    import argparse
-    import platform
-
-    from harness.studies.judge.page import HOST  # noqa: F401  (the page answers on loopback only)
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("reports/openclaw-home/speed.json"))
-    args = parser.parse_args()
-    sessions = int(os.environ.get("HARNESS_SPEED_SESSIONS", "10000"))
-    vectors = int(os.environ.get("HARNESS_SPEED_VECTORS", "100000"))
-    from shutil import which
-
-    chromium = next(filter(None, map(which, ("chromium", "chromium-browser", "google-chrome"))), None)
-    doc: dict[str, Any] = {"cpu_count": os.cpu_count(), "python": platform.python_version(),
-                           "load_average": os.getloadavg()}
-    with tempfile.TemporaryDirectory(prefix="openclaw-speed-") as tmp:
-        t0 = time.perf_counter()
-        home = generate_sessions(Path(tmp), sessions)
-        doc["generation_seconds"] = time.perf_counter() - t0
-        doc["mining"] = measure_mining(home)
-    doc["page"] = measure_page(50, chromium=chromium)
-    doc["vectors"] = measure_import(vectors)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(doc, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main())
+if __name__ == "__main__":  # the command line, which also writes the report, is harness.cli.openclaw_home_speed
+    raise SystemExit("run `python -m harness.cli.openclaw_home_speed` (`make openclaw-home-speed`): this module "
+                     "only measures")

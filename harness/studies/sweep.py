@@ -48,6 +48,11 @@ from harness.evaluation.abstention import (
     utility_description,
     utility_values,
 )
+from harness.evaluation.comparison import (
+    holm_adjusted,
+    paired_comparisons,
+    paired_difference,
+)
 from harness.evaluation.cross_validation import (
     FOLDS,
     LEAVE_ONE_OUT_MAX,
@@ -64,6 +69,7 @@ from harness.stages.tokenizers import TOKENIZERS
 from harness.studies.spec.models import OFF, weight_values
 from harness.studies.sweep_scoring import (
     Setting,
+    headline_frame,
     headline_summary,
     leg_needs,
     score_grid,
@@ -505,8 +511,6 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
                          min_score_table(frame, configured), legs.max_results, tables, scores,
                          release_limits=limits, preset=config.get("preset"), cv_options=options, unjudged=unjudged)
     if holdout is not None:
-        from harness.studies.sweep_holdout import score_holdout
-
         result.holdout = score_holdout(result, holdout, embedder=embedder, progress=progress)
     result.timings = {"search_s": t_search - t0, "fuse_and_score_s": t_score - t_search,
                       "statistics_s": t_stats - t_score, "total_s": time.perf_counter() - t0,
@@ -669,3 +673,65 @@ def release_limits(settings: Sequence[Setting], config: dict[str, Any],
             seen[key] = cannot
         out.append(seen[key])
     return out
+
+
+def label(row: dict[str, Any]) -> str:
+    weights = "" if row["vector_weight"] != row["vector_weight"] else \
+        f" {row['vector_weight']:g}/{row['text_weight']:g}"
+    text = f"{row['tokenizer']}, {row['fusion']}{weights}, minScore {row['min_score']:g}"
+    for column in ("half_life_days", "mmr_lambda", "max_results", "candidate_multiplier", "chunk_tokens"):
+        if column in row and row[column] is not None:
+            text += ", " + dimension_text(column, row[column])
+    return text
+
+
+def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any = None,
+                  progress: bool = True) -> dict[str, Any]:
+    """`harness sweep --holdout FILE`: the sweep's recommendation scored on a query set it never saw.
+
+    The held-out experiment (e.g. experiments/cmrc2018-trial.toml beside cmrc2018-dev.toml) gets its own
+    legs; the recommended setting (or, when the sweep recommends nothing, its in-sample best, marked as
+    such) and the configured setting are applied to them as they were applied in the sweep, and compared
+    query by query: the objective's gain with a paired bootstrap interval and sign-flip test, and the
+    record-level Recall/MRR/nDCG of both with intervals and Holm-corrected paired tests."""
+    chosen_index = result.cv.recommended if result.cv.recommended is not None else result.best_index
+    which = "recommended setting" if result.cv.recommended is not None else "in-sample best (not recommended)"
+    configured, chosen = result.grid[result.default_index], result.grid[chosen_index]
+    tables = {label: table for label, table in result.tokenizer_tables.items()
+              if label in (configured.tokenizer, chosen.tokenizer)}
+    legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress,
+                             needs=leg_needs(config, [configured, chosen]))
+    source = config.get("experiment_file", "<holdout>")
+    cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results, source=source)
+    scores = score_grid([configured, chosen], legs, cutoffs)
+    round_no = config.get("evaluation", {}).get("round")
+    objective = objective_of(scores, legs.queries, round_no, legs.max_results, result.objective.kind,
+                             result.objective.weight, legs.unit)
+    base, tuned = objective.matrix[0], objective.matrix[1]
+    at_unit = dict(clusters=objective.clusters(), unit=objective.unit)
+    paired = paired_difference(tuned, base, **at_unit)
+    gain, test = paired.interval, paired.test
+    clusters = dict(zip(objective.query_ids, objective.clusters() or objective.query_ids))
+    frames, headline = {}, {}
+    for name, setting in (("configured", configured), ("chosen", chosen)):
+        frames[name], headline[name] = headline_frame(setting, legs, cutoffs)
+    metrics = [f"{m}@{k}" for k in cutoffs for m in ("recall", "mrr", "ndcg")]
+    differences = []
+    for metric in metrics:
+        columns = {name: dict(zip(f[f["in_suite"]]["query_id"], f[f["in_suite"]][metric].astype(float)))
+                   for name, f in frames.items()}
+        differences += [{"metric": metric, **c.as_dict()}
+                        for c in paired_comparisons(columns, pairs=[("chosen", "configured")], clusters=clusters,
+                                                    unit=objective.unit)]
+    # Holm over every metric; each row's method still names the one-pair call it came from ("Holm over 1")
+    for row, p in zip(differences, holm_adjusted([d["p_value"] for d in differences])):
+        row["p_holm"] = p
+    return {"experiment": config.get("name", source), "file": source, "which": which,
+            "setting": label(result.settings.loc[chosen_index].to_dict()),
+            "configured": label(result.settings.loc[result.default_index].to_dict()),
+            "queries": int(len(base)), "objective": objective.description,
+            "configured_mean": float(np.mean(base)) if len(base) else float("nan"),
+            "chosen_mean": float(np.mean(tuned)) if len(tuned) else float("nan"),
+            "gain": gain.as_dict(), "p_value": test.p_value, "p_floor": test.floor, "monte_carlo": test.monte_carlo,
+            "units": test.units, "unit": test.unit, "method": test.method, "cutoffs": cutoffs,
+            "headline": headline, "differences": differences}

@@ -366,9 +366,7 @@ def score_grid(settings: Sequence[Setting], legs: SweepLegs, cutoffs: Sequence[i
             return score_slice(list(settings), state)
         with progress_bar(f"scoring {len(settings):,} settings", len(settings)) as bar:
             return score_slice(list(settings), state, bar)
-    from harness.studies.distributed import score_settings as score_on
-
-    return score_on(executor, settings, state, parts=parts)
+    return score_on_executor(executor, settings, state, parts=parts)
 
 
 def scoring_state(settings: Sequence[Setting], legs: SweepLegs, cutoffs: Sequence[int]) -> ScoringState:
@@ -540,3 +538,13 @@ def headline_frame(setting: Setting, legs: SweepLegs, cutoffs: Sequence[int]) ->
 def headline_summary(setting: Setting, legs: SweepLegs, cutoffs: Sequence[int]) -> dict[str, Any]:
     """The summary of headline_frame: what a report shows for the configured and the chosen setting."""
     return headline_frame(setting, legs, cutoffs)[1]
+
+
+def score_on_executor(executor: Any, settings: Sequence[Any], state: Any, *, parts: int | None = None) -> Any:
+    """Every sweep setting's per-query figures (score_slice), one contiguous
+    slice of the settings per worker (default: as many slices as workers); the state (the legs as query x
+    candidate arrays) is shared, so it travels once.  The slices come back in order: the same
+    SettingScores as scoring every setting in this process."""
+    from harness.studies.executor import partition
+
+    return concatenated(executor.map(score_slice, partition(list(settings), parts or executor.workers), state))

@@ -12,14 +12,11 @@ either order: QMD leaves ties to SQLite) and every score within `SCORE_TOLERANCE
     >>> report["layouts"]["round1"]["identical"], report["layouts"]["round1"]["queries"]
 
 Command line (exit 0: every query identical; 1: differences; 3: QMD not installable, skipped):
-    python -m harness.studies.conformance.qmd [--out DIR] [--json FILE] [--rounds 1 2 3 4] [--no-cmrc]
+    python -m harness.cli.conformance_qmd [--out DIR] [--json FILE] [--rounds 1 2 3 4] [--no-cmrc]
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -278,35 +275,5 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.studies.conformance.qmd", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", help="keep the rendered workspaces here (default: a temporary folder)")
-    ap.add_argument("--json", help="write the whole report (every query, both rankings) to this file")
-    ap.add_argument("--rounds", type=int, nargs="*", default=[1, 2, 3, 4])
-    ap.add_argument("--no-cmrc", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        real._package_dir("qmd", QMD_VERSION, real.conformance_dir())
-    except real.NotInstalled:
-        code = real.install(quiet=True)
-        if code == real.SKIP_EXIT_CODE:
-            print("SKIP: npm registry unreachable, QMD cannot be installed", file=sys.stderr)
-            return real.SKIP_EXIT_CODE
-        if code != 0:
-            print(f"install.sh failed (exit {code})", file=sys.stderr)
-            return 2
-    out = Path(args.out) if args.out else None
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
-    report = run_qmd_conformance(rounds=args.rounds, cmrc=not args.no_cmrc, work_dir=out)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print("\n".join(summary_lines(report)))
-    ok = all(lay["identical"] == lay["queries"] for lay in report["layouts"].values())
-    return 0 if ok else 1
-
-
-if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUTF8", "1")
-    sys.exit(_main())
+if __name__ == "__main__":  # the command line, which also writes --json, is harness.cli.conformance_qmd
+    raise SystemExit("run `python -m harness.cli.conformance_qmd`: this module only compares")

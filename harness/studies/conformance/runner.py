@@ -1,6 +1,6 @@
 """`make conformance`: the presets against the real systems, installed from the npm registry.
 
-    python -m harness.studies.conformance.runner [--out reports/conformance] [--accept] [--refresh]
+    python -m harness.cli.conformance [--out reports/conformance] [--accept] [--refresh]
 
 1. install.sh puts bun, a Node 24, QMD and the pinned OpenClaw releases into the user's cache folder
    (${XDG_CACHE_HOME:-~/.cache}/harness/conformance; cached, so only the first run downloads).  When the
@@ -20,7 +20,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import shutil
@@ -37,11 +36,11 @@ from harness.inputs.layout import Layout, project_path
 from harness.pipeline import dataset_parts, load_dataset
 from harness.studies.conformance.base import Check, RealRuns, Workspace
 from harness.studies.conformance.real import SKIP_EXIT_CODE, install
-from harness.studies.conformance.report import write_report
 
 # The comparison modules, each a module with NAME, SYSTEMS, compare() and NOTES (base.py), and optionally
-# WORKSPACES (the names it compares on; None = all), report_sections() (more lines for the report) and
-# write_outputs(reports folder) (its own report folder, written after a complete run that passed the gate).
+# WORKSPACES (the names it compares on; None = all) and report_sections() (more lines for the report); a
+# module's own report folder, written after a complete run that passed the gate, is harness.reporting's
+# (MODULE_OUTPUTS in harness.cli.conformance: reports/real-ablation/).
 MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw",
                             "harness.studies.conformance.hybrid", "harness.studies.conformance.real_ablation")
 
@@ -138,9 +137,22 @@ def gate(checks: list[Check], committed: dict[str, Any] | None) -> list[str]:
     return failures
 
 
-def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,
-                    modules: Sequence[str] = MODULES, workspaces: Sequence[str] | None = None) -> int:
-    """The whole run (module docstring); returns the process exit code."""
+class ConformanceRun(NamedTuple):
+    """What one run measured, for the report (harness.reporting.conformance)."""
+
+    out: Path  # the report folder
+    checks: list[Check]
+    modules: list[Any]  # the comparison modules, imported
+    workspaces: dict[str, dict[str, Any]]  # name -> files, queries, now
+    failures: list[str]  # gated checks below the committed report (empty with --accept or a partial run)
+    partial: bool  # only some workspaces: not gated, written as conformance.partial.*
+
+
+def measure_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,
+                        modules: Sequence[str] = MODULES, workspaces: Sequence[str] | None = None
+                        ) -> ConformanceRun | int:
+    """The real systems installed and run, the presets compared with them and gated against the committed
+    report (module docstring); an exit code instead when there is nothing to compare or report."""
     code = install()
     if code == SKIP_EXIT_CODE:
         print("conformance: SKIPPED (the npm registry is unreachable or npm is missing, and the real systems "
@@ -173,34 +185,8 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     failures = [] if accept or workspaces else gate(checks, committed)
-    suffix = ".partial" if workspaces else ".new" if failures else ""
-    paths = write_report(out, checks, loaded, summary, suffix=suffix)
-    if not workspaces and not failures:  # a module's own report folder beside this one (reports/real-ablation/)
-        for module in loaded:
-            write_outputs = getattr(module, "write_outputs", None)
-            if callable(write_outputs):
-                paths += write_outputs(out.parent)
-    gated = [c for c in checks if c.gated]
-    agreed, total = sum(c.agreed for c in gated), sum(c.total for c in gated)
-    print(f"conformance: {agreed}/{total} gated items agree; wrote {', '.join(str(p) for p in paths)}")
-    if failures:
-        print("conformance: FAILED, agreement dropped below the committed report:\n  " + "\n  ".join(failures),
-              file=sys.stderr)
-        return 1
-    return 0
+    return ConformanceRun(out, checks, loaded, summary, failures, bool(workspaces))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.studies.conformance.runner", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=DEFAULT_OUT, help="report folder (default reports/conformance)")
-    ap.add_argument("--accept", action="store_true", help="write the figures even if some agreement dropped")
-    ap.add_argument("--refresh", action="store_true", help="rerun the real systems instead of using cached runs")
-    ap.add_argument("--workspace", action="append",
-                    help="only these workspaces, e.g. round3 (no gate; written as conformance.partial.*)")
-    args = ap.parse_args(argv)
-    return run_conformance(args.out, accept=args.accept, refresh=args.refresh, workspaces=args.workspace)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the command line, which also writes the report, is harness.cli.conformance
+    raise SystemExit("run `python -m harness.cli.conformance` (`make conformance`): this module only measures")

@@ -8,7 +8,8 @@ reads them, and the agreement between the kinds of judgment.
     judge/qrels.trec          explicit grades, TREC format (query 0 doc grade; doc = path#Lstart-Lend); and
     judge/qrels.llm.trec, judge/qrels.implicit.trec   the other kinds, never merged into it
     judge/judge.json, judge.md   the pool (configurations, depth), progress, and the agreement tables with
-                              Cohen's kappa and its interval (implicit vs explicit, LLM vs explicit)
+                              Cohen's kappa and its interval (implicit vs explicit, LLM vs explicit):
+                              harness.reporting.judge writes them from the document `export` returns
 """
 from __future__ import annotations
 
@@ -20,8 +21,7 @@ from typing import Any
 from harness.config import load_toml
 from harness.evaluation.agreement import Agreement, agreement
 from harness.inputs.query_files import QuerySpec, load_query_specs
-from harness.inputs.workspace_init import _toml_value, write_keeping
-from harness.reporting.redact import maybe
+from harness.inputs.workspace_init import toml_value, write_keeping
 from harness.studies.judge.pool import Pool
 from harness.studies.judge.store import LabelStore, item_key
 
@@ -90,7 +90,7 @@ def _toml_inline(value: Any) -> str:
         return "{" + ", ".join(f"{k} = {_toml_inline(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return "[" + ", ".join(_toml_inline(v) for v in value) + "]"
-    return _toml_value(value)
+    return toml_value(value)
 
 
 def dump_toml(doc: dict[str, Any]) -> str:
@@ -160,9 +160,6 @@ def export(pool: Pool, store: LabelStore, judge_dir: Path, *, redact: bool = Fal
                                        for qid, q in pool.queries.items()),
            "grades": {str(g): sum(1 for v in explicit.values() for x in v.values() if x == g) for g in range(4)},
            "llm": llm, "agreement": [a.as_dict() for a in agreements], "files": written}
-    (judge_dir / "judge.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    (judge_dir / "judge.md").write_text(judge_markdown(doc, redact), encoding="utf-8")
-    written["judge.md"] = str(judge_dir / "judge.md")
     return doc
 
 
@@ -190,31 +187,3 @@ def agreements_of(explicit: dict[str, dict[str, int]], implicit: dict[str, dict[
         out.append(agreement("LLM vs explicit (relevant = grade >= 1)", [(int(a > 0), int(b > 0)) for a, b in pairs],
                              groups, [0, 1], ("llm", "explicit")))
     return out
-
-
-def _kappa_text(a: dict[str, Any]) -> str:
-    low, high = a["kappa_ci95"]
-    value = "—" if a["kappa"] != a["kappa"] else f"{a['kappa']:.3f}"
-    interval = " (n too small)" if low != low else f" [{low:.3f}, {high:.3f}]"
-    return value + ("" if value == "—" else interval)
-
-
-def judge_markdown(doc: dict[str, Any], redact: bool = False) -> str:
-    parts = ["# Pooled judgments\n",
-             f"{doc['queries']} queries, {doc['items']} pooled chunks (top {doc['depth']} of each configuration, plus the "
-             f"chunks the agent read), {doc['graded']} graded by a person ({doc['queries_fully_graded']} queries fully); "
-             "grades " + ", ".join(f"{g}: {n}" for g, n in doc["grades"].items()) + ".\n",
-             "Configurations pooled: " + "; ".join(f"{c['label']} ({' '.join(c['set']) or 'as configured'}, depth "
-                                                    f"{c['depth']})" for c in doc["configurations"]) + ".\n"]
-    if doc.get("llm"):
-        parts.append(f"LLM judge: {doc['llm']['model']}, prompt {doc['llm']['prompt']}.\n")
-    for a in doc["agreement"]:
-        first, second = a["labels"]
-        parts += [f"## {a['name']}\n", f"{a['items']} items judged by both, {a['clusters']} clusters; observed agreement "
-                  f"{a['observed']:.3f}; Cohen's kappa {_kappa_text(a)} ({a['method']}).\n",
-                  f"| {first} \\ {second} | " + " | ".join(str(c) for c in a["categories"]) + " |",
-                  "|---|" + "---|" * len(a["categories"])]
-        parts += [f"| {c} | " + " | ".join(str(v) for v in row) + " |" for c, row in zip(a["categories"], a["table"])]
-        parts.append("")
-    parts += ["## Files\n", *(f"- {k}: {maybe(v, False)}" for k, v in doc["files"].items()), ""]
-    return "\n".join(parts)

@@ -24,7 +24,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from harness.reporting.redact import maybe
+from harness.redact import maybe
 from harness.studies.judge.pool import Pool
 from harness.studies.judge.store import LabelStore
 

@@ -74,5 +74,6 @@ def prepare(experiments: Sequence[Path], *, pool_file: Path | None = None, exten
 
 
 def finish(session: JudgeSession, llm: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write the qrels, the judged queries files and experiments, and the report."""
+    """Write the qrels, the judged queries files and experiments; returns the document of the report
+    (harness.reporting.judge.write_judge_report writes it)."""
     return export(session.pool, session.store, session.judge_dir, redact=session.redact, llm=llm)

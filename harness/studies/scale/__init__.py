@@ -36,12 +36,13 @@ Method:
   median latency to that time.
 * fitted exponent: least-squares slope of log(value) over log(size).
 
-Entry points: run_scale(...) returns the result and main(argv) writes reports/scale/ (scale.json,
-scale.md, scale.png); `--quick` runs 1k and 10k only.
+Entry points: run_scale(...) returns the result; harness.reporting.scale writes it (scale.json, scale.md,
+scale.png) and harness.cli.scale.main(argv) does both for reports/scale/; `--quick` runs 1k and 10k only.
 
 Modules: corpus (vocabulary, synthetic text and vectors, queries and their exact top-k), process
 (forked children, resident-set readings), measure (backends, one backend at one size, bandwidth),
-run (the driver, exponents, headline, `main`), report (scale.md and scale.png).
+run (the driver, exponents, headline); the report is harness.reporting.scale, the command line
+harness.cli.scale.
 """
 from harness.studies.scale.corpus import (
     DEFAULT_MEAN_CHARS,
@@ -71,16 +72,10 @@ from harness.studies.scale.measure import (
     stream_ms,
 )
 from harness.studies.scale.process import ChildError, run_in_child
-from harness.studies.scale.report import (
-    scale_markdown,
-    write_scale_png,
-    write_scale_report,
-)
 from harness.studies.scale.run import (
     DEFAULT_SIZES,
     QUICK_SIZES,
     fit_exponent,
-    main,
     run_scale,
     summarize,
 )
@@ -88,8 +83,7 @@ from harness.studies.scale.run import (
 __all__ = [
     "DEFAULT_MEAN_CHARS", "DEFAULT_SIZES", "DIM", "K", "QUICK_SIZES", "BackendSpec", "ChildError", "ScaleCorpus",
     "StreamRead", "SyntheticText", "Vocabulary", "build_vocabulary", "default_specs", "exact_top_ids",
-    "fit_exponent", "king78_prose", "lexical_queries", "main", "make_corpus", "measure_backend",
-    "measure_bandwidth", "query_vectors", "recall_at_k", "run_in_child", "run_scale", "scale_markdown",
+    "fit_exponent", "king78_prose", "lexical_queries", "make_corpus", "measure_backend",
+    "measure_bandwidth", "query_vectors", "recall_at_k", "run_in_child", "run_scale",
     "script_mix", "stream_ms", "summarize", "synthetic_texts", "synthetic_vectors", "vocabulary_from_texts",
-    "write_scale_png", "write_scale_report",
 ]

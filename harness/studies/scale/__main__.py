@@ -1,6 +1,6 @@
 """`python -m harness.studies.scale`: the scale experiment's command line (as `harness scale`)."""
 import sys
 
-from harness.studies.scale.run import main
+from harness.cli.scale import main
 
 sys.exit(main())

@@ -1,20 +1,18 @@
 """The scale experiment's driver: every backend at every size, bandwidth readings around them, the
-fitted exponents and the headline; `main` is `harness scale` and `python -m harness.studies.scale`."""
+fitted exponents and the headline (`harness scale` and `python -m harness.studies.scale` are
+harness.cli.scale.main)."""
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import math
 import os
 import platform
 import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from harness.run_folders import default_output_dir
 from harness.studies.scale.corpus import (
     DEFAULT_MEAN_CHARS,
     DIM,
@@ -31,7 +29,6 @@ from harness.studies.scale.measure import (
     stream_ms,
 )
 from harness.studies.scale.process import ChildError, run_in_child
-from harness.studies.scale.report import write_scale_report
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 10_000)
@@ -76,9 +73,8 @@ def run_scale(sizes: Sequence[int] = DEFAULT_SIZES, *, seed: int = 0, dim: int =
               mean_chars: int = DEFAULT_MEAN_CHARS, bag_tokenizer: str = "jieba", vector: Sequence[str] | None = None,
               tokenizers: Sequence[str] | None = None, lexical: Sequence[str] | None = None,
               backend_budget_s: float = 240.0, child_timeout_s: float = 900.0, bandwidth_mib: int = 512,
-              vector_options: dict[str, Any] | None = None, dataset: str = "datasets/king78",
-              out_dir: Path | str | None = None) -> dict[str, Any]:
-    """Run the scale experiment; with out_dir, also write scale.json, scale.md and scale.png there.
+              vector_options: dict[str, Any] | None = None, dataset: str = "datasets/king78") -> dict[str, Any]:
+    """Run the scale experiment (harness.reporting.scale writes scale.json, scale.md and scale.png).
 
     A backend whose build+query time at one size, scaled linearly, would exceed backend_budget_s at
     the next size is skipped there (listed under "skipped")."""
@@ -147,8 +143,6 @@ def run_scale(sizes: Sequence[int] = DEFAULT_SIZES, *, seed: int = 0, dim: int =
         "vocabulary": vocab.summary(), "corpus": {str(n): s for n, s in corpus_stats.items()},
         "skipped": skipped, "messages": messages,
     })
-    if out_dir is not None:
-        write_scale_report(result, out_dir)
     return result
 
 
@@ -216,50 +210,3 @@ def summarize(rows: list[dict[str, Any]], bandwidth: list[dict[str, Any]], *, si
     return {"bandwidth": {"runs": bandwidth, "best_gbps": best_gbps,
                           "stream_ms": {str(n): stream_ms(n, dim, best_gbps) for n in sizes}},
             "rows": rows, "exponents": exponents, "headline": headline}
-
-
-# ---------------------------------------------------------------------------------------------
-# Command line (`harness scale` / `make scale` can call main)
-# ---------------------------------------------------------------------------------------------
-
-
-def _summary() -> str:
-    """The first paragraph of the package's docstring: what the experiment is."""
-    from harness.studies import scale
-
-    return scale.__doc__.split("\n\n")[0]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="harness scale", description=_summary())
-    parser.add_argument("--quick", action="store_true", help="sizes 1k and 10k only")
-    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=None,
-                        help="comma-separated corpus sizes (default 1000,10000,100000)")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default ./harness-results/scale/)")
-    parser.add_argument("--queries", type=int, default=50, help="timed queries per backend and size")
-    parser.add_argument("--chars", type=int, default=DEFAULT_MEAN_CHARS, help="mean chunk length in characters")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bag-tokenizer", default="jieba", help="tokenizer for rank-bm25/bm25s")
-    parser.add_argument("--vector", default=None, help="comma-separated vector backends (default all)")
-    parser.add_argument("--tokenizers", default=None, help="comma-separated FTS5 tokenizers (default all)")
-    parser.add_argument("--lexical", default=None, help="comma-separated lexical backends (default all)")
-    parser.add_argument("--budget", type=float, default=240.0, help="seconds per backend and size, predicted")
-    args = parser.parse_args(argv)
-    split = lambda s: None if s is None else [x.strip() for x in s.split(",") if x.strip()]  # noqa: E731
-    sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
-    out = args.out or default_output_dir("scale-quick" if args.quick else "scale")
-    result = run_scale(sizes, seed=args.seed, queries=args.queries, mean_chars=args.chars,
-                       bag_tokenizer=args.bag_tokenizer, vector=split(args.vector),
-                       tokenizers=split(args.tokenizers), lexical=split(args.lexical),
-                       backend_budget_s=args.budget, out_dir=out)
-    h = result["headline"]
-    if "fastest_exact" in h:
-        print(f"fastest exact vector backend at {h['size']:,}: {h['fastest_exact']} "
-              f"{h['fastest_exact_p50_ms']:.2f} ms = {h['fastest_exact_ratio']:.2f}x the {h['stream_ms']:.2f} ms "
-              f"bandwidth time ({h['bandwidth_gbps']:.1f} GB/s)")
-    print(f"wrote {out}/scale.json, scale.md, scale.png")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,7 +1,10 @@
-"""Study files by kind: what kind a TOML file of experiments/ is, its typed model, the cells it expands
-into, and `run_study`, which runs any of them as the kind's own command does.
+"""Study files by kind: what kind a TOML file of experiments/ is and its typed model.  The cells it
+expands into: harness.studies.plan.plan (the dry run); running any of them as the kind's own command
+does: harness.cli.study.run_study.
 
-    >>> from harness.studies.spec import kind_of_file, plan, run_study
+    >>> from harness.studies.spec import kind_of_file
+    >>> from harness.studies.plan import plan
+    >>> from harness.cli.study import run_study
     >>> kind_of_file("experiments/tokenizers.toml")
     'matrix'
     >>> [cell.label for cell in plan("experiments/tokenizers.toml").cells]     # nothing is run
@@ -31,7 +34,6 @@ EXPERIMENT` is `harness sweep EXPERIMENT --grid GRID`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -134,145 +136,6 @@ def study_schema(kind: str) -> dict[str, Any]:
     schema = MODELS[kind].model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema,
             "title": f"harness {kind} file"}
-
-
-@dataclass
-class StudyPlan:
-    """What a study file would run, without running it: its kind, the command that runs it, the loaded
-    spec (as the kind's loader returns it), its cells, and what else it does besides running cells."""
-
-    path: Path
-    kind: str
-    command: str
-    spec: Any
-    cells: list[Any]
-    notes: list[str] = field(default_factory=list)
-
-
-def plan(path: Path | str, *, experiment: Path | str | None = None, preset: str | None = None) -> StudyPlan:
-    """Load a study file by its kind and expand it into cells (each configuration resolved, nothing
-    run): what `harness study FILE --dry-run` prints.  `experiment`: the experiment a grid sweeps."""
-    from harness.config import load_experiment, load_toml
-    from harness.inputs.layout import project_path
-    from harness.studies.spec.cells import StudyCell
-
-    path = project_path(path)
-    kind = kind_of(load_toml(path, "study file"), path)
-    _check_options(kind, path, preset=preset, executor="local", experiment=experiment)
-    notes: list[str] = []
-    if kind == "experiment":
-        config = load_experiment(path, preset=preset)
-        spec, cells = config, [StudyCell(config["name"], config)]
-    elif kind == "matrix":
-        from harness.studies.matrix import load_matrix, matrix_cells
-
-        spec = load_matrix(path)
-        cells = matrix_cells(spec, preset=preset)
-    elif kind == "benchmark":
-        from harness.studies.benchmark import benchmark_cells, load_benchmark
-
-        spec = load_benchmark(path)
-        cells = benchmark_cells(spec, presets=[preset] if preset else None)
-    elif kind == "abstention":
-        from harness.studies.abstention import abstention_cells, load_abstention_spec
-
-        spec = load_abstention_spec(path)
-        cells = abstention_cells(spec)
-    elif kind == "expansion":
-        from harness.studies.expansion import expansion_cells, load_expansion_spec
-
-        spec = load_expansion_spec(path)
-        cells = expansion_cells(spec)
-    elif kind == "lossless":
-        from harness.studies.lossless import (
-            context_settings,
-            load_lossless,
-            markdown_cells,
-        )
-
-        spec = load_lossless(path)
-        cells = markdown_cells(spec)
-        notes.append(f"lossless-claw itself: lcm_grep and {len(context_settings(spec))} compaction settings")
-    elif kind == "language-pairs":
-        from harness.studies.language_pairs import load_pairs_spec
-
-        spec = load_pairs_spec(path)
-        cells = []
-        notes.append("runs nothing: it reads what its sources wrote (" +
-                     ", ".join(source["file"] for source in spec["sources"]) + ")")
-    else:  # a grid: the sweep searches the experiment's legs once and scores every setting (its fast path)
-        from harness.studies.spec.models import weight_values
-        from harness.studies.sweep import load_grid
-
-        config = load_experiment(project_path(experiment), preset=preset)
-        spec = load_grid(path)
-        cells = [StudyCell(config["name"], config)]
-        table = load_toml(path, "grid file")["grid"]
-        sizes = [f"{key} ({len(values) if key in ('fusion', 'tokenizer') else len(weight_values(values))})"
-                 for key, values in table.items() if key != "fusion_params"]
-        notes.append(f"sweeps {config['name']} over the grid's {', '.join(sizes)}, the configured value of each "
-                     "included")
-    return StudyPlan(path, kind, COMMANDS[kind], spec, cells, notes)
-
-
-def _check_options(kind: str, path: Path, *, preset: Any, executor: str, experiment: Any) -> None:
-    from harness.errors import ConfigError
-
-    if kind == "grid" and experiment is None:
-        raise ConfigError(f"{path} is a sweep grid: give the experiment it sweeps, e.g. `harness study {path} "
-                          "--experiment experiments/round4.toml` (= harness sweep EXPERIMENT --grid FILE)")
-    if kind != "grid" and experiment is not None:
-        raise ConfigError(f"--experiment: {path} is a {kind} file, which names its own experiments; "
-                          "--experiment is for a sweep grid")
-    if preset is not None and kind not in PRESET_KINDS:
-        raise ConfigError(f"--preset: {path} is a {kind} file, which names its presets itself (--preset applies "
-                          f"to {', '.join(PRESET_KINDS)} files)")
-    if executor not in (None, "", "local") and kind not in EXECUTOR_KINDS:
-        raise ConfigError(f"--executor: {path} is a {kind} file, which runs in this process (--executor applies "
-                          f"to {', '.join(EXECUTOR_KINDS)} files)")
-
-
-def run_study(path: Path | str, *, out: Path | str | None = None, preset: str | None = None,
-              executor: str = "local", experiment: Path | str | None = None) -> str:
-    """Run a study file by its kind, exactly as the kind's own command runs it (the same function, with
-    these options and the command's defaults for the rest): it writes what `harness <command> FILE`
-    writes and prints what it prints.  Returns the kind.  `preset` applies to experiment, grid, matrix
-    and benchmark files; `executor` ("local", "ray", "ray://HOST:PORT") to matrix and grid files;
-    `experiment` is the experiment a grid sweeps (required for a grid, refused otherwise)."""
-    from harness.inputs.layout import project_path
-
-    given = Path(path)
-    kind = kind_of_file(given)
-    _check_options(kind, project_path(given), preset=preset, executor=executor, experiment=experiment)
-    out = Path(out) if out is not None else None
-    command, arguments = _command_call(kind, given, out=out, preset=preset, executor=executor,
-                                       experiment=Path(experiment) if experiment is not None else None)
-    _undecorated(command)(**arguments)
-    return kind
-
-
-def _command_call(kind: str, path: Path, *, out: Path | None, preset: str | None, executor: str,
-                  experiment: Path | None) -> tuple[Any, dict[str, Any]]:
-    """The kind's command function (without the CLI's error handling: a HarnessError is raised as itself)
-    and every one of its arguments: these options, the command's defaults for the rest."""
-    from harness.cli import runs, studies
-
-    if kind == "experiment":
-        return runs.run, dict(experiment=path, preset=preset, out=out, profile=None, set_=None, system=None)
-    if kind == "grid":
-        return studies.sweep, dict(experiment=experiment, grid=path, preset=preset, out=out, set_=None, holdout=None,
-                                   folds=5, objective="pass", abstention_weight=0.5, executor=executor)
-    if kind == "matrix":
-        return studies.matrix, dict(spec=path, preset=preset, run=None, out=out, redraw=False, executor=executor)
-    if kind == "benchmark":
-        return studies.benchmark, dict(spec=path, preset=[preset] if preset else None, run=None, out=out, redraw=False)
-    command = {"abstention": studies.abstention, "lossless": studies.lossless, "expansion": studies.expansion,
-               "language-pairs": studies.language_pairs}[kind]
-    return command, dict(spec=path, out=out, redraw=False)
-
-
-def _undecorated(command: Any) -> Any:
-    return getattr(command, "__wrapped__", command)
 
 
 def studies_reference() -> str:

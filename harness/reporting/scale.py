@@ -2,10 +2,11 @@
 corpus and method) and scale.png (log-log build, latency and memory against size)."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
+
+from harness.reporting.documents import write_document
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -174,7 +175,7 @@ def write_scale_png(result: dict[str, Any], path: Path) -> None:
 def write_scale_report(result: dict[str, Any], out_dir: Path | str) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "scale.json").write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_document(out_dir / "scale.json", "scale", result)
     (out_dir / "scale.md").write_text(scale_markdown(result), encoding="utf-8")
     write_scale_png(result, out_dir / "scale.png")
     return out_dir

@@ -2,11 +2,11 @@
 and workspace; then every difference with its cause) and conformance.json (the same, for the gate)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Sequence
 
+from harness.reporting.documents import write_document
 from harness.studies.conformance import spec_table
 from harness.studies.conformance.base import Check
 
@@ -103,7 +103,7 @@ def write_report(out: Path, checks: Sequence[Check], modules: Sequence[ModuleTyp
     doc = {"generated_by": "make conformance", "systems": systems, "workspaces": workspaces,
            "checks": [_trimmed(c) for c in checks]}
     js = out / f"conformance{suffix}.json"
-    js.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_document(js, "conformance", doc)
     return [md, js]
 
 

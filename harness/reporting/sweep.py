@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 
 from harness.evaluation.statistics import bootstrap_means
+from harness.reporting.documents import write_document
 from harness.studies.sweep import (
     SweepResult,
     cv_options,
     dimension_columns,
-    dimension_text,
     grid_tables,
+    label,
 )
 
 
@@ -70,16 +71,6 @@ def cv_scheme(result: SweepResult) -> str:
                 f"so nearly every fold sees the same training queries and agreement between folds is expected")
     return (f"{folds}-fold over {n} queries" + (f" in {plural(cv.unit, cv.units)} (held out whole)" if grouped else "")
             + ", stratified by query kind")
-
-
-def label(row: dict[str, Any]) -> str:
-    weights = "" if row["vector_weight"] != row["vector_weight"] else \
-        f" {row['vector_weight']:g}/{row['text_weight']:g}"
-    text = f"{row['tokenizer']}, {row['fusion']}{weights}, minScore {row['min_score']:g}"
-    for column in ("half_life_days", "mmr_lambda", "max_results", "candidate_multiplier", "chunk_tokens"):
-        if column in row and row[column] is not None:
-            text += ", " + dimension_text(column, row[column])
-    return text
 
 
 def snippet_of(result: SweepResult, config: dict[str, Any], index: int) -> tuple[str | None, list[str]]:
@@ -375,7 +366,7 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
                                                                                    str(out_dir / "extend.toml")))
         write_extend(result, out_dir, config)
     doc = sweep_document(result, config)
-    _atomic_write(out_dir / "sweep.json", json.dumps(doc, ensure_ascii=False, indent=1))
+    write_document(out_dir / "sweep.json", "sweep", doc)
     plot_sweep(result, out_dir / "sweep.png")
     cv, sel, t = result.cv, result.selection, result.timings
     fmt = lambda df: df.map(lambda x: f"{x:.3f}" if isinstance(x, float) else x)  # noqa: E731
@@ -562,4 +553,3 @@ def plot_sweep(result: SweepResult, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
-

@@ -1,0 +1,57 @@
+"""`make conformance` (`python -m harness.cli.conformance`): the presets against the real systems
+(harness.studies.conformance.runner measures and gates), then the report (harness.reporting.conformance)
+and, after a complete run that passed, the comparison modules' own report folders."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from harness.reporting.conformance import write_report
+from harness.reporting.real_ablation import write_outputs as write_real_ablation
+from harness.studies.conformance import runner
+from harness.studies.conformance.runner import DEFAULT_OUT, MODULES, measure_conformance
+
+# a comparison module -> the writer of its own report folder beside reports/conformance/
+MODULE_OUTPUTS = {"harness.studies.conformance.real_ablation": write_real_ablation}
+
+
+def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,
+                    modules: Sequence[str] = MODULES, workspaces: Sequence[str] | None = None) -> int:
+    """The whole run (harness.studies.conformance.runner's docstring); returns the process exit code."""
+    run = measure_conformance(out_dir, accept=accept, refresh=refresh, modules=modules, workspaces=workspaces)
+    if isinstance(run, int):
+        return run
+    out, checks, loaded, failures = run.out, run.checks, run.modules, run.failures
+    suffix = ".partial" if run.partial else ".new" if failures else ""
+    paths = write_report(out, checks, loaded, run.workspaces, suffix=suffix)
+    if not run.partial and not failures:  # a module's own report folder beside this one (reports/real-ablation/)
+        for module in loaded:
+            write_outputs = MODULE_OUTPUTS.get(module.__name__)
+            if write_outputs is not None:
+                paths += write_outputs(out.parent)
+    gated = [c for c in checks if c.gated]
+    agreed, total = sum(c.agreed for c in gated), sum(c.total for c in gated)
+    print(f"conformance: {agreed}/{total} gated items agree; wrote {', '.join(str(p) for p in paths)}")
+    if failures:
+        print("conformance: FAILED, agreement dropped below the committed report:\n  " + "\n  ".join(failures),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harness.cli.conformance", description=runner.__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=DEFAULT_OUT, help="report folder (default reports/conformance)")
+    ap.add_argument("--accept", action="store_true", help="write the figures even if some agreement dropped")
+    ap.add_argument("--refresh", action="store_true", help="rerun the real systems instead of using cached runs")
+    ap.add_argument("--workspace", action="append",
+                    help="only these workspaces, e.g. round3 (no gate; written as conformance.partial.*)")
+    args = ap.parse_args(argv)
+    return run_conformance(args.out, accept=args.accept, refresh=args.refresh, workspaces=args.workspace)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
