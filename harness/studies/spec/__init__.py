@@ -94,7 +94,7 @@ def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
 
     from harness.errors import ConfigError
     from harness.registry import format_validation_error
-    from harness.studies.spec.models import MODELS, _Refused
+    from harness.studies.spec.models import MODELS, GridRefused
     from harness.text_files import shown
 
     model = MODELS[kind]
@@ -109,7 +109,7 @@ def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
             raise ConfigError(f"{path}: unknown key(s) {unknown} for a {WHAT[kind]}; known: {sorted(known)}")
     try:
         return model.model_validate(doc, context={"path": str(path)})
-    except _Refused as exc:
+    except GridRefused as exc:
         raise ConfigError(str(exc)) from None
     except ValidationError as exc:
         errors = exc.errors()

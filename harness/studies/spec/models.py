@@ -429,25 +429,25 @@ class Grid(_Model):
             where = f"{path} [grid] {key}"
             if key in ("fusion", "tokenizer"):
                 if not (isinstance(spec, list) and all(isinstance(v, str if key == "fusion" else dict) for v in spec)):
-                    raise _Refused(f"{where}: must be a list of {'fusion names' if key == 'fusion' else 'tables'}")
+                    raise GridRefused(f"{where}: must be a list of {'fusion names' if key == 'fusion' else 'tables'}")
             elif key == "fusion_params":
                 if not isinstance(spec, dict) or not all(isinstance(v, dict) for v in spec.values()):
-                    raise _Refused(f"{where}: must be a table of fusion name -> parameters")
+                    raise GridRefused(f"{where}: must be a table of fusion name -> parameters")
             elif key in cls.model_fields:
                 try:
                     values = weight_values(spec, where)
                 except ValueError as exc:  # a ConfigError, already naming the file and key
-                    raise _Refused(str(exc)) from None
+                    raise GridRefused(str(exc)) from None
                 if key in UNIT_DIMENSIONS:
                     bad = [v for v in values if not (v == OFF and UNIT_DIMENSIONS[key]) and
                            not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1)]
                     if bad:
-                        raise _Refused(f"{where}: {bad[0]!r} is outside [0, 1]" + (' (or "off")' if
+                        raise GridRefused(f"{where}: {bad[0]!r} is outside [0, 1]" + (' (or "off")' if
                                                                                   UNIT_DIMENSIONS[key] else ""))
         return table
 
 
-class _Refused(Exception):
+class GridRefused(Exception):
     """A check whose message is already the whole one-line error (file, table, key): it passes through
     pydantic (which wraps only ValueError and AssertionError) to the loader unchanged."""
 
@@ -470,14 +470,14 @@ class GridStudy(_Model):
         path = (info.context or {}).get("path", "<grid>")
         if isinstance(doc, dict):
             if "grid" not in doc:
-                raise _Refused(f"{path}: no [grid] table; a grid file holds [grid] with the dimensions to vary "
+                raise GridRefused(f"{path}: no [grid] table; a grid file holds [grid] with the dimensions to vary "
                                "(see experiments/sweep.toml)")
             if not isinstance(doc["grid"], dict):
-                raise _Refused(f"{path}: [grid] must be a table")
+                raise GridRefused(f"{path}: [grid] must be a table")
             unknown = set(doc["grid"]) - set(Grid.model_fields)
             if unknown:
                 known = sorted(set(Grid.model_fields) - {"fusion_params"})
-                raise _Refused(f"{path}: [grid] unknown key(s) {sorted(unknown)}; known: {known}")
+                raise GridRefused(f"{path}: [grid] unknown key(s) {sorted(unknown)}; known: {known}")
         return doc
 
 
