@@ -95,14 +95,14 @@ def run_benchmark(spec: dict[str, Any], *, presets: list[str] | None = None, pro
             if preset not in presets_of(run):
                 continue
             config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
-            config["name"] = f"{spec['name']}: {run_slug(config.get('preset'), run['label'])}"
+            config = config.with_overrides({"name": f"{spec['name']}: {run_slug(config.preset, run['label'])}"})
             stages = build_stages(config, embedder=embedder, progress=progress)
             embedder = stages.embedder
             before = dict(embedder.stats)
             result = run_experiment(config, stages=stages)
             # the embedder is shared: its counters run on, so each run states its own share
             result.timings["embedding_cache"] = {k: v - before.get(k, 0) for k, v in embedder.stats.items()}
-            out.append((run["label"], config.get("preset"), result))
+            out.append((run["label"], config.preset, result))
     return out
 
 

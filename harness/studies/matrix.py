@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.config import load_experiment, load_toml, merge
+from harness.config import Experiment, load_experiment, load_toml, merge
 from harness.errors import ConfigError
 from harness.inputs.layout import project_path
 from harness.pipeline import build_stages
@@ -60,7 +60,7 @@ def load_matrix(path: Path | str) -> dict[str, Any]:
 
 
 def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
-                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+                   only_runs: list[str] | None = None) -> list[tuple[str, str, Experiment]]:
     """[(run label, value label, configuration)] of every cell of a matrix, in order."""
     out = []
     for run in spec["runs"]:
@@ -73,12 +73,12 @@ def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
             # otherwise make every cell the same
             cell_preset = overrides.pop("preset", None) or preset
             config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
-            config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
+            config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {value['label']}"})
             out.append((run["label"], value["label"], config))
     return out
 
 
-def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[dict[str, Any]]:
+def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[Experiment]:
     """The configurations a TOML file of experiments/ runs, with the --set overrides applied to each:
     what `harness embed` and `harness cache-key` read.  Understood: an experiment; a matrix (`runs` and
     `values`); a study that runs presets x runs (benchmark, abstention, context budget, expansion:
@@ -105,7 +105,7 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
                    for p in ([preset] if preset else spec["presets"])]
     else:
         return [load_experiment(path, preset=preset, **overrides)]
-    return [merge(config, overrides) for config in configs]
+    return [config.with_overrides(overrides) for config in configs]
 
 
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
@@ -115,7 +115,7 @@ def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: boo
     cells: list[tuple[str, str, RunResult]] = []
     embedders: dict[str, Any] = {}  # the [embedder] table (canonical JSON) -> its embedder, loaded once
     for run_label, value_label, config in matrix_configs(spec, preset=preset, only_runs=only_runs):
-        key = json.dumps(config["embedder"], sort_keys=True, default=str)
+        key = json.dumps(config.embedder.as_written(), sort_keys=True, default=str)
         stages = build_stages(config, embedder=embedders.get(key), progress=progress)
         embedders[key] = stages.embedder
         cells.append((run_label, value_label, run_experiment(config, stages=stages)))

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.config import Experiment
 from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.statistics import (
     bootstrap_difference,
@@ -26,7 +27,7 @@ from harness.studies.sweep_scoring import (
 )
 
 
-def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any = None,
+def score_holdout(result: SweepResult, config: Experiment, *, embedder: Any = None,
                   progress: bool = True) -> dict[str, Any]:
     chosen_index = result.cv.recommended if result.cv.recommended is not None else result.best_index
     which = "recommended setting" if result.cv.recommended is not None else "in-sample best (not recommended)"
@@ -35,10 +36,10 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
               if label in (configured.tokenizer, chosen.tokenizer)}
     legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress,
                              needs=leg_needs(config, [configured, chosen]))
-    source = config.get("experiment_file", "<holdout>")
-    cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results, source=source)
+    source = config.experiment_file or "<holdout>"
+    cutoffs = checked_cutoffs(config.evaluation.cutoffs, legs.max_results, source=source)
     scores = score_grid([configured, chosen], legs, cutoffs)
-    round_no = config.get("evaluation", {}).get("round")
+    round_no = config.evaluation.round
     objective = objective_of(scores, legs.queries, round_no, legs.max_results, result.objective.kind,
                              result.objective.weight, legs.unit)
     base, tuned = objective.matrix[0], objective.matrix[1]
@@ -63,7 +64,7 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
         row["p_holm"] = p
     from harness.studies.sweep_report import label
 
-    return {"experiment": config.get("name", source), "file": source, "which": which,
+    return {"experiment": config.name or source, "file": source, "which": which,
             "setting": label(result.settings.loc[chosen_index].to_dict()),
             "configured": label(result.settings.loc[result.default_index].to_dict()),
             "queries": int(len(base)), "objective": objective.description,
