@@ -34,6 +34,7 @@ NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-sco
 
 PRESETS_DIR = bundled_dir("experiments") / "presets"  # experiments/presets/ of the repository, shipped in the wheel
 
+RECORD_KEYS = ("preset_description", "experiment_file", "openclaw_json")  # what resolution adds to the tables
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
 # absent from every preset: query expansion; the LLM it (or a summarizer) asks; a reranker (stages that
 # rerank fall back without one)
@@ -287,7 +288,7 @@ class Experiment(BaseModel):
     def from_written(cls, config: dict[str, Any], source: str = "<experiment>") -> Experiment:
         """A resolved configuration (the dict results files record) -> the typed experiment; every table
         is checked as resolve checks it, so an error names the source, table and key."""
-        _check_keys({k: v for k, v in config.items() if k in KNOWN_KEYS}, source)
+        _check_keys({k: v for k, v in config.items() if k not in RECORD_KEYS}, source)
         _check_stage_names(config, source)
         check_settings(config, source)
         stages = {t: StageTable.of(config[t]) for t in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES) if config.get(t)}

@@ -153,7 +153,7 @@ def test_embed_fills_the_cache_once(round3, tmp_cache):
     assert fill_cache([round3], cache=tmp_cache).computed == 0
     # a run afterwards finds every vector in the cache
     stages = build_stages(round3, cache=tmp_cache, progress=False)
-    layout = load_dataset(round3).render(**round3["layout"])
+    layout = load_dataset(round3).render(**round3.layout)
     try:
         index_layout(layout, stages)
     finally:

@@ -552,7 +552,7 @@ def test_occurrence_lines_cover_exactly_the_lines_of_each_occurrence(text, needl
 def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     result = init_workspace(EXAMPLE, tmp_path / "eval")
     assert result.config == EXAMPLE / "openclaw.json" and result.files == 11
-    config = load_experiment(result.experiment)
+    config = load_experiment(result.experiment).as_written()  # the configuration a results file records
     assert config["preset"] == "openclaw-2026.08"
     assert config["dataset"] == {"name": "workspace", "path": str(EXAMPLE), "queries": str(result.queries),
                                  "config": str(EXAMPLE / "openclaw.json"), "follow_config": True}
@@ -679,14 +679,14 @@ def test_init_now_fixes_the_day_temporal_decay_ages_from(tmp_path):
 
     fixed = init_workspace(EXAMPLE, tmp_path / "fixed", queries=EXAMPLE / "queries.yaml", now=date(2026, 3, 8))
     config = load_experiment(fixed.experiment)
-    assert str(config["evaluation"]["now"]) == "2026-03-08"
+    assert str(config.evaluation.now) == "2026-03-08"
     stages = build_stages(config, cache=EmbeddingCache(":memory:"), embedder=HashEmbedder(), progress=False)
     decay = next(p for p in stages.postprocess if type(p).__name__ == "TemporalDecay")
     ctx = SearchContext("q", 6, 0.6, 0.4, chunk_path=lambda c: "memory/2026-03-07.md",
-                        now=config["evaluation"]["now"])
+                        now=config.evaluation.now)
     assert decay([Hit("a", 0.8)], ctx)[0].score == pytest.approx(0.8 * 0.5 ** (1 / 30))
     today = load_experiment(init_workspace(EXAMPLE, tmp_path / "today", queries=EXAMPLE / "queries.yaml").experiment)
-    assert str(today["evaluation"]["now"]) == date.today().isoformat()
+    assert str(today.evaluation.now) == date.today().isoformat()
 
 
 # --- the loop: edit openclaw.json or the queries, rerun, re-init ------------------------------------------
@@ -696,17 +696,17 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     work = tmp_path / "ws"
     shutil.copytree(EXAMPLE, work)
     result = init_workspace(work, tmp_path / "eval", queries=work / "queries.yaml")
-    assert load_experiment(result.experiment)["postprocess"][-1]["min_score"] == 0.3
+    assert load_experiment(result.experiment).postprocess[-1].params["min_score"] == 0.3
     cfg = work / "openclaw.json"
     cfg.write_text(cfg.read_text(encoding="utf-8").replace("minScore: 0.3", "minScore: 0.6"), encoding="utf-8")
-    config = load_experiment(result.experiment)
+    config = load_experiment(result.experiment).as_written()
     assert config["postprocess"][-1]["min_score"] == 0.6  # followed, without re-running init
     assert {"setting": "min_score", "field": "agents.defaults.memorySearch.query.minScore",
             "openclaw_json": 0.6} in config["openclaw_json"]["followed"]
     # a table of the experiment itself (or a --set) wins, and the record names both values
     with open(result.experiment, "a", encoding="utf-8") as fh:
         fh.write("\n[search]\nmax_results = 8\n")
-    config = load_experiment(result.experiment, fusion={"vector_weight": 0.5})
+    config = load_experiment(result.experiment, fusion={"vector_weight": 0.5}).as_written()
     assert config["search"]["max_results"] == 8 and config["fusion"]["vector_weight"] == 0.5
     overridden = {e["setting"]: (e["openclaw_json"], e["experiment"]) for e in config["openclaw_json"]["overridden"]}
     assert overridden == {"max_results": (6, 8), "vector_weight": (0.6, 0.5)}
@@ -719,7 +719,7 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     # openclaw.json says otherwise is reported, not followed
     text = result.experiment.read_text(encoding="utf-8").replace("follow_config = true", "follow_config = false")
     result.experiment.write_text(text, encoding="utf-8")
-    config = load_experiment(result.experiment)
+    config = load_experiment(result.experiment).as_written()
     assert config["postprocess"][-1]["min_score"] == 0.35 and not config["openclaw_json"]["follow"]
     assert {e["setting"] for e in config["openclaw_json"]["overridden"]} >= {"min_score", "vector_weight"}
     assert any("does not follow openclaw.json" in line and "query.minScore = 0.6" in line
