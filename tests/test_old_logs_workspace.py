@@ -55,7 +55,7 @@ def test_run_names_temporal_decay_as_the_stage_that_lost_the_daily_log_queries(r
 
 def test_sweep_shows_decay_off_and_keeps_the_snippet_to_the_releases_keys(config):
     result = run_sweep(config, load_grid(default_grid(config)), progress=False)
-    doc = sweep_document(result, config)
+    doc = sweep_document(result, config.as_written())
     link = doc["stage_link"]
     assert link["stage"] == "temporal_decay" and link["column"] == "half_life_days"
     off = next(v for v in link["values"] if v["value"] == 0)

@@ -120,7 +120,7 @@ def test_the_choice_is_cross_validated_leave_one_out_and_tested_with_selection(s
 
 
 def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
-    doc = write_sweep(sweep, tmp_path, round3)
+    doc = write_sweep(sweep, tmp_path, round3.as_written())
     md = (tmp_path / "sweep.md").read_text(encoding="utf-8")
     assert "## Cross-validation" in md and "leave-one-record-out" in md and "## Robust or noise" in md
     assert 0 < doc["p_value_best_vs_default"] <= 1 and doc["cv"]["folds"] == len(sweep.cv.folds)

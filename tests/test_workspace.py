@@ -337,7 +337,7 @@ def test_openclaw_snippet_round_trips_through_read_openclaw_config(tmp_path_fact
     assert cannot == []
     path = tmp_path_factory.mktemp("snippet") / "openclaw.json"
     path.write_text(snippet, encoding="utf-8")
-    preset_stages = resolve({"preset": "openclaw-2026.08"})["postprocess"]
+    preset_stages = resolve({"preset": "openclaw-2026.08"}).as_written()["postprocess"]
     expected = {**tables, "postprocess": [st if st["name"] != "min_score" else {**st, "min_score": min_score}
                                           for st in preset_stages]}
     assert read_openclaw_config(path).experiment_tables("openclaw-2026.08") == expected
@@ -591,8 +591,7 @@ def test_init_queries_template_examples_come_from_the_users_files(tmp_path):
     uncommented = "\n".join(re.sub(r"^# ?", "", line) for line in examples.splitlines()
                             if re.match(r"^# ?(- |  )", line))
     result.queries.write_text(uncommented + "\n", encoding="utf-8")
-    ds = DATASETS.create("workspace", **{k: v for k, v in load_experiment(result.experiment)["dataset"].items()
-                                         if k != "name"})
+    ds = DATASETS.create("workspace", **load_experiment(result.experiment).dataset.params)
     queries = ds.queries()
     assert [q.kind for q in queries] == ["suite", "suite", "suite", "negative"]
     kinds = [next(iter(q.relevant), "") for q in queries[:3]]
@@ -606,7 +605,7 @@ def test_init_without_config_uses_the_preset_and_can_reuse_a_queries_file(ws, tm
     assert result.config is None and result.queries == queries
     doc = tomllib.loads(result.experiment.read_text(encoding="utf-8"))
     assert "fusion" not in doc and "postprocess" not in doc and "config" not in doc["dataset"]
-    assert load_experiment(result.experiment)["postprocess"][0]["keyword_fallback"] == "none"
+    assert load_experiment(result.experiment).postprocess[0].params["keyword_fallback"] == "none"
     bad = write(tmp_path / "bad.yaml", "- id: a\n  text: x\n  path: nope.md\n")
     with pytest.raises(DataError, match="not an indexed file"):
         init_workspace(ws, tmp_path / "eval2", queries=bad)
@@ -619,7 +618,7 @@ def test_init_finds_openclaw_json_beside_the_workspace(tmp_path):
     write(home / "openclaw.json", "{agents: {defaults: {memorySearch: {query: {maxResults: 9}}}}}")
     result = init_workspace(home / "workspace", tmp_path / "eval")
     assert result.config == home / "openclaw.json"
-    assert load_experiment(result.experiment)["search"]["max_results"] == 9
+    assert load_experiment(result.experiment).search.max_results == 9
 
 
 def test_init_refuses_an_empty_workspace_and_unknown_preset(tmp_path):
