@@ -234,7 +234,7 @@ class StageTable(BaseModel):
     """A stage table of an experiment: the registered implementation's name and its parameters (checked by
     the registry when the stage is built; the table's `name` is not among them)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)  # built on first use: imports stay cheap
 
     name: str
     params: dict[str, Any] = {}
@@ -258,7 +258,7 @@ class Experiment(BaseModel):
     as the experiment said: `as_written()` is the one way back to them.  A variant is
     `with_overrides({...})`, merged as a preset is and validated again."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid", defer_build=True)
 
     name: str | None = None
     description: str | None = None

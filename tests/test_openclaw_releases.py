@@ -351,7 +351,7 @@ def test_presets_use_the_release_options():
     for preset, sizing in (("openclaw-2026.02", "utf16"), ("openclaw-2026.08", "cjk_weighted_2026.08")):
         config = resolve({"preset": preset})
         assert config.chunker.params["sizing"] == sizing and config.chunker.params["final_empty_line"] is True
-    assert [p["name"] for p in resolve({"preset": "openclaw-2026.08"})["postprocess"]] == \
+    assert [p.name for p in resolve({"preset": "openclaw-2026.08"}).postprocess] == \
         ["temporal_decay", "importance", "mmr", "min_score"]
-    assert resolve({"preset": "openclaw-2026.02"})["postprocess"] == \
+    assert resolve({"preset": "openclaw-2026.02"}).as_written()["postprocess"] == \
         [{"name": "min_score", "min_score": 0.35, "keyword_fallback": "none"}]
