@@ -555,7 +555,7 @@ def run_sweep(config: Experiment, grid: dict[str, Any], *, embedder: Any = None,
     frame["p_adjusted"] = selection.adjusted
     options = cv_options(objective, folds)
     cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured, **options)
-    cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config)
+    cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config.experiment_file)
     best = cv.in_sample_best
     t_stats = time.perf_counter()
     shown = {"configured": configured, "best": best}
@@ -584,7 +584,7 @@ def judged_column(frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int)
 
 
 def refuse_unjudged(cv: CrossValidation, frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int,
-                    config: Experiment) -> tuple[CrossValidation, dict[str, Any] | None]:
+                    experiment_file: str | None) -> tuple[CrossValidation, dict[str, Any] | None]:
     """On pooled judgments, a setting whose top k is mostly unjudged (judged@k below MOSTLY_UNJUDGED) is not
     recommended: its figures count every chunk nobody graded as not relevant.  The verdict says so and names
     the command that adds its chunks to the pool (the sweep report writes the file for --extend)."""
@@ -597,7 +597,7 @@ def refuse_unjudged(cv: CrossValidation, frame: pd.DataFrame, cutoffs: Sequence[
     if share == share and share >= MOSTLY_UNJUDGED:
         return cv, None
     index = int(cv.recommended)
-    experiment = config.experiment_file or "EXPERIMENT"
+    experiment = experiment_file or "EXPERIMENT"
     reason = (f"keep the configuration: the best setting's top {column.split('@')[1]} is mostly unjudged "
                  f"({column} = {share:.2f} < {MOSTLY_UNJUDGED:g}), so its figures count chunks nobody graded as not "
                  f"relevant; judge them first: harness judge {experiment} --extend SWEEP_OUT/extend.toml, then "
