@@ -19,7 +19,14 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
 
 from harness.errors import ConfigError, DataError
 from harness.evaluation.ties import NEAR_TIE_FRACTION
@@ -30,6 +37,7 @@ from harness.toml_files import PRESETS_DIR, load_toml, preset_path
 
 NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
 
+RECORD_KEYS = ("preset_description", "experiment_file", "openclaw_json")  # what resolution adds to the tables
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
 # absent from every preset: query expansion; the LLM it (or a summarizer) asks; a reranker (stages that
 # rerank fall back without one)
@@ -201,8 +209,112 @@ def check_settings(config: dict[str, Any], source: str) -> None:
             raise ConfigError(format_validation_error(exc, f"{source} [{table}]", f"[{table}]", known)) from None
 
 
-def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: str = "<experiment>") -> dict[str, Any]:
-    """Experiment dict (+ optional preset override) -> the full configuration of a run."""
+class StageTable(BaseModel):
+    """A stage table of an experiment: the registered implementation's name and its parameters (checked by
+    the registry when the stage is built; the table's `name` is not among them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)  # built on first use: imports stay cheap
+
+    name: str
+    params: dict[str, Any] = {}
+    _written: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @classmethod
+    def of(cls, table: dict[str, Any]) -> StageTable:
+        out = cls(name=table["name"], params={k: v for k, v in table.items() if k != "name"})
+        out._written = copy.deepcopy(table)
+        return out
+
+    def as_written(self) -> dict[str, Any]:
+        """The table as the experiment wrote it (key order included): what a record or a cache key holds."""
+        return copy.deepcopy(self._written) if self._written is not None else {"name": self.name,
+                                                                              **copy.deepcopy(self.params)}
+
+
+class Experiment(BaseModel):
+    """The full configuration of a run, typed: load_experiment / resolve return it.  The tables it was made
+    from are kept as written (key order included), since a results file records the configuration exactly
+    as the experiment said: `as_written()` is the one way back to them.  A variant is
+    `with_overrides({...})`, merged as a preset is and validated again."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid", defer_build=True)
+
+    name: str | None = None
+    description: str | None = None
+    preset: str | None = None
+    preset_description: str | None = None
+    dataset: StageTable | None = None  # absent: the king78 rounds (pipeline.load_dataset)
+    layout: dict[str, Any] = {}  # the data set's render options, checked by the data set (pipeline.render_layout)
+    evaluation: EvaluationSettings
+    search: SearchSettings
+    postprocess: tuple[StageTable, ...] = ()
+    profile: ProfileSettings | None = None
+    system: SystemSettings | None = None
+    chunker: StageTable
+    tokenizer: StageTable
+    lexical: StageTable
+    embedder: StageTable
+    vector: StageTable
+    fusion: StageTable
+    expansion: StageTable | None = None
+    chat: StageTable | None = None
+    reranker: StageTable | None = None
+    experiment_file: str | None = None
+    openclaw_json: dict[str, Any] | None = None  # what the workspace's openclaw.json set (a record)
+    _written: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def from_written(cls, config: dict[str, Any], source: str = "<experiment>") -> Experiment:
+        """A resolved configuration (the dict results files record) -> the typed experiment; every table
+        is checked as resolve checks it, so an error names the source, table and key."""
+        _check_keys({k: v for k, v in config.items() if k not in RECORD_KEYS}, source)
+        _check_stage_names(config, source)
+        check_settings(config, source)
+        stages = {t: StageTable.of(config[t]) for t in (*STAGE_TABLES, *OPTIONAL_STAGE_TABLES) if config.get(t)}
+        experiment = cls(
+            **{k: config[k] for k in ("name", "description", "preset", "preset_description", "experiment_file",
+                                      "openclaw_json") if config.get(k) is not None},
+            **stages,
+            dataset=StageTable.of(config["dataset"]) if "dataset" in config else None,
+            layout=dict(config.get("layout", {})),
+            evaluation=EvaluationSettings(**config.get("evaluation", {})),
+            search=SearchSettings(**config.get("search", {})),
+            postprocess=tuple(StageTable.of(p) for p in config.get("postprocess", [])),
+            profile=ProfileSettings(**config["profile"]) if "profile" in config else None,
+            system=SystemSettings(**config["system"]) if "system" in config else None,
+        )
+        experiment._written = copy.deepcopy(config)
+        return experiment
+
+    def as_written(self) -> dict[str, Any]:
+        """The configuration as the experiment (with its preset and overrides) wrote it: what results record."""
+        return copy.deepcopy(self._written)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> Experiment:
+        """A variant: `overrides` merged into the written tables as into a preset (a stage table of another
+        name replaces the table, a list replaces the list), then validated again."""
+        return Experiment.from_written(merge(self._written, overrides), self.experiment_file or "<experiment>")
+
+    @property
+    def source(self) -> str:
+        """How errors name the experiment: its file, else `<experiment>`."""
+        return self.experiment_file or "<experiment>"
+
+
+def _check_stage_names(config: dict[str, Any], source: str) -> None:
+    missing = [t for t in STAGE_TABLES if t not in config or "name" not in config[t]]
+    for table in missing:
+        raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
+    if "dataset" in config and "name" not in config["dataset"]:
+        raise ConfigError(f"{source} [dataset]: needs a name, e.g. name = \"workspace\" (`harness stages dataset` "
+                          "lists them)")
+    for table in OPTIONAL_STAGE_TABLES:
+        if table in config and "name" not in config[table]:
+            raise ConfigError(f"{source}: [{table}] needs a name (e.g. name = \"http\")")
+
+
+def _resolved(experiment: dict[str, Any], *, preset: str | None, source: str) -> dict[str, Any]:
+    """Experiment dict (+ optional preset override) -> the full configuration of a run, as written."""
     _check_keys(experiment, source)
     if preset is not None and (problem := _name_problem(preset)) is not None:
         raise ConfigError(f"--preset: {problem}")
@@ -235,14 +347,7 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     if missing and not preset_name and len(missing) == len(STAGE_TABLES):
         raise ConfigError(f"{source}: names no preset and no stages; set preset = \"openclaw-2026.08\" (`harness "
                           f"presets` lists them) or give every stage table a name ({', '.join(STAGE_TABLES)})")
-    for table in missing:
-        raise ConfigError(f"{source}: [{table}] needs a name (set it or name a preset)")
-    if "dataset" in config and "name" not in config["dataset"]:
-        raise ConfigError(f"{source} [dataset]: needs a name, e.g. name = \"workspace\" (`harness stages dataset` "
-                          "lists them)")
-    for table in OPTIONAL_STAGE_TABLES:
-        if table in config and "name" not in config[table]:
-            raise ConfigError(f"{source}: [{table}] needs a name (e.g. name = \"http\")")
+    _check_stage_names(config, source)
     config.setdefault("search", {})
     config["search"].setdefault("max_results", 6)
     config["search"].setdefault("candidate_multiplier", 4)
@@ -252,7 +357,12 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
     return config
 
 
-def load_experiment(path: Path | str, *, preset: str | None = None, **overrides: Any) -> dict[str, Any]:
+def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: str = "<experiment>") -> Experiment:
+    """Experiment dict (+ optional preset override) -> the full configuration of a run."""
+    return Experiment.from_written(_resolved(experiment, preset=preset, source=source), source)
+
+
+def load_experiment(path: Path | str, *, preset: str | None = None, **overrides: Any) -> Experiment:
     """An experiment file, resolved as the CLI resolves it: a relative path is read from the working
     directory, else from the files the harness ships (`experiments/round3.toml` works outside a clone)."""
     path = project_path(path)
@@ -262,10 +372,10 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
                           f"here (`harness study {path}` runs a file by its kind)")
     experiment.pop("kind", None)
     experiment = merge(experiment, overrides) if overrides else experiment
-    config = resolve(experiment, preset=preset, source=str(path))
+    config = _resolved(experiment, preset=preset, source=str(path))
     config.setdefault("name", Path(path).stem)
     config["experiment_file"] = str(Path(path))
-    return config
+    return Experiment.from_written(config, str(path))
 
 
 MAX_SET_DEPTH = 4  # --set TABLE.KEY[.SUBKEY[.SUBSUBKEY]]

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from harness.config import Experiment, StageTable
 from harness.db import connect
 from harness.errors import ConfigError, HarnessError
 from harness.inputs.layout import DATASETS, Layout, Query, Span
@@ -61,20 +62,16 @@ from harness.trace import QueryTrace, StageResult
 CANDIDATE_CAP = 200  # OpenClaw caps maxResults x candidateMultiplier at 200
 
 
-def _params(table: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in table.items() if k != "name"}
-
-
-def where(config: dict[str, Any], table: str) -> str:
+def where(experiment: Experiment, table: str) -> str:
     """`experiments/round3.toml [fusion]`: how errors about a stage table name their place."""
-    return f"{config.get('experiment_file', '<experiment>')} [{table}]"
+    return f"{experiment.source} [{table}]"
 
 
 @dataclass
 class Stages:
     """The configured stage objects of one run."""
 
-    config: dict[str, Any]
+    config: Experiment
     chunker: Chunker
     tokenizer: Any
     embedder: CachedEmbedder
@@ -98,27 +95,27 @@ class Stages:
         return max([p.pass_threshold for p in self.postprocess] or [0.0])
 
     def new_lexical(self, conn):
-        table = self.config["lexical"]
-        return LEXICAL_BACKENDS.create(table["name"], _params(table), where=where(self.config, "lexical"),
+        table = self.config.lexical
+        return LEXICAL_BACKENDS.create(table.name, dict(table.params), where=where(self.config, "lexical"),
                                        tokenizer=self.tokenizer, conn=conn)
 
     def new_vector(self, conn):
         if not provides_vectors(self.embedder):
             return NoVectorIndex()
-        table = self.config["vector"]
-        return VECTOR_BACKENDS.create(table["name"], _params(table), where=where(self.config, "vector"),
+        table = self.config.vector
+        return VECTOR_BACKENDS.create(table.name, dict(table.params), where=where(self.config, "vector"),
                                       dim=self.embedder.dim, conn=conn)
 
 
 EMBEDDER_TOKEN_COUNT = "embedder"  # [chunker] token_count = "embedder": count with the embedder's own tokenizer
 
 
-def build_chunker(config: dict[str, Any], embedder: Any = None) -> Chunker:
+def build_chunker(config: Experiment, embedder: Any = None) -> Chunker:
     """The [chunker] stage.  `token_count = "embedder"` in the table hands the chunker the embedder's own
     token counter (QMD's token path, the file chunker's real-token truncation); a counter is a function,
     so that string is the only value a TOML file can give."""
-    table = dict(config["chunker"])
-    name = table.pop("name")
+    table = dict(config.chunker.params)
+    name = config.chunker.name
     place = where(config, "chunker")
     runtime: dict[str, Any] = {}
     if "token_count" in table:
@@ -129,67 +126,70 @@ def build_chunker(config: dict[str, Any], embedder: Any = None) -> Chunker:
         count = getattr(embedder, "token_count", None)
         if count is None:
             raise ConfigError(f"{place} token_count = \"{EMBEDDER_TOKEN_COUNT}\": embedder "
-                              f"{config['embedder']['name']!r} cannot count tokens")
+                              f"{config.embedder.name!r} cannot count tokens")
         runtime["token_count"] = count
     return CHUNKERS.create(name, table, where=place, **runtime)
 
 
-def build_stages(config: dict[str, Any], *, cache: EmbeddingCache | None = None,
+def build_stages(config: Experiment, *, cache: EmbeddingCache | None = None,
                  embedder: Any = None, progress: bool = True) -> Stages:
-    table = config["embedder"]
-    inner = embedder if embedder is not None else EMBEDDERS.create(table["name"], _params(table),
+    table = config.embedder
+    inner = embedder if embedder is not None else EMBEDDERS.create(table.name, dict(table.params),
                                                                               where=where(config, "embedder"))
     if isinstance(inner, CachedEmbedder):
         cached = inner
     else:
         cached = CachedEmbedder(inner, cache if cache is not None else EmbeddingCache(), progress=progress,
                                 batch_size=inner.batch_size)
-    search = config["search"]
-    max_results = int(search["max_results"])
+    search = config.search
+    max_results = int(search.max_results)
     chat = build_chat(config)
-    fusion = FUSIONS.create(config["fusion"]["name"], _params(config["fusion"]), where=where(config, "fusion"))
+    fusion = FUSIONS.create(config.fusion.name, dict(config.fusion.params), where=where(config, "fusion"))
     expansion = None
-    if config.get("expansion"):
-        table = config["expansion"]
-        expansion = EXPANSIONS.create(table["name"], _params(table), where=where(config, "expansion"), chat=chat)
+    if config.expansion is not None:
+        table = config.expansion
+        expansion = EXPANSIONS.create(table.name, dict(table.params), where=where(config, "expansion"), chat=chat)
         if not getattr(fusion, "accepts_extra_lists", False):
             raise ConfigError(f"{where(config, 'expansion')}: query expansion adds lists that fusion "
-                              f"{config['fusion']['name']!r} cannot fuse; use fusion rrf or qmd-documents")
+                              f"{config.fusion.name!r} cannot fuse; use fusion rrf or qmd-documents")
     reranker = None
-    if config.get("reranker"):
+    if config.reranker is not None:
         from harness.stages.rerankers import build_reranker
 
-        reranker = build_reranker(config["reranker"], where(config, "reranker"), cache=cache)
-    postprocess = [POSTPROCESSORS.create(p["name"], _params(p), where=where(config, f"postprocess {i + 1}"))
-                   for i, p in enumerate(config["postprocess"])]
+        reranker = build_reranker({"name": config.reranker.name, **config.reranker.params}, where(config, "reranker"),
+                                  cache=cache)
+    postprocess = [POSTPROCESSORS.create(p.name, dict(p.params), where=where(config, f"postprocess {i + 1}"))
+                   for i, p in enumerate(config.postprocess)]
     if reranker is not None and not any(getattr(p, "uses_reranker", False) for p in postprocess):
         raise ConfigError(f"{where(config, 'reranker')}: no postprocess stage of this configuration reranks "
-                          f"(preset {config.get('preset')!r}); add [[postprocess]] name = \"rerank\" where it "
+                          f"(preset {config.preset!r}); add [[postprocess]] name = \"rerank\" where it "
                           "should apply, or use a preset whose system reranks (qmd, lancedb-pro)")
     return Stages(
         config=config,
         chunker=build_chunker(config, cached),
-        tokenizer=TOKENIZERS.create(config["tokenizer"]["name"], _params(config["tokenizer"]),
+        tokenizer=TOKENIZERS.create(config.tokenizer.name, dict(config.tokenizer.params),
                                     where=where(config, "tokenizer")),
         embedder=cached,
         fusion=fusion,
         postprocess=postprocess,
         max_results=max_results,
-        candidates=min(CANDIDATE_CAP, int(search.get("candidates") or max_results * int(search["candidate_multiplier"]))),
+        candidates=min(CANDIDATE_CAP, int(search.candidates or max_results * int(search.candidate_multiplier))),
         expansion=expansion,
         chat=chat,
         reranker=reranker,
     )
 
 
-def build_chat(config: dict[str, Any]) -> Any:
+def build_chat(config: Experiment) -> Any:
     """The [chat] model behind the completion cache, or None when the run names none."""
-    table = config.get("chat")
-    if not table:
-        return None
+    return chat_model(config.chat, where(config, "chat")) if config.chat is not None else None
+
+
+def chat_model(table: StageTable, place: str) -> Any:
+    """A [chat] table's model behind the completion cache; `place` names the table in errors."""
     from harness.stages.chat import CHATS, CachedChat, CompletionCache
 
-    inner = CHATS.create(table["name"], _params(table), where=where(config, "chat"))
+    inner = CHATS.create(table.name, dict(table.params), where=place)
     return CachedChat(inner, CompletionCache())
 
 
@@ -251,7 +251,7 @@ def index_layout(layout: Layout, stages: Stages) -> Index:
     if getattr(lexical, "unit", "chunk") == "document":
         if stages.unit != "document":
             raise ConfigError(f"{where(stages.config, 'lexical')} unit: \"document\" gives file paths, which "
-                              f"fusion {stages.config['fusion']['name']!r} cannot fuse with chunks; use fusion "
+                              f"fusion {stages.config.fusion.name!r} cannot fuse with chunks; use fusion "
                               "\"qmd-documents\" or unit = \"chunk\"")
         lexical.add_documents([(p, layout.read(p)) for p in sorted(layout.files)])
     else:
@@ -440,16 +440,16 @@ def search_context(stages: Stages, query: Query, index: Index | None = None,
         ctx.document_chunks = lambda path: [c.text for c in index.document_chunks(path)]
         ctx.chunk_vector = index.vectors.get
         ctx.query_vector = query_vector
-        now = stages.config.get("evaluation", {}).get("now")
+        now = stages.config.evaluation.now
         ctx.now = as_utc_datetime(now, "evaluation.now") if now is not None else None
     return ctx
 
 
-def render_layout(part: Any, config: dict[str, Any], dest: Path | str | None = None) -> Layout:
+def render_layout(part: Any, config: Experiment, dest: Path | str | None = None) -> Layout:
     """part.render() with the experiment's [layout] options, checked first: an option the data set does
     not take, one it needs and was not given, or a value it refuses is a ConfigError naming the file and
     [layout] (the data set's `check_layout`, else the signature of its render)."""
-    options = config.get("layout", {})
+    options = config.layout
     place = where(config, "layout")
     if not isinstance(options, dict):
         raise ConfigError(f"{place}: must be a table of the data set's layout options")
@@ -462,16 +462,16 @@ def render_layout(part: Any, config: dict[str, Any], dest: Path | str | None = N
     except (TypeError, ValueError) as exc:
         if isinstance(exc, HarnessError):
             raise
-        if "dataset" not in config:  # the default data set is king78, whose rounds need layout options
+        if config.dataset is None:  # the default data set is king78, whose rounds need layout options
             raise ConfigError(f"{place}: {exc}; the experiment has no [dataset] table, so the king78 rounds are "
                               "read: name your data set in [dataset] (e.g. name = \"workspace\")") from None
         raise ConfigError(f"{place}: {exc}") from None
     return part.render(dest=dest, **options) if dest is not None else part.render(**options)
 
 
-def load_dataset(config: dict[str, Any]):
-    table = config.get("dataset", {"name": "king78"})
-    return DATASETS.create(table["name"], _params(table), where=where(config, "dataset"))
+def load_dataset(config: Experiment):
+    table = config.dataset or StageTable(name="king78")
+    return DATASETS.create(table.name, dict(table.params), where=where(config, "dataset"))
 
 
 def dataset_parts(dataset: Any) -> list[tuple[str | None, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import signal
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, Callable
 
 from harness.errors import ConfigError, EmbeddingError, ProfileLimitExceeded
@@ -41,8 +41,11 @@ def get_profile(name: str) -> Profile:
         raise ConfigError(f"unknown profile {name!r}; available: {', '.join(sorted(PROFILES))}") from None
 
 
-def profile_from_config(table: dict[str, Any] | None) -> Profile:
-    """`[profile] name = "vps"`, optionally with `memory_cap_gib` / `threads` overrides (e.g. a 2 GiB VPS)."""
+def profile_from_config(table: Any) -> Profile:
+    """`[profile] name = "vps"`, optionally with `memory_cap_gib` / `threads` overrides (e.g. a 2 GiB VPS);
+    `table` is the written table or the experiment's ProfileSettings (whose unset overrides are None)."""
+    if is_dataclass(table):
+        table = {k: v for k, v in asdict(table).items() if v is not None}
     table = dict(table or {})
     base = get_profile(table.pop("name", "laptop"))
     cap_gib = table.pop("memory_cap_gib", None)

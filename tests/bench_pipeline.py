@@ -34,7 +34,7 @@ def test_retrieval_per_query_without_embedding(benchmark, warm_embedder, round_n
     config = load_experiment(ROOT / f"experiments/round{round_no}.toml")
     stages = build_stages(config, embedder=warm_embedder)
     dataset = load_dataset(config)
-    layout = dataset.render(**config["layout"])
+    layout = dataset.render(**config.layout)
     index = index_layout(layout, stages)
     query = next(q for q in dataset.queries() if q.id == "T4")
     qvec = stages.embedder.embed([query.text], "query")[0]

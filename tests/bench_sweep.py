@@ -38,7 +38,7 @@ def cmrc():
     config = load_experiment(ROOT / "experiments/cmrc2018-dev.toml")
     stages = build_stages(config, progress=False)
     dataset = load_dataset(config)
-    layout = dataset.render(**config.get("layout", {}))
+    layout = dataset.render(**config.layout)
     index = index_layout(layout, stages)
     queries = dataset.queries()
     legs = {qid: q.legs for qid, q in search_legs(index, stages, queries).items()}

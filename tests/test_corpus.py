@@ -133,7 +133,7 @@ def _render_bytes(layout):
 
 @pytest.mark.parametrize("round_no", [1, 2, 3, 4])
 def test_rounds_render_deterministically_with_full_provenance(round_no):
-    options = load_experiment(ROOT / f"experiments/round{round_no}.toml")["layout"]
+    options = load_experiment(ROOT / f"experiments/round{round_no}.toml").layout
     a, b = King78(KING78).render(**options), King78(KING78).render(**options)
     try:
         assert a.root != b.root
@@ -151,8 +151,8 @@ def test_rounds_render_deterministically_with_full_provenance(round_no):
 
 
 def test_round_layout_options_are_data():
-    r1 = King78(KING78).render(**load_experiment(ROOT / "experiments/round1.toml")["layout"])
-    r4 = King78(KING78).render(**load_experiment(ROOT / "experiments/round4.toml")["layout"])
+    r1 = King78(KING78).render(**load_experiment(ROOT / "experiments/round1.toml").layout)
+    r4 = King78(KING78).render(**load_experiment(ROOT / "experiments/round4.toml").layout)
     try:
         assert len([p for p in r1.files if re.search(r"\d{4}-\d\d-\d\d", p)]) == 8
         assert len({s.doc_id for s in r1.spans if s.path == "memory/ai-knowledge-base.md"}) == 16

@@ -146,7 +146,7 @@ def test_the_library_example_works_outside_a_clone(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     config = load_experiment("experiments/round3.toml", preset="openclaw-2026.08")
-    assert config["name"] == "round3" and config["preset"] == "openclaw-2026.08"
+    assert config.name == "round3" and config.preset == "openclaw-2026.08"
 
 
 def test_the_memory_cap_messages_are_what_a_user_gets(rendered, monkeypatch):

@@ -138,7 +138,7 @@ def resume(config, cache, executor, kept, total, batch_size=8):
 
 def test_embed_skips_a_configuration_without_vectors(round3, tmp_cache):
     """An FTS-only preset (embedder `none`) has nothing to embed: nothing is computed or stored."""
-    fts_only = {**round3, "embedder": {"name": "none"}}
+    fts_only = round3.with_overrides({"embedder": {"name": "none"}})
     report = fill_cache([fts_only], cache=tmp_cache, batch_size=8)
     assert (report.texts, report.computed, report.batches) == (0, 0, 0)
     both = fill_cache([fts_only, round3], cache=tmp_cache, batch_size=8)
@@ -152,7 +152,7 @@ def test_embed_fills_the_cache_once(round3, tmp_cache):
     assert fill_cache([round3], cache=tmp_cache).computed == 0
     # a run afterwards finds every vector in the cache
     stages = build_stages(round3, cache=tmp_cache, progress=False)
-    layout = load_dataset(round3).render(**round3["layout"])
+    layout = load_dataset(round3).render(**round3.layout)
     try:
         index_layout(layout, stages)
     finally:

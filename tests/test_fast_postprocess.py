@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.config import resolve
 from harness.evaluation.fast_scoring import Threshold, candidate_legs, score_settings
 from harness.evaluation.metrics import evaluate, query_outcome, strict_run
 from harness.inputs.layout import Query
@@ -86,7 +87,8 @@ def slow_figures(fusion, post, threshold, legs, queries, judgments, docs_of, ind
         stages_post.append(POSTPROCESSORS.create("min_score", min_score=threshold.min_score,
                                                  keyword_fallback=threshold.keyword_fallback,
                                                  relaxed_floor=threshold.relaxed_floor))
-    stages = Stages({"evaluation": {"now": NOW}}, None, None, None, fusion, stages_post, MAX_RESULTS, 24)
+    stages = Stages(resolve({"preset": "openclaw-2026.08", "evaluation": {"now": NOW}}), None, None, None, fusion,
+                    stages_post, MAX_RESULTS, 24)
     hits = {q.id: fuse(stages, q, legs[q.id], index)[0] for q in queries}
     run = strict_run({q: [h.id for h in hs] for q, hs in hits.items()})
     trec = evaluate(run, judgments, ["mrr", *(f"ndcg@{k}" for k in CUTOFFS)])

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from harness.config import resolve
 from harness.errors import ConfigError
 from harness.evaluation.fast_scoring import (
     Threshold,
@@ -83,7 +84,7 @@ THRESHOLDS = [None, Threshold(0.35, "relaxed"), Threshold(0.5, "none"), Threshol
 def slow_figures(fusion, threshold, legs, queries, judgments, docs_of):
     post = [] if threshold is None else [POSTPROCESSORS.create(
         "min_score", min_score=threshold.min_score, keyword_fallback=threshold.keyword_fallback)]
-    stages = Stages({}, None, None, None, fusion, post, MAX_RESULTS, 4 * MAX_RESULTS)
+    stages = Stages(resolve({"preset": "openclaw-2026.08"}), None, None, None, fusion, post, MAX_RESULTS, 4 * MAX_RESULTS)
     pass_floor = 0.0 if threshold is None else threshold.min_score
     hits = {q.id: fuse(stages, q, legs[q.id])[0] for q in queries}
     out = {"rr": [], "passed": [], "returned": [], **{f"hit@{k}": [] for k in CUTOFFS},

@@ -246,8 +246,7 @@ def test_temporal_decay_dates_each_conversation_from_its_last_session(tiny, tmp_
     """openclaw-2026.08 decays dated memory files; a LoCoMo workspace's questions are asked right after its
     last session, so each conversation is its own reference time unless evaluation.now says otherwise."""
     plain = run_experiment(tiny_config(tiny), cache=tmp_cache, progress=False).hits
-    config = tiny_config(tiny)
-    config["postprocess"] = [{"name": "temporal_decay", "half_life_days": 30.0}]
+    config = tiny_config(tiny).with_overrides({"postprocess": [{"name": "temporal_decay", "half_life_days": 30.0}]})
     decayed = run_experiment(config, cache=tmp_cache, progress=False).hits
     before = {h["chunk"]: h["score"] for h in plain["conv-a/qa001"]}
     after = {h["chunk"]: h["score"] for h in decayed["conv-a/qa001"]}
@@ -257,7 +256,7 @@ def test_temporal_decay_dates_each_conversation_from_its_last_session(tiny, tmp_
         assert after[cid] == pytest.approx(before[cid] * 0.5 ** (days / 30))
     parts = dict(dataset_parts(load_dataset(tiny_config(tiny))))
     assert parts["conv-b"].reference_time.isoformat() == "2022-02-02T15:00:00"
-    config["evaluation"]["now"] = "2023-06-01"  # an explicit date wins
+    config = config.with_overrides({"evaluation": {"now": "2023-06-01"}})  # an explicit date wins
     fixed = run_experiment(config, cache=tmp_cache, progress=False).hits
     cid = next(c for c in after if c.startswith("memory/2023-06-01.md"))
     assert {h["chunk"]: h["score"] for h in fixed["conv-a/qa001"]}[cid] == pytest.approx(before[cid])

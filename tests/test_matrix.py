@@ -75,8 +75,8 @@ def test_a_matrix_over_presets_gives_each_cell_its_preset():
     spec = load_matrix(ROOT / "experiments/presets.toml")
     for preset in (None, "qmd"):
         cells = matrix_configs(spec, preset=preset)
-        assert [c["preset"] for _, value, c in cells] == [value for _, value, _ in cells]
-        assert "qmd-documents" in {c["fusion"]["name"] for _, _, c in cells}  # the qmd cell is QMD's
+        assert [c.preset for _, value, c in cells] == [value for _, value, _ in cells]
+        assert "qmd-documents" in {c.fusion.name for _, _, c in cells}  # the qmd cell is QMD's
 
 
 def test_configs_of_reads_every_kind_of_experiment_file():
@@ -87,7 +87,7 @@ def test_configs_of_reads_every_kind_of_experiment_file():
     from harness.studies.matrix import configs_of
 
     def presets(path, **kw):
-        return [(c.get("preset"), c["dataset"].get("granularity")) for c in configs_of(path, **kw)]
+        return [(c.preset, c.dataset.params.get("granularity")) for c in configs_of(path, **kw)]
 
     assert len(configs_of("experiments/round3.toml")) == 1
     assert len(configs_of("experiments/chunkers.toml")) == 7 * 3
@@ -97,10 +97,10 @@ def test_configs_of_reads_every_kind_of_experiment_file():
     assert presets("experiments/lossless-locomo.toml") == [(p, "turn") for p in ("openclaw-2026.08", "lancedb-pro", "qmd")]
     context = configs_of("experiments/context-budget.toml")
     assert len(context) == 5 * 4
-    assert [c.get("preset") for c in configs_of("experiments/context-budget.toml", preset="qmd")] == ["qmd"] * 4
+    assert [c.preset for c in configs_of("experiments/context-budget.toml", preset="qmd")] == ["qmd"] * 4
     abstention = configs_of("experiments/abstention.toml")
-    assert any(c["fusion"]["name"] == "rrf" for c in abstention)  # a run's overrides are applied
-    assert {c.get("preset") for c in configs_of("experiments/expansion.toml")} == {"qmd"}
+    assert any(c.fusion.name == "rrf" for c in abstention)  # a run's overrides are applied
+    assert {c.preset for c in configs_of("experiments/expansion.toml")} == {"qmd"}
     for path in sorted(Path("experiments").glob("*.toml")):  # nothing in experiments/ is refused
         if path.name.startswith("sweep"):
             continue  # grids, not experiments

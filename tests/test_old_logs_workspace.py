@@ -46,7 +46,8 @@ def test_run_names_temporal_decay_as_the_stage_that_lost_the_daily_log_queries(r
         assert DAILY_LOG.match(target) or target.startswith("contains:"), (qid, target)
         assert "after temporal_decay" in row["why"] and "days old" in row["why"]
     # the replay is right about the cause: without that one stage, those queries find their answer
-    no_decay = dict(config, postprocess=[p for p in config["postprocess"] if p["name"] != "temporal_decay"])
+    no_decay = config.with_overrides({"postprocess": [p.as_written() for p in config.postprocess
+                                                      if p.name != "temporal_decay"]})
     again = run_experiment(no_decay, progress=False).per_query.set_index("query_id")
     assert again.loc[decayed.index, "passed"].all()
     assert again["passed"].sum() > frame["passed"].sum()
@@ -54,7 +55,7 @@ def test_run_names_temporal_decay_as_the_stage_that_lost_the_daily_log_queries(r
 
 def test_sweep_shows_decay_off_and_keeps_the_snippet_to_the_releases_keys(config):
     result = run_sweep(config, load_grid(default_grid(config)), progress=False)
-    doc = sweep_document(result, config)
+    doc = sweep_document(result, config.as_written())
     link = doc["stage_link"]
     assert link["stage"] == "temporal_decay" and link["column"] == "half_life_days"
     off = next(v for v in link["values"] if v["value"] == 0)

@@ -382,11 +382,11 @@ def test_the_sweep_refuses_a_mostly_unjudged_recommendation():
 
     frame = pd.DataFrame({"objective": [0.5, 0.8], "judged@6": [0.9, 0.3]})
     cv = CrossValidation("o", [], [], np.zeros(2), np.zeros(2), 0, 1, 0.8, Interval(0.1, 0.05, 0.2, 0.95, "m"), 0.01, 1, "ok")
-    kept, refused = refuse_unjudged(cv, frame, [6], 6, {"experiment_file": "exp.toml"})
+    kept, refused = refuse_unjudged(cv, frame, [6], 6, "exp.toml")
     assert refused == {"setting": 1, "column": "judged@6", "share": 0.3, "experiment": "exp.toml"}
     assert kept.recommended is None and "mostly unjudged" in kept.reason and "harness judge exp.toml --extend" in kept.reason
     frame.loc[1, "judged@6"] = 0.7
-    same, none = refuse_unjudged(cv, frame, [6], 6, {})
+    same, none = refuse_unjudged(cv, frame, [6], 6, None)
     assert none is None and same.recommended == 1
 
 
@@ -404,7 +404,7 @@ def test_extend_adds_a_sweep_setting_to_the_pool_and_keeps_every_label(judged, t
     grid.write_text('[grid]\nvector_weight = [0.1, 0.7]\ntokenizer = [{name = "trigram"}]\n', encoding="utf-8")
     result = run_sweep(config, load_grid(grid), progress=False)
     result.unjudged = {"setting": result.best_index, "column": "judged@6", "share": 0.2, "experiment": "x"}
-    path = write_extend(result, tmp_path, config)
+    path = write_extend(result, tmp_path, config.as_written())
     configurations = extend_configurations(path)
     assert configurations and all(c.label.startswith("sweep: ") for c in configurations)
     extended = prepare([out / "experiment.toml", out / "holdout.toml"], extend=path, log=lambda s: None,

@@ -337,7 +337,7 @@ def test_fts_only_preset_runs_without_an_embedding_model(tmp_path):
     from harness.stages.embedders import EmbeddingCache
 
     stages = build_stages(config, cache=EmbeddingCache(":memory:"), progress=False)
-    layout = load_dataset(config).render(dest=tmp_path / "ws", **config["layout"])
+    layout = load_dataset(config).render(dest=tmp_path / "ws", **config.layout)
     index = index_layout(layout, stages)
     queries = [q for q in load_dataset(config).queries() if q.id == "T3"]
     legs = search_legs(index, stages, queries)
@@ -350,8 +350,8 @@ def test_presets_use_the_release_options():
     assert CHUNKERS.create("openclaw", {"sizing": "utf16", "long_lines": "2026.02", "final_empty_line": True})
     for preset, sizing in (("openclaw-2026.02", "utf16"), ("openclaw-2026.08", "cjk_weighted_2026.08")):
         config = resolve({"preset": preset})
-        assert config["chunker"]["sizing"] == sizing and config["chunker"]["final_empty_line"] is True
-    assert [p["name"] for p in resolve({"preset": "openclaw-2026.08"})["postprocess"]] == \
+        assert config.chunker.params["sizing"] == sizing and config.chunker.params["final_empty_line"] is True
+    assert [p.name for p in resolve({"preset": "openclaw-2026.08"}).postprocess] == \
         ["temporal_decay", "importance", "mmr", "min_score"]
-    assert resolve({"preset": "openclaw-2026.02"})["postprocess"] == \
+    assert resolve({"preset": "openclaw-2026.02"}).as_written()["postprocess"] == \
         [{"name": "min_score", "min_score": 0.35, "keyword_fallback": "none"}]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.config import resolve
 from harness.errors import ConfigError
 from harness.pipeline import Stages
 from harness.stages.fusion import FUSIONS, Hit, Legs, rank_hits
@@ -136,7 +137,7 @@ def test_every_stage_states_its_pass_threshold():
 
 def test_a_runs_pass_threshold_is_the_highest_its_stages_state():
     def stages(*post):
-        return Stages({}, None, None, None, None, list(post), 6, 24)
+        return Stages(resolve({"preset": "openclaw-2026.08"}), None, None, None, None, list(post), 6, 24)
 
     assert stages().pass_threshold == 0.0
     assert stages(MMR(), MinScore(0.4)).pass_threshold == 0.4

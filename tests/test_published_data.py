@@ -154,9 +154,9 @@ def test_no_make_target_or_experiment_reads_outside_the_clone():
         if not is_experiment(path):
             continue  # a grid or a matrix/benchmark spec: its experiments are in the set already
         config = load_experiment(path)
-        table = config.get("dataset", {"name": "king78"})
-        params = {p.name: p.default for p in DATASETS.parameters(table["name"])}
-        data_path = table.get("path", params.get("path"))
+        name, given = (config.dataset.name, config.dataset.params) if config.dataset else ("king78", {})
+        params = {p.name: p.default for p in DATASETS.parameters(name)}
+        data_path = given.get("path", params.get("path"))
         if data_path is None:
             continue
         resolved = project_path(data_path).resolve()

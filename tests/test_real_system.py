@@ -178,7 +178,7 @@ def round4_layout(tmp_path_factory):
 
     config = load_experiment(ROUND4)
     dataset = load_dataset(config)
-    layout = dataset.render(dest=tmp_path_factory.mktemp("r4"), **config.get("layout", {}))
+    layout = dataset.render(dest=tmp_path_factory.mktemp("r4"), **config.layout)
     return layout, dataset.queries()
 
 

@@ -120,7 +120,7 @@ def test_the_choice_is_cross_validated_leave_one_out_and_tested_with_selection(s
 
 
 def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
-    doc = write_sweep(sweep, tmp_path, round3)
+    doc = write_sweep(sweep, tmp_path, round3.as_written())
     md = (tmp_path / "sweep.md").read_text(encoding="utf-8")
     assert "## Cross-validation" in md and "leave-one-record-out" in md and "## Robust or noise" in md
     assert 0 < doc["p_value_best_vs_default"] <= 1 and doc["cv"]["folds"] == len(sweep.cv.folds)
@@ -220,5 +220,6 @@ def test_every_openclaw_setting_is_swept_and_the_fast_path_equals_the_stages(mon
     assert row["passed"] == full["passed"] and row["chunk_mrr@6"] == pytest.approx(full["chunk_mrr@6"])
     off = frame[(frame["half_life_days"] == 0) & (frame["mmr_lambda"] == 0.7) & (frame["vector_weight"] == 0.7)
                 & (frame["min_score"] == 0.35) & (frame["max_results"] == 6)]
-    no_decay = dict(config, postprocess=[p for p in config["postprocess"] if p["name"] != "temporal_decay"])
+    no_decay = config.with_overrides({"postprocess": [p.as_written() for p in config.postprocess
+                                                      if p.name != "temporal_decay"]})
     assert off["passed"].item() == run_experiment(no_decay, progress=False).summary["suite"]["passed"]

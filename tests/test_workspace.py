@@ -337,7 +337,7 @@ def test_openclaw_snippet_round_trips_through_read_openclaw_config(tmp_path_fact
     assert cannot == []
     path = tmp_path_factory.mktemp("snippet") / "openclaw.json"
     path.write_text(snippet, encoding="utf-8")
-    preset_stages = resolve({"preset": "openclaw-2026.08"})["postprocess"]
+    preset_stages = resolve({"preset": "openclaw-2026.08"}).as_written()["postprocess"]
     expected = {**tables, "postprocess": [st if st["name"] != "min_score" else {**st, "min_score": min_score}
                                           for st in preset_stages]}
     assert read_openclaw_config(path).experiment_tables("openclaw-2026.08") == expected
@@ -552,7 +552,7 @@ def test_occurrence_lines_cover_exactly_the_lines_of_each_occurrence(text, needl
 def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     result = init_workspace(EXAMPLE, tmp_path / "eval")
     assert result.config == EXAMPLE / "openclaw.json" and result.files == 11
-    config = load_experiment(result.experiment)
+    config = load_experiment(result.experiment).as_written()  # the configuration a results file records
     assert config["preset"] == "openclaw-2026.08"
     assert config["dataset"] == {"name": "workspace", "path": str(EXAMPLE), "queries": str(result.queries),
                                  "config": str(EXAMPLE / "openclaw.json"), "follow_config": True}
@@ -591,8 +591,7 @@ def test_init_queries_template_examples_come_from_the_users_files(tmp_path):
     uncommented = "\n".join(re.sub(r"^# ?", "", line) for line in examples.splitlines()
                             if re.match(r"^# ?(- |  )", line))
     result.queries.write_text(uncommented + "\n", encoding="utf-8")
-    ds = DATASETS.create("workspace", **{k: v for k, v in load_experiment(result.experiment)["dataset"].items()
-                                         if k != "name"})
+    ds = DATASETS.create("workspace", **load_experiment(result.experiment).dataset.params)
     queries = ds.queries()
     assert [q.kind for q in queries] == ["suite", "suite", "suite", "negative"]
     kinds = [next(iter(q.relevant), "") for q in queries[:3]]
@@ -606,7 +605,7 @@ def test_init_without_config_uses_the_preset_and_can_reuse_a_queries_file(ws, tm
     assert result.config is None and result.queries == queries
     doc = tomllib.loads(result.experiment.read_text(encoding="utf-8"))
     assert "fusion" not in doc and "postprocess" not in doc and "config" not in doc["dataset"]
-    assert load_experiment(result.experiment)["postprocess"][0]["keyword_fallback"] == "none"
+    assert load_experiment(result.experiment).postprocess[0].params["keyword_fallback"] == "none"
     bad = write(tmp_path / "bad.yaml", "- id: a\n  text: x\n  path: nope.md\n")
     with pytest.raises(DataError, match="not an indexed file"):
         init_workspace(ws, tmp_path / "eval2", queries=bad)
@@ -619,7 +618,7 @@ def test_init_finds_openclaw_json_beside_the_workspace(tmp_path):
     write(home / "openclaw.json", "{agents: {defaults: {memorySearch: {query: {maxResults: 9}}}}}")
     result = init_workspace(home / "workspace", tmp_path / "eval")
     assert result.config == home / "openclaw.json"
-    assert load_experiment(result.experiment)["search"]["max_results"] == 9
+    assert load_experiment(result.experiment).search.max_results == 9
 
 
 def test_init_refuses_an_empty_workspace_and_unknown_preset(tmp_path):
@@ -679,14 +678,14 @@ def test_init_now_fixes_the_day_temporal_decay_ages_from(tmp_path):
 
     fixed = init_workspace(EXAMPLE, tmp_path / "fixed", queries=EXAMPLE / "queries.yaml", now=date(2026, 3, 8))
     config = load_experiment(fixed.experiment)
-    assert str(config["evaluation"]["now"]) == "2026-03-08"
+    assert str(config.evaluation.now) == "2026-03-08"
     stages = build_stages(config, cache=EmbeddingCache(":memory:"), embedder=HashEmbedder(), progress=False)
     decay = next(p for p in stages.postprocess if type(p).__name__ == "TemporalDecay")
     ctx = SearchContext("q", 6, 0.6, 0.4, chunk_path=lambda c: "memory/2026-03-07.md",
-                        now=config["evaluation"]["now"])
+                        now=config.evaluation.now)
     assert decay([Hit("a", 0.8)], ctx)[0].score == pytest.approx(0.8 * 0.5 ** (1 / 30))
     today = load_experiment(init_workspace(EXAMPLE, tmp_path / "today", queries=EXAMPLE / "queries.yaml").experiment)
-    assert str(today["evaluation"]["now"]) == date.today().isoformat()
+    assert str(today.evaluation.now) == date.today().isoformat()
 
 
 # --- the loop: edit openclaw.json or the queries, rerun, re-init ------------------------------------------
@@ -696,17 +695,17 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     work = tmp_path / "ws"
     shutil.copytree(EXAMPLE, work)
     result = init_workspace(work, tmp_path / "eval", queries=work / "queries.yaml")
-    assert load_experiment(result.experiment)["postprocess"][-1]["min_score"] == 0.3
+    assert load_experiment(result.experiment).postprocess[-1].params["min_score"] == 0.3
     cfg = work / "openclaw.json"
     cfg.write_text(cfg.read_text(encoding="utf-8").replace("minScore: 0.3", "minScore: 0.6"), encoding="utf-8")
-    config = load_experiment(result.experiment)
+    config = load_experiment(result.experiment).as_written()
     assert config["postprocess"][-1]["min_score"] == 0.6  # followed, without re-running init
     assert {"setting": "min_score", "field": "agents.defaults.memorySearch.query.minScore",
             "openclaw_json": 0.6} in config["openclaw_json"]["followed"]
     # a table of the experiment itself (or a --set) wins, and the record names both values
     with open(result.experiment, "a", encoding="utf-8") as fh:
         fh.write("\n[search]\nmax_results = 8\n")
-    config = load_experiment(result.experiment, fusion={"vector_weight": 0.5})
+    config = load_experiment(result.experiment, fusion={"vector_weight": 0.5}).as_written()
     assert config["search"]["max_results"] == 8 and config["fusion"]["vector_weight"] == 0.5
     overridden = {e["setting"]: (e["openclaw_json"], e["experiment"]) for e in config["openclaw_json"]["overridden"]}
     assert overridden == {"max_results": (6, 8), "vector_weight": (0.6, 0.5)}
@@ -719,7 +718,7 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     # openclaw.json says otherwise is reported, not followed
     text = result.experiment.read_text(encoding="utf-8").replace("follow_config = true", "follow_config = false")
     result.experiment.write_text(text, encoding="utf-8")
-    config = load_experiment(result.experiment)
+    config = load_experiment(result.experiment).as_written()
     assert config["postprocess"][-1]["min_score"] == 0.35 and not config["openclaw_json"]["follow"]
     assert {e["setting"] for e in config["openclaw_json"]["overridden"]} >= {"min_score", "vector_weight"}
     assert any("does not follow openclaw.json" in line and "query.minScore = 0.6" in line

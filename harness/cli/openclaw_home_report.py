@@ -57,9 +57,10 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
             exp, holdout = evals / "experiment.toml", evals / "holdout.toml"
 
             t0 = time.perf_counter()
-            implicit = run_experiment(load_experiment(exp), progress=False)
+            implicit_experiment = load_experiment(exp)
+            implicit = run_experiment(implicit_experiment, progress=False)
             doc["run_seconds"] = time.perf_counter() - t0
-            k = int(implicit.config["search"]["max_results"])
+            k = int(implicit_experiment.search.max_results)
             doc["k"] = k
             doc["implicit_run"] = {**summary_figures(implicit.summary, k), "notes": implicit.notes,
                                    "embedding_cache": implicit.timings.get("embedding_cache")}
@@ -89,7 +90,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
                                holdout=load_experiment(judged_holdout))
             doc["sweep_seconds"] = time.perf_counter() - t0
             sweep_dir = Path(tmp) / "sweep"
-            sweep_doc = write_sweep(result, sweep_dir, config)
+            sweep_doc = write_sweep(result, sweep_dir, config.as_written())
             shutil.copyfile(sweep_dir / "sweep.md", out / "sweep.md")
             _scrub(out / "sweep.md", sweep_dir, "SWEEP_OUT")
             _scrub(out / "sweep.md", evals)
@@ -115,8 +116,8 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
 
             chosen = result.cv.recommended if result.cv.recommended is not None else result.best_index
             tables = grid_tables(result.grid[chosen], config, result.tokenizer_tables)
-            block, cannot = snippet_block(tables, preset=config.get("preset"), complete_postprocess=True)
-            layout = layout_for(config.get("preset"))
+            block, cannot = snippet_block(tables, preset=config.preset, complete_postprocess=True)
+            layout = layout_for(config.preset)
             doc["snippet_checked"] = {"setting": "recommended" if result.cv.recommended is not None else
                                       "in-sample best (not recommended)", "block": layout.block if layout else None,
                                       "keys": block, "cannot": cannot}

@@ -41,9 +41,9 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
 
         overrides = merge(overrides, {"system": parse_system(system)})
     config = load_experiment(project_path(experiment), preset=preset, **overrides)
-    real = config.get("system") or {}
-    out_dir = Path(out or default_output_dir(config.get("name", "run"), Path(config["experiment_file"]),
-                                             config.get("preset"), *real.values()))
+    real = config.as_written().get("system") or {}  # the folder is named by the table as written
+    out_dir = Path(out or default_output_dir(config.name or "run", Path(config.experiment_file),
+                                             config.preset, *real.values()))
     check_output(out_dir, folder=True)
     if real:
         from harness.studies.real_system import run_real_system
@@ -51,7 +51,8 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
         result = run_real_system(config)
     else:
         result = run_experiment(config)
-    seed = load_seed_scores(project_path(config.get("dataset", {}).get("path", "datasets/king78")))
+    seed = load_seed_scores(project_path(config.dataset.params.get("path", "datasets/king78") if config.dataset
+                                         else "datasets/king78"))
     previous = clear_previous_run(out_dir) if out_dir.is_dir() else []
     with published(out_dir, "results.json") as folder:  # a killed run never leaves it looking complete
         write_round(result, folder, seed)

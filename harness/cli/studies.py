@@ -57,8 +57,8 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     held_out = load_experiment(project_path(holdout), preset=preset) if holdout is not None else None
     grid = grid if grid is not None else default_grid(config)
     suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
-    out_dir = Path(out or default_output_dir(f"sweep-{config['name']}{suffix}", Path(config["experiment_file"]),
-                                             config.get("preset"), project_path(grid).resolve()))
+    out_dir = Path(out or default_output_dir(f"sweep-{config.name}{suffix}", Path(config.experiment_file),
+                                             config.preset, project_path(grid).resolve()))
     check_output(out_dir, folder=True)
     if executor == "local":
         result = run_sweep(config, load_grid(project_path(grid)), folds=folds, holdout=held_out,
@@ -72,7 +72,7 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
     from harness.run_folders import published
 
     with published(out_dir, "sweep.json") as folder:  # a killed sweep never leaves it looking complete
-        doc = write_sweep(result, folder, config)
+        doc = write_sweep(result, folder, config.as_written())
     d, b, cv = result.default, result.best, result.cv
     typer.echo(f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
                f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)")

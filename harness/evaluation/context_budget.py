@@ -61,8 +61,9 @@ class ContextSettings:
     """token budgets B of the recall@{B}tokens columns"""
 
 
-def context_settings(config: dict[str, Any]) -> ContextSettings:
-    return ContextSettings(**(config.get("evaluation", {}).get("context") or {}))
+def context_settings(config: Any) -> ContextSettings:
+    """The experiment's [evaluation] context settings (harness.config.Experiment)."""
+    return ContextSettings(**(config.evaluation.context or {}))
 
 
 def recall_column(budget: int) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.config import load_experiment
+from harness.config import Experiment, load_experiment
 from harness.inputs.layout import project_path
 from harness.pipeline import build_stages
 from harness.studies.experiment import RunResult, run_experiment
@@ -11,7 +11,7 @@ from harness.studies.experiment import RunResult, run_experiment
 ROUND_EXPERIMENTS = {r: f"experiments/round{r}.toml" for r in (1, 2, 3, 4)}
 
 
-def ablation_configs(preset: str | None = None, overrides: dict[str, Any] | None = None) -> dict[int, dict[str, Any]]:
+def ablation_configs(preset: str | None = None, overrides: dict[str, Any] | None = None) -> dict[int, Experiment]:
     """{round: configuration} of the four rounds with one preset and the same overrides."""
     return {r: load_experiment(project_path(path), preset=preset, **(overrides or {}))
             for r, path in ROUND_EXPERIMENTS.items()}

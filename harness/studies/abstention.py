@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.config import load_experiment, load_toml
+from harness.config import Experiment, load_experiment, load_toml
 from harness.evaluation.abstention import ABSTENTION_WEIGHT, Calibration, calibrate
 from harness.inputs.layout import project_path
 from harness.studies.experiment import RunResult
@@ -42,14 +42,14 @@ def load_abstention_spec(path: Path | str) -> dict[str, Any]:
     return spec
 
 
-def without_min_score(config: dict[str, Any], without: list[str] | tuple = ()) -> tuple[dict[str, Any], float | None]:
+def without_min_score(config: Experiment, without: list[str] | tuple = ()) -> tuple[Experiment, float | None]:
     """The configuration without OpenClaw's min_score stage (and the stages named in `without`), and
     that stage's threshold (None: none)."""
-    post = config.get("postprocess", [])
-    stage = next((p for p in post if p.get("name") == "min_score"), None)
+    stage = next((p for p in config.postprocess if p.name == "min_score"), None)
     dropped = {"min_score", *without}
-    config = {**config, "postprocess": [p for p in post if p.get("name") not in dropped]}
-    return config, None if stage is None else float(stage.get("min_score", 0.35))
+    config = config.with_overrides({"postprocess": [p.as_written() for p in config.postprocess
+                                                    if p.name not in dropped]})
+    return config, None if stage is None else float(stage.params.get("min_score", 0.35))
 
 
 def query_scores(result: RunResult) -> dict[str, list]:
@@ -85,9 +85,9 @@ def abstention_cells(spec: dict[str, Any]) -> list[StudyCell]:
         for preset in run.get("presets") or [None]:
             config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
             config, configured = without_min_score(config, run.get("without", []))
-            config["name"] = f"{spec['name']}: {run['label']} / {config.get('preset')}"
-            label = f"{run['label']} / {config.get('preset')}"
-            cells.append(StudyCell(label, config, (run["label"], config.get("preset")),
+            config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {config.preset}"})
+            label = f"{run['label']} / {config.preset}"
+            cells.append(StudyCell(label, config, (run["label"], config.preset),
                                    {"configured": configured, "run": run}))
     return cells
 
@@ -102,8 +102,8 @@ def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[
         calibration = calibrate(scores["top1"], scores["relevant_score"], scores["answerable"],
                                 scores["query_id"], scores["kind"], configured=cell.extra["configured"],
                                 weight=weight, groups=scores["cluster"], unit=result.unit)
-        return {"label": run["label"], "preset": config.get("preset"), "experiment": run["experiment"],
-                "fusion": config["fusion"]["name"], "without": list(run.get("without", [])),
+        return {"label": run["label"], "preset": config.preset, "experiment": run["experiment"],
+                "fusion": config.fusion.name, "without": list(run.get("without", [])),
                 "calibration": calibration, "scores": scores, "config": result.config, "timings": result.timings,
                 "environment": result.environment}
 

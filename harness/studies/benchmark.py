@@ -64,9 +64,9 @@ def benchmark_cells(spec: dict[str, Any], *, presets: list[str] | None = None,
             if preset not in presets_of(run):
                 continue
             config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
-            slug = run_slug(config.get("preset"), run["label"])
-            config["name"] = f"{spec['name']}: {slug}"
-            cells.append(StudyCell(slug, config, (run["label"], config.get("preset"))))
+            slug = run_slug(config.preset, run["label"])
+            config = config.with_overrides({"name": f"{spec['name']}: {slug}"})
+            cells.append(StudyCell(slug, config, (run["label"], config.preset)))
     return cells
 
 

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from harness.config import Experiment
 from harness.pipeline import build_stages
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.studies.embed import (
@@ -67,14 +68,14 @@ class ShippedVectors:
 
 @dataclass
 class Cell:
-    config: dict[str, Any]
+    config: Experiment
     vectors: dict[tuple[str, str], dict[str, np.ndarray]]
 
 
 def run_cell(cell: Cell) -> tuple[RunResult, list[tuple[str, str, str, np.ndarray]]]:
     """On a worker: the full run of one configuration, and the vectors it had to compute."""
     cache = ShippedVectors(cell.vectors)
-    stages = build_stages(cell.config, cache=cache, embedder=embedder_of_this_process(cell.config["embedder"]),
+    stages = build_stages(cell.config, cache=cache, embedder=embedder_of_this_process(cell.config.embedder.as_written()),
                           progress=False)
     return run_experiment(cell.config, stages=stages, progress=False), cache.computed
 
@@ -84,7 +85,7 @@ def _vectors_for(work: EmbeddingWork, cache: EmbeddingCache) -> dict[tuple[str, 
             for role, texts in work.texts.items()}
 
 
-def run_configs(configs: Sequence[dict[str, Any]], executor: Executor, *, cache: EmbeddingCache | None = None,
+def run_configs(configs: Sequence[Experiment], executor: Executor, *, cache: EmbeddingCache | None = None,
                 batch_size: int = DEFAULT_BATCH_SIZE,
                 on_result: Callable[[int, RunResult], None] | None = None) -> list[RunResult]:
     """run_experiment of every configuration on the executor, results in the configurations' order.

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from harness.config import Experiment
 from harness.errors import EmbeddingError
 from harness.stages.embedders import (
     EMBEDDERS,
@@ -48,7 +49,7 @@ class EmbeddingWork:
     texts: dict[str, list[str]]
 
 
-def embedding_work(config: dict[str, Any]) -> EmbeddingWork:
+def embedding_work(config: Experiment) -> EmbeddingWork:
     """Render and chunk the configuration's layout and read its queries (no embedding)."""
     from harness.pipeline import (
         build_chunker,
@@ -58,8 +59,8 @@ def embedding_work(config: dict[str, Any]) -> EmbeddingWork:
         render_layout,
     )
 
-    counts_tokens = "token_count" in config["chunker"]  # only then is the model loaded here
-    chunker = build_chunker(config, embedder_of_this_process(config["embedder"]) if counts_tokens else None)
+    counts_tokens = "token_count" in config.chunker.params  # only then is the model loaded here
+    chunker = build_chunker(config, embedder_of_this_process(config.embedder.as_written()) if counts_tokens else None)
     passages, queries = [], []
     for _, part in dataset_parts(load_dataset(config)):  # a scoped data set (LoCoMo): each workspace
         layout = render_layout(part, config)
@@ -68,8 +69,8 @@ def embedding_work(config: dict[str, Any]) -> EmbeddingWork:
         finally:
             layout.cleanup()
         queries += [q.text for q in part.queries()]
-    model_id = embedder_of_this_process(config["embedder"]).model_id
-    return EmbeddingWork(dict(config["embedder"]), model_id,
+    model_id = embedder_of_this_process(config.embedder.as_written()).model_id
+    return EmbeddingWork(config.embedder.as_written(), model_id,
                          {"passage": list(dict.fromkeys(passages)), "query": list(dict.fromkeys(queries))})
 
 
@@ -133,7 +134,7 @@ def missing_batches(works: Iterable[EmbeddingWork], cache: EmbeddingCache,
     return batches, total, cached
 
 
-def fill_cache(configs: Iterable[dict[str, Any]], *, executor: Executor | None = None,
+def fill_cache(configs: Iterable[Experiment], *, executor: Executor | None = None,
                cache: EmbeddingCache | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
                on_batch: Callable[[EmbedReport, int], None] | None = None,
                compute: Callable[[EmbedBatch], tuple[str, np.ndarray]] = embed_batch,
@@ -179,7 +180,7 @@ def fill_cache(configs: Iterable[dict[str, Any]], *, executor: Executor | None =
     return report
 
 
-def cache_key(configs: Iterable[dict[str, Any]], *, prefix: str = "harness-embeddings") -> tuple[str, str]:
+def cache_key(configs: Iterable[Experiment], *, prefix: str = "harness-embeddings") -> tuple[str, str]:
     """(key, restore prefix) for a CI cache of the embedding cache: `<prefix>-<model>-<corpus hash>`.
 
     The corpus hash is the sha256 over every (model id, role, sha256 of the text) the configurations

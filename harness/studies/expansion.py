@@ -102,7 +102,7 @@ def expansion_cells(spec: dict[str, Any]) -> list[Any]:
         for variant in spec["variants"]:
             overrides = merge(run.get("overrides", {}), variant.get("overrides", {}))
             config = load_experiment(project_path(run["experiment"]), preset=spec.get("preset"), **overrides)
-            config["name"] = f"{spec['name']}: {run['label']} / {variant['label']}"
+            config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {variant['label']}"})
             cells.append(StudyCell(f"{run['label']} / {variant['label']}", config, (run["label"], variant["label"])))
     return cells
 
@@ -121,7 +121,8 @@ def run_expansion_study(spec: dict[str, Any], *, progress: bool = True) -> dict[
             embedder = stages.embedder
             result = run_experiment(config, stages=stages, progress=progress)
             frames[variant["label"]] = result.per_query
-            configs[variant["label"]] = {k: config.get(k) for k in ("fusion", "expansion", "tokenizer", "postprocess")}
+            written = config.as_written()  # the document records the tables as written
+            configs[variant["label"]] = {k: written.get(k) for k in ("fusion", "expansion", "tokenizer", "postprocess")}
         runs.append({"label": run["label"], "metrics": run["metrics"], "configs": configs,
                      "groups": compare(frames, reference, run["metrics"], result.unit)})
     holm_over_study(runs)

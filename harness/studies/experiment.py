@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from harness import __version__
-from harness.config import NEAR_TIE_FRACTION
+from harness.config import Experiment
 from harness.db import sqlite_vec_version, sqlite_version
 from harness.errors import ConfigError, ProfileLimitExceeded
 from harness.evaluation.metrics import checked_cutoffs
@@ -84,7 +84,7 @@ def peak_rss_mib() -> float:
 @dataclass
 class RunResult:
     name: str
-    config: dict[str, Any]
+    config: dict[str, Any]  # the configuration as written (Experiment.as_written): what results record
     per_query: pd.DataFrame
     summary: dict[str, Any]
     hits: dict[str, list[dict[str, Any]]]
@@ -134,13 +134,12 @@ def at_reference_time(stages: Stages, part: Any) -> Stages:
     session, `reference_time`) is searched as of then when the experiment sets no evaluation.now: the
     `now` of temporal decay."""
     when = getattr(part, "reference_time", None)
-    evaluation = stages.config.get("evaluation", {})
-    if when is None or evaluation.get("now") is not None:
+    if when is None or stages.config.evaluation.now is not None:
         return stages
-    return dataclasses.replace(stages, config={**stages.config, "evaluation": {**evaluation, "now": when}})
+    return dataclasses.replace(stages, config=stages.config.with_overrides({"evaluation": {"now": when}}))
 
 
-def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = None, embedder: Any = None,
+def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, embedder: Any = None,
                    stages: Stages | None = None, progress: bool = True, keep_layout: bool = False) -> RunResult:
     """Render the layout, index it, run every query, evaluate.  Returns per-query rows and a summary.
 
@@ -152,13 +151,13 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     that breaks the profile's memory cap raises ProfileLimitExceeded naming the stage.
     """
     t_start = time.perf_counter()
-    profile = profile_from_config(config.get("profile"))
+    profile = profile_from_config(config.profile)
     profile_name = profile.name
     applied_profile = apply_profile(profile)
-    evaluation = config.get("evaluation", {})
+    evaluation = config.evaluation
     stage = "set-up"
-    cap_gib = (config.get("profile") or {}).get("memory_cap_gib")
-    source = config.get("experiment_file", "<experiment>")
+    cap_gib = config.profile.memory_cap_gib if config.profile is not None else None
+    source = config.source
     layouts: list[Layout] = []
     parts: list[_Part] = []
     folded = 0  # queries whose text repeats an earlier one's: searched once (pipeline.search_legs)
@@ -170,13 +169,12 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             check_model_fits(profile_name, applied_profile["enforced_address_space_limit"],
                              f"the embedding model ({model.model_id})", model.warm_up, model.batch_bytes, cap_gib)
             model.warm_up()  # now, while this process is as the trial measured it
-        cutoffs = checked_cutoffs(evaluation.get("cutoffs"), stages.max_results, source=source)
-        near_tie = {"near_tie_fraction": evaluation.get("near_tie_fraction", NEAR_TIE_FRACTION),
-                    "near_tie": evaluation.get("near_tie")}
+        cutoffs = checked_cutoffs(evaluation.cutoffs, stages.max_results, source=source)
+        near_tie = {"near_tie_fraction": evaluation.near_tie_fraction, "near_tie": evaluation.near_tie}
         dataset = load_dataset(config)
         # conversation data (LoCoMo, LongMemEval) asks "was the evidence found": recall_any/recall_all at the
         # result cut-offs unless the experiment names its own evidence_cutoffs
-        wanted = evaluation.get("evidence_cutoffs") or (cutoffs if getattr(dataset, "evidence_metrics", None) else None)
+        wanted = evaluation.evidence_cutoffs or (cutoffs if getattr(dataset, "evidence_metrics", None) else None)
         evidence_cutoffs = (checked_cutoffs(wanted, stages.max_results, source=source, key="evidence_cutoffs")
                             if wanted else None)
         evidence_names = getattr(dataset, "evidence_metrics", None) or ("recall_any", "recall_all")
@@ -194,8 +192,8 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
             legs = search_legs(index, part_stages, queries)
             stage = "evaluation" + at
             frame, hits, runs = evaluate_queries(index, part_stages, queries, trace_queries(index, part_stages, queries, legs),
-                                                 evaluation.get("round"),
-                                                 cutoffs, evidence_cutoffs, ties=evaluation.get("ties", "expected"),
+                                                 evaluation.round,
+                                                 cutoffs, evidence_cutoffs, ties="expected",
                                                  evidence_names=evidence_names,
                                                  **near_tie)
             stage = "chunk statistics" + at
@@ -243,7 +241,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
     weights = applied_weights(stages.fusion)
     from harness.inputs.workspace_config import layer_notes
 
-    notes = layer_notes(config.get("openclaw_json"))  # what the workspace's openclaw.json set, and what won over it
+    notes = layer_notes(config.openclaw_json)  # what the workspace's openclaw.json set, and what won over it
     if folded:
         notes.append(f"{folded} {'query repeats' if folded == 1 else 'queries repeat'} the text of an earlier "
                      "query: each text was embedded and searched once, and every query judged on its own target")
@@ -255,7 +253,7 @@ def run_experiment(config: dict[str, Any], *, cache: EmbeddingCache | None = Non
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "
                      f"applied as {a['vector_weight']:.4g}/{a['text_weight']:.4g} (clamped to [0, 1] and scaled to "
                      "sum 1, as OpenClaw does)")
-    return RunResult(config.get("name", "run"), config, frame, summary, hits, env, timings, runs, description,
+    return RunResult(config.name or "run", config.as_written(), frame, summary, hits, env, timings, runs, description,
                      notes, weights)
 
 

@@ -151,8 +151,8 @@ class System:
     columns: frozenset[str] = frozenset()  # the per-question columns both runs kept
 
 
-def _legs(config: dict[str, Any]) -> tuple[str, ...]:
-    fusion = (config.get("fusion") or {}).get("name")
+def _legs(recorded: dict[str, Any]) -> tuple[str, ...]:
+    fusion = (recorded.get("fusion") or {}).get("name")
     return {"lexical-only": ("lexical",), "vector-only": ("vector",)}.get(fusion, LEGS)
 
 

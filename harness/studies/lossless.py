@@ -289,12 +289,13 @@ def context_settings(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_lossless(spec: dict[str, Any], *, progress: bool = True) -> dict[str, Any]:
-    from harness.pipeline import build_chat
+    from harness.config import StageTable
+    from harness.pipeline import chat_model
 
     t0 = time.perf_counter()
     dataset = LoCoMo(**{k: v for k, v in spec["dataset"].items() if k != "name"})
     conversations = [part.conversation for _, part in dataset.scopes()]
-    chat = build_chat({"chat": spec["chat"], "experiment_file": spec["source"]}) if spec.get("chat") else None
+    chat = chat_model(StageTable.of(spec["chat"]), f"{spec['source']} [chat]") if spec.get("chat") else None
     grep_spec = spec.get("grep", {})
     grep_rows = [row for conv in conversations for row in grep_conversation(conv, grep_spec)]
     t_grep = time.perf_counter()

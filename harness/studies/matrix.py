@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness.config import load_experiment, load_toml, merge
+from harness.config import Experiment, load_experiment, load_toml, merge
 from harness.errors import ConfigError
 from harness.inputs.layout import project_path
 from harness.studies.embed import DEFAULT_BATCH_SIZE
@@ -69,18 +69,18 @@ def matrix_cells(spec: dict[str, Any], *, preset: str | None = None,
             # otherwise make every cell the same
             cell_preset = overrides.pop("preset", None) or preset
             config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
-            config["name"] = f"{spec['name']}: {run['label']} / {value['label']}"
+            config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {value['label']}"})
             out.append(StudyCell(f"{run['label']} / {value['label']}", config, (run["label"], value["label"])))
     return out
 
 
 def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
-                   only_runs: list[str] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+                   only_runs: list[str] | None = None) -> list[tuple[str, str, Experiment]]:
     """[(run label, value label, configuration)] of every cell of a matrix, in order."""
     return [(*cell.labels, cell.config) for cell in matrix_cells(spec, preset=preset, only_runs=only_runs)]
 
 
-def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[dict[str, Any]]:
+def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[Experiment]:
     """The configurations a TOML file of experiments/ runs, with the --set overrides applied to each:
     what `harness embed` and `harness cache-key` read.  Understood: an experiment; a matrix (`runs` and
     `values`); a study that runs presets x runs (benchmark, abstention, context budget, expansion:
@@ -107,7 +107,7 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
                    for p in ([preset] if preset else spec["presets"])]
     else:
         return [load_experiment(path, preset=preset, **overrides)]
-    return [merge(config, overrides) for config in configs]
+    return [config.with_overrides(overrides) for config in configs]
 
 
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,

@@ -36,7 +36,7 @@ def plan(path: Path | str, *, experiment: Path | str | None = None, preset: str 
     notes: list[str] = []
     if kind == "experiment":
         config = load_experiment(path, preset=preset)
-        spec, cells = config, [StudyCell(config["name"], config)]
+        spec, cells = config, [StudyCell(config.name, config)]
     elif kind == "matrix":
         from harness.studies.matrix import load_matrix, matrix_cells
 
@@ -80,11 +80,11 @@ def plan(path: Path | str, *, experiment: Path | str | None = None, preset: str 
 
         config = load_experiment(project_path(experiment), preset=preset)
         spec = load_grid(path)
-        cells = [StudyCell(config["name"], config)]
+        cells = [StudyCell(config.name, config)]
         table = load_toml(path, "grid file")["grid"]
         sizes = [f"{key} ({len(values) if key in ('fusion', 'tokenizer') else len(weight_values(values))})"
                  for key, values in table.items() if key != "fusion_params"]
-        notes.append(f"sweeps {config['name']} over the grid's {', '.join(sizes)}, the configured value of each "
+        notes.append(f"sweeps {config.name} over the grid's {', '.join(sizes)}, the configured value of each "
                      "included")
     return StudyPlan(path, kind, COMMANDS[kind], spec, cells, notes)
 

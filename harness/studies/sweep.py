@@ -41,7 +41,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from harness.config import load_toml
+from harness.config import Experiment, load_toml
 from harness.errors import ConfigError
 from harness.evaluation.abstention import (
     ABSTENTION_WEIGHT,
@@ -100,13 +100,13 @@ ALPHA = 0.05
 MOSTLY_UNJUDGED = 0.5  # below this judged@k a setting is not recommended: its figures rest on unjudged chunks
 
 
-def default_grid(config: dict[str, Any]) -> Path:
+def default_grid(config: Experiment) -> Path:
     """`harness sweep`'s grid when none is given: experiments/sweep-openclaw.toml (the settings openclaw.json
     has keys for: weights, tokenizer, minScore, temporal decay, MMR) for an OpenClaw workspace experiment,
     experiments/sweep.toml (weights x fusions x tokenizers x minScores) otherwise."""
     from harness.inputs.layout import project_path
 
-    workspace = (config.get("dataset") or {}).get("name") == "workspace"
+    workspace = config.dataset is not None and config.dataset.name == "workspace"
     return project_path("experiments/sweep-openclaw.toml" if workspace else "experiments/sweep.toml")
 
 
@@ -138,19 +138,24 @@ def tokenizer_label(table: dict[str, Any]) -> str:
     return table["name"] + (f"({extras})" if extras else "")
 
 
-def _min_score_stage(config: dict[str, Any]) -> dict[str, Any] | None:
-    return next((dict(p) for p in config.get("postprocess", []) if p.get("name") == "min_score"), None)
+def _min_score_stage(config: Experiment) -> dict[str, Any] | None:
+    return next((p.as_written() for p in config.postprocess if p.name == "min_score"), None)
+
+
+def written_postprocess(config: Experiment) -> list[dict[str, Any]]:
+    """The experiment's post-processing tables as written, which grid settings rewrite."""
+    return [p.as_written() for p in config.postprocess]
 
 
 def _with(values: list, own: Any) -> list:
     return list(values) + ([own] if own not in values else [])
 
 
-def tokenizer_tables(config: dict[str, Any], grid: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def tokenizer_tables(config: Experiment, grid: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """label -> tokenizer table of the grid, the experiment's own first when the grid lacks it."""
     tables = list(grid.get("tokenizer") or [])
-    if tokenizer_label(config["tokenizer"]) not in {tokenizer_label(t) for t in tables}:
-        tables.insert(0, config["tokenizer"])
+    if tokenizer_label(config.tokenizer.as_written()) not in {tokenizer_label(t) for t in tables}:
+        tables.insert(0, config.tokenizer.as_written())
     return {tokenizer_label(t): dict(t) for t in tables}
 
 
@@ -204,19 +209,19 @@ def with_mmr(post: list[dict[str, Any]], lam: Any, preset: str | None) -> list[d
     return rest
 
 
-def own_values(config: dict[str, Any]) -> dict[str, Any]:
+def own_values(config: Experiment) -> dict[str, Any]:
     """The configuration's value of each extra dimension (the grid always holds it)."""
-    post = config.get("postprocess", [])
+    post = written_postprocess(config)
     decay, mmr = _stage(post, "temporal_decay"), _stage(post, "mmr")
     half_life = float(decay.get("half_life_days", 30.0)) if decay else 0.0
     return {"temporal_decay": half_life if half_life > 0 else OFF,
             "mmr": float(mmr.get("lambda", 0.7)) if mmr else OFF,
-            "max_results": int(config["search"]["max_results"]),
-            "candidate_multiplier": int(config["search"]["candidate_multiplier"]),
-            "chunk_tokens": config["chunker"].get("tokens")}
+            "max_results": int(config.search.max_results),
+            "candidate_multiplier": int(config.search.candidate_multiplier),
+            "chunk_tokens": config.chunker.params.get("tokens")}
 
 
-def extra_dimensions(config: dict[str, Any], grid: dict[str, Any]) -> dict[str, list[Any]]:
+def extra_dimensions(config: Experiment, grid: dict[str, Any]) -> dict[str, list[Any]]:
     """Each extra dimension's values (the configuration's own included), for the dimensions the grid
     varies or whose stage the configuration has."""
     own = own_values(config)
@@ -226,7 +231,7 @@ def extra_dimensions(config: dict[str, Any], grid: dict[str, Any]) -> dict[str, 
         values = [] if spec is None else _values(spec, key, integer=key not in ("temporal_decay", "mmr"),
                                                  allow_off=key in ("temporal_decay", "mmr"))
         if key == "chunk_tokens" and values and own[key] is None:
-            raise ConfigError(f"[grid] chunk_tokens: chunker {config['chunker']['name']!r} has no `tokens` budget")
+            raise ConfigError(f"[grid] chunk_tokens: chunker {config.chunker.name!r} has no `tokens` budget")
         if key in ("max_results", "candidate_multiplier", "chunk_tokens") and 0 in values:
             raise ConfigError(f"[grid] {key}: must be at least 1")
         values = _with(values, own[key])
@@ -243,19 +248,19 @@ def _label_value(key: str, value: Any) -> Any:
     return value
 
 
-def grid_settings(config: dict[str, Any], grid: dict[str, Any], tokenizers: Sequence[str]) -> list[Setting]:
+def grid_settings(config: Experiment, grid: dict[str, Any], tokenizers: Sequence[str]) -> list[Setting]:
     """Every setting of the grid: chunking, maxResults and candidateMultiplier outermost (they decide the
     legs), then tokenizer, temporal decay, MMR, fusion, weight and minScore; the configured value of each
     is always part of it, so "configured" is exactly what the user runs."""
-    own_vw = float(config["fusion"].get("vector_weight", 0.7))
-    fusion_names = _with(grid.get("fusion") or [], config["fusion"]["name"])
+    own_vw = float(config.fusion.params.get("vector_weight", 0.7))
+    fusion_names = _with(grid.get("fusion") or [], config.fusion.name)
     weights = sorted(_with(weight_values(grid.get("vector_weight") or []), own_vw))
     ms_stage = _min_score_stage(config)
     min_scores = sorted(_with(weight_values(grid.get("min_score") or []),
                               float(ms_stage["min_score"]) if ms_stage else 0.0))
     fallback = (ms_stage or {}).get("keyword_fallback", "relaxed")
     relaxed_floor = (ms_stage or {}).get("relaxed_floor")
-    base_post = [dict(p) for p in config.get("postprocess", []) if p.get("name") != "min_score"]
+    base_post = [p for p in written_postprocess(config) if p.get("name") != "min_score"]
     fusion_params = grid.get("fusion_params", {})
     extra = extra_dimensions(config, grid)
     own = own_values(config)
@@ -265,15 +270,15 @@ def grid_settings(config: dict[str, Any], grid: dict[str, Any], tokenizers: Sequ
                                                          values("candidate_multiplier")):
         for tok in tokenizers:
             for half_life, lam in product(values("temporal_decay"), values("mmr")):
-                post = with_mmr(with_decay(base_post, half_life), lam, config.get("preset"))
+                post = with_mmr(with_decay(base_post, half_life), lam, config.preset)
                 dims = {EXTRA_DIMENSIONS[k]: _label_value(k, v) for k, v in
                         (("chunk_tokens", chunk_tokens), ("max_results", max_results),
                          ("candidate_multiplier", multiplier), ("temporal_decay", half_life), ("mmr", lam))
                         if k in extra}
                 for name in fusion_names:
                     params = dict(fusion_params.get(name, {}))
-                    if name == config["fusion"]["name"]:
-                        params = {**{k: v for k, v in config["fusion"].items() if k != "name"}, **params}
+                    if name == config.fusion.name:
+                        params = {**config.fusion.params, **params}
                     weighted = _accepts(name, "vector_weight")
                     for vw in (weights if weighted else [math.nan]):
                         if weighted:
@@ -297,12 +302,12 @@ def _same(a: Any, b: Any) -> bool:
     return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
 
 
-def configured_index(settings: Sequence[Setting], config: dict[str, Any]) -> int:
+def configured_index(settings: Sequence[Setting], config: Experiment) -> int:
     """The setting that is the experiment's own configuration."""
     ms_stage = _min_score_stage(config)
-    own = (tokenizer_label(config["tokenizer"]), config["fusion"]["name"],
+    own = (tokenizer_label(config.tokenizer.as_written()), config.fusion.name,
            float(ms_stage["min_score"]) if ms_stage else 0.0)
-    vw = float(config["fusion"].get("vector_weight", 0.7))
+    vw = float(config.fusion.params.get("vector_weight", 0.7))
     dims = {EXTRA_DIMENSIONS[k]: _label_value(k, v) for k, v in own_values(config).items()}
     for i, s in enumerate(settings):
         weight = s.labels["vector_weight"]
@@ -471,8 +476,8 @@ class SweepResult:
         return None if self.cv.recommended is None else self.settings.loc[self.cv.recommended].to_dict()
 
 
-def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = None, progress: bool = True,
-              executor: Any = None, folds: int = FOLDS, holdout: dict[str, Any] | None = None,
+def run_sweep(config: Experiment, grid: dict[str, Any], *, embedder: Any = None, progress: bool = True,
+              executor: Any = None, folds: int = FOLDS, holdout: Experiment | None = None,
               objective: str = "pass", abstention_weight: float = ABSTENTION_WEIGHT) -> SweepResult:
     """Search the legs once, score every setting of `grid`, select, test, cross-validate (`objective`:
     "pass", OBJECTIVE, or "abstention", harness.evaluation.abstention's utility); with a
@@ -481,13 +486,12 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     if objective not in OBJECTIVES:
         raise ConfigError(f"unknown sweep objective {objective!r}; one of {list(OBJECTIVES)}")
     t0 = time.perf_counter()
-    round_no = config.get("evaluation", {}).get("round")
+    round_no = config.evaluation.round
     tables = tokenizer_tables(config, grid)
     settings = grid_settings(config, grid, list(tables))
     legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress,
                              needs=leg_needs(config, settings))
-    cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results,
-                              source=config.get("experiment_file", "<experiment>"))
+    cutoffs = checked_cutoffs(config.evaluation.cutoffs, legs.max_results, source=config.source)
     t_search = time.perf_counter()
     scores = score_grid(settings, legs, cutoffs, executor=executor, progress=progress)
     t_score = time.perf_counter()
@@ -501,15 +505,15 @@ def run_sweep(config: dict[str, Any], grid: dict[str, Any], *, embedder: Any = N
     frame["p_adjusted"] = selection.adjusted
     options = cv_options(objective, folds)
     cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured, **options)
-    cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config)
+    cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config.experiment_file)
     best = cv.in_sample_best
     t_stats = time.perf_counter()
     shown = {"configured": configured, "best": best}
     headline = {name: headline_summary(settings[i], legs, cutoffs) for name, i in shown.items()}
-    result = SweepResult(config.get("name", "sweep"), frame, settings, objective, configured, best, selection, cv,
+    result = SweepResult(config.name or "sweep", frame, settings, objective, configured, best, selection, cv,
                          robustness(frame, objective, best, configured), headline,
                          min_score_table(frame, configured), legs.max_results, tables, scores,
-                         release_limits=limits, preset=config.get("preset"), cv_options=options, unjudged=unjudged)
+                         release_limits=limits, preset=config.preset, cv_options=options, unjudged=unjudged)
     if holdout is not None:
         result.holdout = score_holdout(result, holdout, embedder=embedder, progress=progress)
     result.timings = {"search_s": t_search - t0, "fuse_and_score_s": t_score - t_search,
@@ -528,7 +532,7 @@ def judged_column(frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int)
 
 
 def refuse_unjudged(cv: CrossValidation, frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int,
-                    config: dict[str, Any]) -> tuple[CrossValidation, dict[str, Any] | None]:
+                    experiment_file: str | None) -> tuple[CrossValidation, dict[str, Any] | None]:
     """On pooled judgments, a setting whose top k is mostly unjudged (judged@k below MOSTLY_UNJUDGED) is not
     recommended: its figures count every chunk nobody graded as not relevant.  The verdict says so and names
     the command that adds its chunks to the pool (the sweep report writes the file for --extend)."""
@@ -541,7 +545,7 @@ def refuse_unjudged(cv: CrossValidation, frame: pd.DataFrame, cutoffs: Sequence[
     if share == share and share >= MOSTLY_UNJUDGED:
         return cv, None
     index = int(cv.recommended)
-    experiment = config.get("experiment_file", "EXPERIMENT")
+    experiment = experiment_file or "EXPERIMENT"
     reason = (f"keep the configuration: the best setting's top {column.split('@')[1]} is mostly unjudged "
                  f"({column} = {share:.2f} < {MOSTLY_UNJUDGED:g}), so its figures count chunks nobody graded as not "
                  f"relevant; judge them first: harness judge {experiment} --extend SWEEP_OUT/extend.toml, then "
@@ -635,9 +639,13 @@ def setting_tables(setting: dict[str, Any]) -> dict[str, Any]:
     return tables
 
 
-def grid_tables(setting: Setting, config: dict[str, Any], tokenizers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def grid_tables(setting: Setting, config: Experiment | dict[str, Any],
+                tokenizers: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The experiment tables a grid setting stands for, whole: its fusion, tokenizer, every post-processing
-    stage (a stage it lacks is off), [search] and the chunking budget when it differs."""
+    stage (a stage it lacks is off), [search] and the chunking budget when it differs.  `config` may be the
+    configuration a sweep document records (report writers hold that)."""
+    if not isinstance(config, Experiment):
+        config = Experiment.from_written(config)
     post = [dict(p) for p in setting.post]
     if setting.min_score is not None:
         post.append({"name": "min_score", "min_score": setting.min_score})
@@ -645,20 +653,20 @@ def grid_tables(setting: Setting, config: dict[str, Any], tokenizers: dict[str, 
                               "tokenizer": dict(tokenizers.get(setting.tokenizer, {"name": setting.tokenizer})),
                               "search": {"max_results": setting.results(config),
                                          "candidate_multiplier": int(setting.candidate_multiplier or
-                                                                     config["search"]["candidate_multiplier"])}}
+                                                                     config.search.candidate_multiplier)}}
     if setting.chunk_tokens is not None:
         tables["chunker"] = {"tokens": setting.chunk_tokens}
     return tables
 
 
-def release_limits(settings: Sequence[Setting], config: dict[str, Any],
+def release_limits(settings: Sequence[Setting], config: Experiment,
                    tokenizers: dict[str, dict[str, Any]]) -> list[list[str]]:
     """Per setting, what the openclaw.json of the release the preset models cannot express (empty: the
     setting can be pasted as it is; harness.inputs.openclaw_releases)."""
     from harness.inputs.openclaw_config import openclaw_snippet
 
-    preset = config.get("preset")
-    own_options = {k: v for k, v in config["tokenizer"].items() if k != "name"}
+    preset = config.preset
+    own_options = dict(config.tokenizer.params)
     seen: dict[str, list[str]] = {}
     out = []
     for s in settings:
@@ -667,7 +675,7 @@ def release_limits(settings: Sequence[Setting], config: dict[str, Any],
         if key not in seen:
             cannot = openclaw_snippet(tables, preset=preset, complete_postprocess=True)[1]
             options = {k: v for k, v in tables["tokenizer"].items() if k != "name"}
-            renamed = tables["tokenizer"].get("name") != config["tokenizer"]["name"]  # the release's own of that name
+            renamed = tables["tokenizer"].get("name") != config.tokenizer.name  # the release's own of that name
             if not renamed and options != own_options and not any(c.startswith("tokenizer") for c in cannot):
                 cannot.append(f"tokenizer options {s.tokenizer} (openclaw.json names the tokenizer only)")
             seen[key] = cannot
@@ -685,7 +693,7 @@ def label(row: dict[str, Any]) -> str:
     return text
 
 
-def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any = None,
+def score_holdout(result: SweepResult, config: Experiment, *, embedder: Any = None,
                   progress: bool = True) -> dict[str, Any]:
     """`harness sweep --holdout FILE`: the sweep's recommendation scored on a query set it never saw.
 
@@ -701,10 +709,10 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
               if label in (configured.tokenizer, chosen.tokenizer)}
     legs = search_sweep_legs(config, tables, embedder=embedder, progress=progress,
                              needs=leg_needs(config, [configured, chosen]))
-    source = config.get("experiment_file", "<holdout>")
-    cutoffs = checked_cutoffs(config.get("evaluation", {}).get("cutoffs"), legs.max_results, source=source)
+    source = config.experiment_file or "<holdout>"
+    cutoffs = checked_cutoffs(config.evaluation.cutoffs, legs.max_results, source=source)
     scores = score_grid([configured, chosen], legs, cutoffs)
-    round_no = config.get("evaluation", {}).get("round")
+    round_no = config.evaluation.round
     objective = objective_of(scores, legs.queries, round_no, legs.max_results, result.objective.kind,
                              result.objective.weight, legs.unit)
     base, tuned = objective.matrix[0], objective.matrix[1]
@@ -726,7 +734,7 @@ def score_holdout(result: SweepResult, config: dict[str, Any], *, embedder: Any 
     # Holm over every metric; each row's method still names the one-pair call it came from ("Holm over 1")
     for row, p in zip(differences, holm_adjusted([d["p_value"] for d in differences])):
         row["p_holm"] = p
-    return {"experiment": config.get("name", source), "file": source, "which": which,
+    return {"experiment": config.name or source, "file": source, "which": which,
             "setting": label(result.settings.loc[chosen_index].to_dict()),
             "configured": label(result.settings.loc[result.default_index].to_dict()),
             "queries": int(len(base)), "objective": objective.description,

@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from harness.config import Experiment
 from harness.db import connect, sqlite_version
 from harness.errors import ConfigError
 from harness.evaluation.fast_scoring import (
@@ -100,19 +101,19 @@ class Setting:
     def post_key(self) -> str:
         return json.dumps(self.post, sort_keys=True)
 
-    def results(self, config: dict[str, Any]) -> int:
-        return int(self.max_results if self.max_results is not None else config["search"]["max_results"])
+    def results(self, config: Experiment) -> int:
+        return int(self.max_results if self.max_results is not None else config.search.max_results)
 
-    def candidates(self, config: dict[str, Any]) -> int:
+    def candidates(self, config: Experiment) -> int:
         multiplier = self.candidate_multiplier if self.candidate_multiplier is not None else \
-            config["search"]["candidate_multiplier"]
+            config.search.candidate_multiplier
         return min(CANDIDATE_CAP, self.results(config) * int(multiplier))
 
-    def leg_key(self, config: dict[str, Any]) -> tuple[int | None, str, int]:
+    def leg_key(self, config: Experiment) -> tuple[int | None, str, int]:
         """(chunking, tokenizer, candidates): which searched legs the setting fuses."""
         return self.chunk_tokens, self.tokenizer, self.candidates(config)
 
-    def stages(self, config: dict[str, Any]) -> Stages:
+    def stages(self, config: Experiment) -> Stages:
         fusion = FUSIONS.create(self.fusion["name"], **{k: v for k, v in self.fusion.items() if k != "name"})
         post = [POSTPROCESSORS.create(p["name"], {k: v for k, v in p.items() if k != "name"}) for p in self.post]
         if self.min_score is not None:
@@ -121,14 +122,14 @@ class Setting:
         return Stages(config, None, None, None, fusion, post, self.results(config), self.candidates(config))
 
 
-def chunker_table(config: dict[str, Any], tokens: int | None) -> dict[str, Any]:
+def chunker_table(config: Experiment, tokens: int | None) -> dict[str, Any]:
     """The [chunker] table with chunking.tokens = `tokens` (None: as configured); the overlap is clamped
     below the budget, as OpenClaw clamps it."""
-    table = dict(config["chunker"])
+    table = config.chunker.as_written()
     if tokens is None:
         return table
     if "tokens" not in {p.name for p in CHUNKERS.parameters(table["name"])}:
-        raise ConfigError(f"{config.get('experiment_file', 'the experiment')}: the grid varies chunk_tokens, but "
+        raise ConfigError(f"{config.experiment_file or 'the experiment'}: the grid varies chunk_tokens, but "
                           f"chunker {table['name']!r} has no `tokens` budget")
     table["tokens"] = int(tokens)
     if "overlap" in table:
@@ -151,7 +152,7 @@ class SweepLegs:
     """Both legs of every query, searched once per chunking, tokenizer and candidate count the grid
     needs, with what scoring them needs."""
 
-    config: dict[str, Any]
+    config: Experiment
     queries: list[Query]
     query_vectors: dict[str, np.ndarray]
     max_results: int  # the experiment's own
@@ -186,7 +187,7 @@ class SweepLegs:
         return self.chunkings[chunk_tokens], self.legs(tokenizer, chunk_tokens, n)
 
 
-def leg_needs(config: dict[str, Any], settings: Sequence[Setting]) -> dict[int | None, set[int]]:
+def leg_needs(config: Experiment, settings: Sequence[Setting]) -> dict[int | None, set[int]]:
     """chunking -> the candidate counts the settings search."""
     out: dict[int | None, set[int]] = {}
     for s in settings:
@@ -194,23 +195,23 @@ def leg_needs(config: dict[str, Any], settings: Sequence[Setting]) -> dict[int |
     return out
 
 
-def search_sweep_legs(config: dict[str, Any], tokenizers: dict[str, dict[str, Any]], *, embedder: Any = None,
+def search_sweep_legs(config: Experiment, tokenizers: dict[str, dict[str, Any]], *, embedder: Any = None,
                       progress: bool = True, leg_cache: bool = True,
                       needs: dict[int | None, set[int]] | None = None) -> SweepLegs:
     """Render once; chunk and embed once per chunking (`needs`: chunking -> candidate counts, default the
     experiment's own of both); the vector leg once per query and candidate count, the lexical leg once
     per query, tokenizer and candidate count (read from the leg cache when it holds them)."""
     base = build_stages(config, embedder=embedder, progress=progress)
-    document_lexical = config["lexical"].get("unit", "document" if config["lexical"]["name"] == "qmd-documents"
-                                             else "chunk") == "document"
+    document_lexical = config.lexical.params.get("unit", "document" if config.lexical.name == "qmd-documents"
+                                                 else "chunk") == "document"
     if base.unit != "chunk" or document_lexical:
-        raise ConfigError(f"{config.get('experiment_file', 'the experiment')}: the sweep re-fuses chunk lists; "
-                          f"preset {config.get('preset')!r} fuses whole files (fusion {config['fusion']['name']!r}, "
-                          f"lexical {config['lexical']['name']!r}): run it with `harness run`")
+        raise ConfigError(f"{config.experiment_file or 'the experiment'}: the sweep re-fuses chunk lists; "
+                          f"preset {config.preset!r} fuses whole files (fusion {config.fusion.name!r}, "
+                          f"lexical {config.lexical.name!r}): run it with `harness run`")
     dataset = load_dataset(config)
     if hasattr(dataset, "scopes"):  # legs per scope and a join of the parts' rows are not written yet
-        raise ConfigError(f"{config.get('experiment_file', 'the experiment')}: the sweep indexes one workspace; "
-                          f"data set {config['dataset']['name']!r} holds one per scope (run it with "
+        raise ConfigError(f"{config.experiment_file or 'the experiment'}: the sweep indexes one workspace; "
+                          f"data set {config.dataset.name if config.dataset else 'king78'!r} holds one per scope (run it with "
                           f"`harness run` or `harness benchmark`)")
     needs = dict(needs or {})
     needs.setdefault(None, set()).add(base.candidates)
@@ -222,7 +223,7 @@ def search_sweep_legs(config: dict[str, Any], tokenizers: dict[str, dict[str, An
         qvecs = base.embedder.embed([q.text for q in queries], "query")
         for chunk_tokens in sorted(needs, key=lambda t: (t is not None, t or 0)):
             chunker = base.chunker if chunk_tokens is None else \
-                build_chunker({**config, "chunker": chunker_table(config, chunk_tokens)}, base.embedder)
+                build_chunker(config.with_overrides({"chunker": chunker_table(config, chunk_tokens)}), base.embedder)
             chunks = chunk_layout(layout, chunker)
             vectors = base.embedder.embed([c.text for c in chunks], "passage")
             docs_of = {c.id: frozenset(layout.docs_overlapping(c.path, c.start_line, c.end_line)) for c in chunks}
@@ -239,10 +240,9 @@ def search_sweep_legs(config: dict[str, Any], tokenizers: dict[str, dict[str, An
                     if found is None:
                         if lexical is None:
                             tok = TOKENIZERS.create(table["name"], **{k: v for k, v in table.items() if k != "name"})
-                            ltable = config["lexical"]
-                            lexical = LEXICAL_BACKENDS.create(ltable["name"], tokenizer=tok,
-                                                              conn=connect(load_vec=False),
-                                                              **{k: v for k, v in ltable.items() if k != "name"})
+                            ltable = config.lexical
+                            lexical = LEXICAL_BACKENDS.create(ltable.name, tokenizer=tok,
+                                                              conn=connect(load_vec=False), **ltable.params)
                             lexical.add(chunks)
                         found = {q.id: _plain_leg(lexical.search(q.text, n)) for q in queries}
                         if key:
@@ -271,12 +271,12 @@ def _plain_leg(hits: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
 # --- the lexical leg cache ------------------------------------------------------------------------------
 
 
-def _leg_key(config: dict[str, Any], tokenizer: dict[str, Any], chunks: Sequence[Any], queries: Sequence[Query],
+def _leg_key(config: Experiment, tokenizer: dict[str, Any], chunks: Sequence[Any], queries: Sequence[Query],
              candidates: int) -> str:
     import jieba
 
     digest = hashlib.sha256()
-    head = {"version": LEG_CACHE_VERSION, "tokenizer": tokenizer, "lexical": config["lexical"],
+    head = {"version": LEG_CACHE_VERSION, "tokenizer": tokenizer, "lexical": config.lexical.as_written(),
             "candidates": candidates, "sqlite": sqlite_version(), "jieba": jieba.__version__}
     digest.update(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
     for c in chunks:
@@ -322,7 +322,7 @@ def _write_legs(key: str, legs: dict[str, list[tuple[str, float]]]) -> None:
 class ScoringState:
     """What a slice of settings is scored from; shipped once to every worker."""
 
-    config: dict[str, Any]
+    config: Experiment
     arrays: dict[tuple, CandidateLegs]  # leg key (chunking, tokenizer, candidates) -> its legs as arrays
     steps: dict[tuple, list[ArrayStep]]  # (chunking, candidates, post key) -> the post-processing array steps
     legs: SweepLegs | None  # for settings that need the pipeline's stages (None when none does)
@@ -383,7 +383,7 @@ def scoring_state(settings: Sequence[Setting], legs: SweepLegs, cutoffs: Sequenc
             part, by_query = legs.setting_legs(s)
             arrays[key] = candidate_legs(by_query, part.chunk_qrels, ids, judged=judged_chunks(part.index, legs.queries))
     steps: dict[tuple, list[ArrayStep]] = {}
-    now = config.get("evaluation", {}).get("now")
+    now = config.evaluation.now
     for s in settings:
         key = s.leg_key(config)
         step_key = (key, s.post_key)
@@ -523,10 +523,9 @@ def headline_frame(setting: Setting, legs: SweepLegs, cutoffs: Sequence[int]) ->
     part, by_query = legs.setting_legs(setting)
     query_legs = {q.id: QueryLegs(by_query[q.id], {"query_embedding": 0.0, "vector": 0.0, "lexical": 0.0},
                                   legs.query_vectors[q.id]) for q in legs.queries}
-    evaluation = config.get("evaluation", {})
     traces = trace_queries(part.index, stages, legs.queries, query_legs)
-    frame, _, _ = evaluate_queries(part.index, stages, legs.queries, traces, evaluation.get("round"), cutoffs,
-                                   ties=evaluation.get("ties", "expected"))
+    frame, _, _ = evaluate_queries(part.index, stages, legs.queries, traces, config.evaluation.round, cutoffs,
+                                   ties="expected")
     summary = summarise(frame, stages.max_results, unit=legs.unit)
     summary.pop("latency_ms", None)  # zeros here: the legs were searched once for every setting
     from harness.evaluation.stage_trace import stage_summary

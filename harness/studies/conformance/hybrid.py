@@ -109,7 +109,7 @@ def preset_run(preset: str, ws: Workspace, embedder: dict[str, Any]) -> PresetRu
     legs = search_legs(index, stages, ws.queries)
     before_selection = [p for p in stages.postprocess if not isinstance(p, MinScore)]
     unselected = dataclasses.replace(stages, postprocess=before_selection, max_results=10 ** 9)
-    to_score = RANK_TO_SCORE[config["fusion"].get("bm25_to_score", "current")]
+    to_score = RANK_TO_SCORE[config.fusion.params.get("bm25_to_score", "current")]
 
     def where(cid: str) -> tuple[str, int, int]:
         c = index.by_id[cid]

@@ -68,15 +68,14 @@ def preset_chunks(preset: str, ws: Workspace, overrides: dict[str, Any] | None =
 def lexical_leg(preset: str, ws: Workspace) -> dict[str, list[Hit]]:
     """The preset's lexical leg for every query: (path, lines, ranking score, text score) best first, the
     ranking score being the keyword fallback's boosted score when the leg has one, else the text score."""
-    config = preset_config(preset)
+    config = resolve({"preset": preset})
     chunks = preset_chunks(preset, ws)
     by_id = {c.id: c for c in chunks}
-    tok = TOKENIZERS.create(config["tokenizer"]["name"], params(config["tokenizer"]))
-    lexical = LEXICAL_BACKENDS.create(config["lexical"]["name"], params(config["lexical"]), tokenizer=tok, conn=None)
+    tok = TOKENIZERS.create(config.tokenizer.name, dict(config.tokenizer.params))
+    lexical = LEXICAL_BACKENDS.create(config.lexical.name, dict(config.lexical.params), tokenizer=tok, conn=None)
     lexical.add(chunks)
-    search = config.get("search", {})
-    k = min(200, int(search.get("max_results", 6)) * int(search.get("candidate_multiplier", 4)))
-    to_score = RANK_TO_SCORE[config["fusion"].get("bm25_to_score", "current")]
+    k = min(200, int(config.search.max_results) * int(config.search.candidate_multiplier))
+    to_score = RANK_TO_SCORE[config.fusion.params.get("bm25_to_score", "current")]
     out: dict[str, list[Hit]] = {}
     for q in ws.queries:
         hits = lexical.search(q.text, k)

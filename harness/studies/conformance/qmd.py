@@ -46,7 +46,7 @@ def render_round(round_no: int, dest: Path) -> Path:
     from harness.pipeline import load_dataset
 
     config = load_experiment(project_path(f"experiments/round{round_no}.toml"))
-    load_dataset(config).render(dest, **config.get("layout", {}))
+    load_dataset(config).render(dest, **config.layout)
     return dest
 
 
@@ -89,17 +89,16 @@ def workspace_documents(workspace: Path) -> list[tuple[str, str]]:
 
 def preset_lexical(preset: str = PRESET, collection: str = COLLECTION) -> tuple[Any, Any]:
     """(tokenizer, a fresh lexical index) as the preset configures them, the collection set to the driver's."""
-    from harness.config import load_toml, preset_path
+    from harness.config import resolve
     from harness.stages.lexical import LEXICAL_BACKENDS
     from harness.stages.tokenizers import TOKENIZERS
 
-    cfg = load_toml(preset_path(preset))
-    tok_table = {k: v for k, v in cfg["tokenizer"].items() if k != "name"}
-    tokenizer = TOKENIZERS.create(cfg["tokenizer"]["name"], tok_table)
-    lex_table = {k: v for k, v in cfg["lexical"].items() if k != "name"}
-    if "collection" in {p.name for p in LEXICAL_BACKENDS.parameters(cfg["lexical"]["name"])}:
+    config = resolve({"preset": preset})
+    tokenizer = TOKENIZERS.create(config.tokenizer.name, dict(config.tokenizer.params))
+    lex_table = dict(config.lexical.params)
+    if "collection" in {p.name for p in LEXICAL_BACKENDS.parameters(config.lexical.name)}:
         lex_table["collection"] = collection
-    return tokenizer, lambda: LEXICAL_BACKENDS.create(cfg["lexical"]["name"], lex_table, tokenizer=tokenizer)
+    return tokenizer, lambda: LEXICAL_BACKENDS.create(config.lexical.name, lex_table, tokenizer=tokenizer)
 
 
 def our_results(workspace: Path, queries: Sequence[Mapping[str, Any]], preset: str = PRESET) -> dict[str, Any]:

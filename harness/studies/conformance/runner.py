@@ -100,16 +100,16 @@ def render_workspaces(dest: Path, names: Sequence[str] | None = None) -> list[Wo
             continue
         config = load_experiment(project_path(experiment), **overrides)
         dataset = load_dataset(config)
-        now = _iso(config.get("evaluation", {}).get("now"))
+        now = _iso(config.evaluation.now)
         parts = dataset_parts(dataset)
         if parts[0][0] is None:
-            layout = dataset.render(dest=dest / name, **config.get("layout", {}))
+            layout = dataset.render(dest=dest / name, **config.layout)
             if files is not None:
                 layout = first_files(layout, files)
             out.append(Workspace(name, layout, list(dataset.queries())[:questions], now))
             continue
         for _scope, part in parts:  # one conversation per workspace (the overrides name it)
-            layout = part.render(dest=dest / name, **config.get("layout", {}))
+            layout = part.render(dest=dest / name, **config.layout)
             when = getattr(part, "reference_time", None)
             out.append(Workspace(name, layout, list(part.queries())[:questions], now or _iso(when)))
     return out

@@ -86,14 +86,14 @@ def problems(rows: Sequence[Row] | None = None, presets_dir: Path = PRESETS_DIR)
         if r.preset not in known:
             out.append(f"{where}: no preset {r.preset!r} in {presets_dir}")
             continue
-        cfg = configs.setdefault(r.preset, load_toml(preset_path(r.preset)) if presets_dir == PRESETS_DIR
+        preset_tables = configs.setdefault(r.preset, load_toml(preset_path(r.preset)) if presets_dir == PRESETS_DIR
                                  else load_toml(presets_dir / f"{r.preset}.toml"))
-        if r.status == "missing" and uses_stage(cfg, r.stage):
+        if r.status == "missing" and uses_stage(preset_tables, r.stage):
             out.append(f"{where}: the preset uses {r.stage}, whose SPEC behaviour is marked missing")
         if r.status == "deviates":
             if not r.mentions:
                 out.append(f"{where}: a deviation needs `mentions`, the phrase of the description that states it")
-            elif _words(r.mentions) not in _words(cfg.get("description", "")):
+            elif _words(r.mentions) not in _words(preset_tables.get("description", "")):
                 out.append(f"{where}: the description does not say {r.mentions!r}")
     openclaw_ids = {r.behaviour for r in rows if r.behaviour.startswith("openclaw.")}
     for preset in sorted(p for p in known if p.startswith("openclaw-")):

@@ -133,7 +133,7 @@ def export(pool: Pool, store: LabelStore, judge_dir: Path, *, redact: bool = Fal
     for experiment in pool.experiments:
         path = Path(experiment)
         config = load_experiment(path)
-        queries_file = Path(config["dataset"]["queries"])
+        queries_file = Path(config.dataset.params["queries"])
         specs = load_query_specs(queries_file)
         for s in specs:
             clusters[s.id] = s.cluster or s.id

@@ -182,8 +182,8 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
     known = {qid: {i.key: i for i in q.items} for qid, q in pool.queries.items()}
     for path in experiments:
         base = load_experiment(path)
-        queries_file = base["dataset"].get("queries")
-        if base["dataset"].get("name") != "workspace" or not queries_file:
+        queries_file = base.dataset.params.get("queries") if base.dataset is not None else None
+        if base.dataset is None or base.dataset.name != "workspace" or not queries_file:
             raise ConfigError(f"{path}: `harness judge` pools a workspace experiment's queries ([dataset] name = "
                               "\"workspace\" with a queries file), e.g. one `harness init --openclaw-home` wrote")
         specs = load_query_specs(queries_file)
@@ -197,12 +197,12 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
             if c.label in done:
                 continue
             config = load_experiment(path, **c.overrides())
-            config["search"]["max_results"] = max(int(config["search"]["max_results"]), spec.depth)
+            config = config.with_overrides({"search": {"max_results": max(int(config.search.max_results), spec.depth)}})
             stages = build_stages(config, embedder=embedder, progress=progress)
             layout = None
             try:
                 for scope, part in dataset_parts(load_dataset(config)):
-                    layout = part.render(**config.get("layout", {}))
+                    layout = part.render(**config.layout)
                     index = index_layout(layout, stages)
                     legs = search_legs(index, stages, queries)
                     for q in queries:

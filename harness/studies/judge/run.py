@@ -69,7 +69,7 @@ def prepare(experiments: Sequence[Path], *, pool_file: Path | None = None, exten
     if redact is None:
         from harness.config import load_experiment
 
-        redact = bool(load_experiment(experiments[0]).get("evaluation", {}).get("redact"))
+        redact = bool(load_experiment(experiments[0]).evaluation.redact)
     return JudgeSession(judge_dir, pool, LabelStore(judge_dir / "labels.sqlite"), redact)
 
 

@@ -35,7 +35,7 @@ class StudyCell:
 
 
 def _embedder_table(config: Any) -> str:
-    return json.dumps(config["embedder"], sort_keys=True, default=str)
+    return json.dumps(config.embedder.as_written(), sort_keys=True, default=str)
 
 
 def run_cells(cells: Sequence[StudyCell], *, executor: Any = None, progress: bool = True,
