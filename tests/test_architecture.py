@@ -150,14 +150,40 @@ def import_cycles(package: Path) -> list[list[str]]:
     return found
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _module_aliases(path: Path, known: dict[str, Path]) -> dict[str, str]:
+    """Local names bound to a module of the package: `import harness.x as y`, `from harness import x`."""
+    aliases = {}
+    for node in ast.walk(parsed(path)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in known:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in known:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
 def private_imports(package: Path) -> list[str]:
-    """`from harness.x import _name` in another module than harness.x (multi-line imports included)."""
+    """`from harness.x import _name` in another module than harness.x (multi-line imports included), and
+    `x._name` where x is another module of the package bound by an import."""
     known = modules(package)
     found = []
     for module, path in known.items():
         for line, target, name in imports(module, path, known):
-            if name and name.startswith("_") and not name.startswith("__") and target != module:
+            if name and _private(name) and target != module:
                 found.append(f"{path.relative_to(package.parent)}:{line}: {name} from {target}")
+        aliases = _module_aliases(path, known)
+        for node in ast.walk(parsed(path)):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr)
+                    and aliases.get(node.value.id, module) != module):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {node.value.id}.{node.attr} "
+                             f"from {aliases[node.value.id]}")
     return found
 
 
@@ -298,6 +324,16 @@ def test_a_private_name_in_a_parenthesised_or_relative_import_is_found(tmp_path)
         "d.py": "from pkg.a import public, __doc__\n",  # public and dunder names are fine
     })
     assert private_imports(root) == ["pkg/b.py:1: _hidden from pkg.a", "pkg/c.py:2: _hidden from pkg.a"]
+
+
+def test_a_private_name_reached_through_an_imported_module_is_found(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "a.py": "_hidden = 1\n\ndef own():\n    return _hidden\n",
+        "b.py": "def f():\n    from pkg import a as m\n    return m._hidden, m.own\n",
+        "c.py": "import pkg.a as alias\nimport json\nx = alias.own, json._default_encoder\n",  # not the package's
+    })
+    assert private_imports(root) == ["pkg/b.py:3: m._hidden from pkg.a"]
 
 
 def test_a_report_written_in_studies_is_found_and_an_allowed_write_is_not(tmp_path):

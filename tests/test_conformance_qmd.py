@@ -38,7 +38,7 @@ def test_the_workspace_files_qmd_takes(tmp_path):
 
 def test_identical_rankings_with_the_real_qmd_on_round1(tmp_path):
     try:
-        real._package_dir("qmd", conformance.QMD_VERSION, real.conformance_dir())
+        real.package_dir("qmd", conformance.QMD_VERSION, real.conformance_dir())
         if not real.bun_path().is_file():
             raise real.NotInstalled("bun")
     except real.NotInstalled as exc:

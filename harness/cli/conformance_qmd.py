@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-cmrc", action="store_true")
     args = ap.parse_args(argv)
     try:
-        real._package_dir("qmd", qmd.QMD_VERSION, real.conformance_dir())
+        real.package_dir("qmd", qmd.QMD_VERSION, real.conformance_dir())
     except real.NotInstalled:
         code = real.install(quiet=True)
         if code == real.SKIP_EXIT_CODE:

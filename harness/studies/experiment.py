@@ -159,7 +159,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     cap_gib = config.profile.memory_cap_gib if config.profile is not None else None
     source = config.source
     layouts: list[Layout] = []
-    parts: list[_Part] = []
+    parts: list[PartResult] = []
     folded = 0  # queries whose text repeats an earlier one's: searched once (pipeline.search_legs)
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
@@ -197,12 +197,12 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
                                                  evidence_names=evidence_names,
                                                  **near_tie)
             stage = "chunk statistics" + at
-            parts.append(_Part(scope, _index_figures(index), frame, hits, runs, layout.description,
+            parts.append(PartResult(scope, index_figures(index), frame, hits, runs, layout.description,
                                chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
             if scope is not None and not keep_layout:
                 layout.cleanup()  # a part's files are not needed once it is scored
         stage = "chunk statistics"
-        chunk_stats_doc = _chunk_stats(parts, stages)
+        chunk_stats_doc = parts_chunk_stats(parts, stages)
     except Exception as exc:
         capped = applied_profile["enforced_address_space_limit"] is not None
         if isinstance(exc, ConfigError) and source not in str(exc):  # found late: still named by its file
@@ -218,7 +218,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
         if not keep_layout:
             for layout in layouts:
                 layout.cleanup()
-    frame, hits = _joined(parts)
+    frame, hits = joined_parts(parts)
     summary = summarise(frame, stages.max_results,
                         near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]),
                         unit=resampling_unit(dataset))
@@ -226,7 +226,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
 
     summary["stages"] = stage_summary(frame)  # why the failed queries failed, by stage
     summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
-                        "timings_ms": _summed([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
+                        "timings_ms": summed_timings([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
         summary["index"]["scopes"] = len(parts)
     timings = {"total_s": time.perf_counter() - t_start, "peak_rss_mib": peak_rss_mib(),
@@ -258,7 +258,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
 
 
 @dataclass
-class _Part:
+class PartResult:
     """One workspace of a run: the whole data set, or one scope of a scoped one."""
 
     scope: str | None
@@ -270,12 +270,12 @@ class _Part:
     chunk_view: Any  # the chunk statistics (unscoped), or (chunks, spans, texts) under <scope>/
 
 
-def _index_figures(index: Index) -> dict[str, Any]:
+def index_figures(index: Index) -> dict[str, Any]:
     return {"files": len(index.layout.files), "chunks": len(index.chunks),
             "mixed_chunks": sum(len(d) > 1 for d in index.docs_of.values()), "timings_ms": index.timings_ms}
 
 
-def _joined(parts: list[_Part]) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]]]:
+def joined_parts(parts: list[PartResult]) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]]]:
     if parts[0].scope is None:
         return parts[0].frame, parts[0].hits
     frames = [p.frame.assign(scope=p.scope) for p in parts]
@@ -286,7 +286,7 @@ def _joined(parts: list[_Part]) -> tuple[pd.DataFrame, dict[str, list[dict[str, 
     return frame, {qid: h for p in parts for qid, h in p.hits.items()}
 
 
-def _summed(timings: list[dict[str, float]]) -> dict[str, float]:
+def summed_timings(timings: list[dict[str, float]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for t in timings:
         for key, value in t.items():
@@ -294,7 +294,7 @@ def _summed(timings: list[dict[str, float]]) -> dict[str, float]:
     return out
 
 
-def _chunk_stats(parts: list[_Part], stages: Stages) -> dict[str, Any]:
+def parts_chunk_stats(parts: list[PartResult], stages: Stages) -> dict[str, Any]:
     """Unscoped: the part's statistics.  Scoped: one set over every part, paths under <scope>/."""
     if parts[0].scope is None:
         return parts[0].chunk_view

@@ -98,7 +98,7 @@ def ensure_installed(version: str) -> None:
     from harness.studies.conformance import real
 
     try:
-        real._package_dir("openclaw", version, real.conformance_dir())
+        real.package_dir("openclaw", version, real.conformance_dir())
         if real.node_path().is_file():
             return
     except real.NotInstalled:
@@ -371,18 +371,18 @@ def run_real_system(config: Experiment, *, progress: bool = True, real_runs: Any
             frame, hits, runs = evaluate_queries(index, stages, queries, trace_queries(index, stages, queries, legs),
                                                  evaluation.round, cutoffs,
                                                  evidence_cutoffs, **near_tie)
-            parts.append(exp._Part(scope, exp._index_figures(index), frame, hits, runs, layout.description,
+            parts.append(exp.PartResult(scope, exp.index_figures(index), frame, hits, runs, layout.description,
                                    chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
     finally:
         if own_front:
             front.stop()
         for layout in layouts:
             layout.cleanup()
-    chunk_stats_doc = exp._chunk_stats(parts, stages)
-    frame, hits = exp._joined(parts)
+    chunk_stats_doc = exp.parts_chunk_stats(parts, stages)
+    frame, hits = exp.joined_parts(parts)
     summary = summarise(frame, max_results, near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]))
     summary["index"] = {**{k: sum(p.index[k] for p in parts) for k in ("files", "chunks", "mixed_chunks")},
-                        "timings_ms": exp._summed([p.index["timings_ms"] for p in parts]),
+                        "timings_ms": exp.summed_timings([p.index["timings_ms"] for p in parts]),
                         "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
         summary["index"]["scopes"] = len(parts)

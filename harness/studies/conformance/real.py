@@ -73,7 +73,7 @@ def install(extra_openclaw: Sequence[str] = (), *, quiet: bool = False) -> int:
     return proc.returncode
 
 
-def _package_dir(system: str, version: str, root: Path) -> Path:
+def package_dir(system: str, version: str, root: Path) -> Path:
     if system == "qmd":
         folder, pkg = root / f"qmd-{version}", Path("node_modules/@tobilu/qmd/package.json")
     elif system == "openclaw":
@@ -124,7 +124,7 @@ def run_real(system: str, version: str, workspace_dir: str | Path,
     Raises DriverFailed naming the step when the system fails (install, index, a query).
     """
     root = conformance_dir()
-    folder = _package_dir(system, version, root)
+    folder = package_dir(system, version, root)
     workspace = Path(workspace_dir).resolve()
     if not workspace.is_dir():
         raise FileNotFoundError(f"workspace folder not found: {workspace}")
