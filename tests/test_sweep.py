@@ -173,6 +173,9 @@ def test_holdout_scores_the_choice_on_another_query_set(tmp_path, private_leg_ca
     assert h["experiment"] == "round4" and h["queries"] == 34 and h["which"]
     assert set(h["headline"]) == {"configured", "chosen"} and "ci95" in h["gain"]
     assert {d["metric"] for d in h["differences"]} == {"recall@6", "mrr@6", "ndcg@6"}
+    # one Holm family over the metrics, and each row's method says so
+    assert all(d["method"].endswith(f"Holm over {len(h['differences'])}") for d in h["differences"])
+    assert all(d["p_holm"] >= d["p_value"] for d in h["differences"])
     assert "## Held-out query set" in (out / "sweep.md").read_text(encoding="utf-8")
     assert "held out (round4, 34 queries)" in result.output
 

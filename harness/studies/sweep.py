@@ -49,8 +49,8 @@ from harness.evaluation.abstention import (
     utility_values,
 )
 from harness.evaluation.comparison import (
-    holm_adjusted,
-    paired_comparisons,
+    column_pairs,
+    comparison_rows,
     paired_difference,
 )
 from harness.evaluation.cross_validation import (
@@ -724,16 +724,13 @@ def score_holdout(result: SweepResult, config: Experiment, *, embedder: Any = No
     for name, setting in (("configured", configured), ("chosen", chosen)):
         frames[name], headline[name] = headline_frame(setting, legs, cutoffs)
     metrics = [f"{m}@{k}" for k in cutoffs for m in ("recall", "mrr", "ndcg")]
-    differences = []
+    family = []  # chosen vs configured on every metric: one Holm family, which each row's method names
     for metric in metrics:
         columns = {name: dict(zip(f[f["in_suite"]]["query_id"], f[f["in_suite"]][metric].astype(float)))
                    for name, f in frames.items()}
-        differences += [{"metric": metric, **c.as_dict()}
-                        for c in paired_comparisons(columns, pairs=[("chosen", "configured")], clusters=clusters,
-                                                    unit=objective.unit)]
-    # Holm over every metric; each row's method still names the one-pair call it came from ("Holm over 1")
-    for row, p in zip(differences, holm_adjusted([d["p_value"] for d in differences])):
-        row["p_holm"] = p
+        family += column_pairs(columns, pairs=[("chosen", "configured")], clusters=clusters, unit=objective.unit,
+                               tags={"metric": metric})
+    differences = comparison_rows(family)
     return {"experiment": config.name or source, "file": source, "which": which,
             "setting": label(result.settings.loc[chosen_index].to_dict()),
             "configured": label(result.settings.loc[result.default_index].to_dict()),
