@@ -16,7 +16,6 @@ from harness.cli.common import (
     read_written_study,
     set_overrides,
 )
-from harness.config import load_experiment, parse_assignments
 from harness.inputs.layout import project_path
 from harness.run_folders import default_output_dir
 
@@ -42,6 +41,7 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
+    from harness.config import load_experiment
     from harness.evaluation.cross_validation import kind_sentence
     from harness.reporting.markdown import difference_text, interval_text, p_cell
     from harness.studies.sweep import default_grid, load_grid, run_sweep
@@ -290,6 +290,7 @@ def embed(experiments: list[Path] = typer.Argument(..., help="any TOML(s) of exp
     from harness.progress import progress_bar
     from harness.studies.embed import fill_cache
     from harness.studies.executor import make_executor
+    from harness.config import parse_assignments
     from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)  # nothing is written but the cache, so no --out is needed
@@ -311,6 +312,7 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
     """Print a CI cache key for the embedding cache: the model id and a hash of every text the experiments
     embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
     from harness.studies.embed import cache_key as compute_key
+    from harness.config import parse_assignments
     from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)

@@ -13,9 +13,7 @@ from harness.cli.common import (
     command,
     fail,
 )
-from harness.config import list_presets, load_experiment
 from harness.errors import ConfigError
-from harness.inputs.king78 import validate_king78
 from harness.inputs.layout import project_path
 
 
@@ -123,6 +121,8 @@ def _init_home(home: Path, out: Optional[Path], agent: Optional[str], preset: Op
 @command()
 def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
     """Validate a king78-style data set (records, daily logs, queries)."""
+    from harness.inputs.king78 import validate_king78
+
     counts = validate_king78(project_path(path))
     typer.echo(json.dumps(counts, ensure_ascii=False, indent=1))
 
@@ -130,6 +130,7 @@ def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
 @command()
 def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
     """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
+    from harness.config import load_experiment
     from harness.pipeline import dataset_parts, load_dataset, render_layout
 
     check_output(out, folder=True)
@@ -143,6 +144,8 @@ def render(experiment: Path, out: Path = typer.Option(..., help="new or empty fo
 @command()
 def presets() -> None:
     """List the presets (experiments/presets/*.toml)."""
+    from harness.config import list_presets
+
     for name, first_line in list_presets().items():
         typer.echo(f"{name:24s} {first_line}")
 
