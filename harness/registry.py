@@ -332,7 +332,7 @@ class Registry(Generic[T]):
             raise ConfigError(f"{where}: {', '.join(forbidden)} cannot be set in a configuration file")
         runtime = {k: v for k, v in kwargs.items() if k in self.runtime}
         params.update({k: v for k, v in kwargs.items() if k not in self.runtime})
-        known = [p.name for p in self.parameters(name)]
+        known = [p.name for p in self._parameters(name, documented=False)]
         if not hasattr(cls, "__pydantic_fields__") and not _takes_any_keyword(cls):
             unknown = sorted(set(params) - set(known))
             if unknown:
@@ -352,6 +352,11 @@ class Registry(Generic[T]):
 
     def parameters(self, name: str) -> list[Parameter]:
         """Typed parameters with defaults and their one-line documentation (runtime arguments left out)."""
+        return self._parameters(name, documented=True)
+
+    def _parameters(self, name: str, *, documented: bool) -> list[Parameter]:
+        """The parameters; their docs only when `documented` (reading the source is for documentation,
+        not for every build of a stage)."""
         cls = self.get(name)
         out = []
         if dataclasses.is_dataclass(cls):
@@ -372,7 +377,7 @@ class Registry(Generic[T]):
                 required = default is dataclasses.MISSING
                 key = (info.alias if info is not None else None) or f.name  # MMR's `lambda` is field lambda_
                 out.append(Parameter(key, _type_name(hints.get(f.name, f.type)), None if required else default,
-                                     required, _field_doc(cls, f.name)))
+                                     required, _field_doc(cls, f.name) if documented else ""))
         else:
             for p in inspect.signature(cls).parameters.values():
                 if p.name in self.runtime or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
