@@ -287,10 +287,10 @@ def embed(experiments: list[Path] = typer.Argument(..., help="any TOML(s) of exp
     """Fill the embedding cache with every chunk and query of the experiments not yet in it, in batches
     (on a Ray cluster with --executor ray); a run afterwards only reads the cache.  Interrupted, it
     keeps every finished batch: run it again to embed the rest."""
+    from harness.config import parse_assignments
     from harness.progress import progress_bar
     from harness.studies.embed import fill_cache
     from harness.studies.executor import make_executor
-    from harness.config import parse_assignments
     from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)  # nothing is written but the cache, so no --out is needed
@@ -311,8 +311,8 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
               ) -> None:
     """Print a CI cache key for the embedding cache: the model id and a hash of every text the experiments
     embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
-    from harness.studies.embed import cache_key as compute_key
     from harness.config import parse_assignments
+    from harness.studies.embed import cache_key as compute_key
     from harness.studies.matrix import configs_of
 
     overrides = parse_assignments(set_)

@@ -62,8 +62,10 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
         raise ConfigError(f"--now: expected a date YYYY-MM-DD, got {now!r}") from None
     out = out or Path("evals") / workspace_slug(workspace.resolve().name)
     check_output(out, folder=True)
-    r = init_workspace(workspace, out,
-                       config=config, queries=queries, preset=preset, agent=agent, force=force, now=day)
+    # relative paths as every command reads them: `datasets/example-workspace` is the bundled copy outside a clone
+    r = init_workspace(project_path(workspace), out, config=project_path(config) if config else None,
+                       queries=project_path(queries) if queries else None, preset=preset, agent=agent, force=force,
+                       now=day)
     typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
     for note in r.notes:
         typer.echo(f"note: {note}")
