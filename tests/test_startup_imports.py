@@ -65,3 +65,34 @@ def test_a_gate_without_a_statistical_rule_imports_neither_scipy_nor_pandas():
         if env_summary is not None:
             os.environ["GITHUB_STEP_SUMMARY"] = env_summary
     assert loaded & {"scipy", "pandas", "matplotlib"} == set()
+
+
+def _python(script: str, tmp_path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_the_command_exits_with_its_code_and_runs_the_atexit_handlers(tmp_path):
+    # harness.cli.main skips the interpreter's teardown; the exit code, the output and atexit stay
+    script = ("import atexit, sys\n"
+              "from harness.cli import main\n"
+              "atexit.register(lambda: print('atexit ran'))\n"
+              "sys.argv = ['harness'] + sys.argv[1:]\n"
+              "main()\n")
+    done = _python(script.replace("sys.argv[1:]", "['--version']"), tmp_path)
+    assert done.returncode == 0 and done.stdout.split("\n")[:2] == [f"harness {__import__('harness').__version__}",
+                                                                     "atexit ran"]
+    done = _python(script.replace("sys.argv[1:]", "['run', 'no-such.toml']"), tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("error: ") and "atexit ran" in done.stdout
+
+
+def test_a_thread_still_working_is_waited_for(tmp_path):
+    marker = tmp_path / "done"
+    script = ("import sys, threading, time\n"
+              "from harness.cli import main\n"
+              f"threading.Thread(target=lambda: (time.sleep(0.5), open({str(marker)!r}, 'w').close())).start()\n"
+              "sys.argv = ['harness', '--version']\n"
+              "main()\n")
+    done = _python(script, tmp_path)
+    assert done.returncode == 0 and marker.exists()
