@@ -99,7 +99,7 @@ def token_counter(estimator: Estimator, cache: Any = None) -> Callable[[str], in
                 else:
                     from harness.stages.embedders.cache import CachedEmbedder
 
-                    counted.append(CachedEmbedder(_E5, cache).token_count)
+                    counted.append(CachedEmbedder(_E5, cache).cached_token_count)
             return max(0, int(counted[0](text)) - E5_EMPTY_PASSAGE_TOKENS)
 
     def remembered(text: str) -> int:

@@ -229,7 +229,13 @@ class CachedEmbedder:
 
     @property
     def token_count(self) -> Callable[[str], int] | None:
-        """The inner embedder's count of a passage's tokens, read from the cache when counted before."""
+        return self.inner.token_count
+
+    @property
+    def cached_token_count(self) -> Callable[[str], int] | None:
+        """The inner embedder's count of a passage's tokens, kept in the cache (the chunk statistics and
+        the context budget count whole chunks and files, the same ones every run).  A chunker that counts
+        candidate cuts uses `token_count`: those are not worth a row each."""
         count = self.inner.token_count
         if count is None:
             return None
