@@ -43,7 +43,7 @@ docs: $(STAMP) ## README.md and docs/ from the templates in docs/src/ and the co
 # Benchmarks are stored under reports/bench/<machine>/ ; `make bench` fails when a median is more than
 # 2.5x the saved baseline's (wide on purpose: 2-core machines are noisy).
 BENCH := $(BIN)/pytest -q tests/bench_pipeline.py tests/bench_chunkers.py tests/bench_lexical.py tests/bench_sweep.py \
-	tests/bench_openclaw_home.py \
+	tests/bench_openclaw_home.py tests/bench_startup.py \
 	--benchmark-enable --benchmark-only --benchmark-storage=file://reports/bench \
 	--benchmark-columns=median,iqr,rounds --benchmark-sort=name
 bench: $(STAMP) ## Benchmarks (pytest-benchmark) compared with the saved baseline on medians

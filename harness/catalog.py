@@ -12,9 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pydantic import TypeAdapter
-
-from harness.registry import Parameter, Registry
+from harness.registry import Parameter, Registry, settings_json_schema
 
 
 def registries() -> dict[str, Registry]:
@@ -81,7 +79,7 @@ def experiment_schema() -> dict[str, Any]:
         "layout": {"type": "object", "description": "options of the data set's renderer (e.g. king78 rounds)"},
     }
     for table, model in SETTINGS_TABLES.items():
-        props[table] = TypeAdapter(model).json_schema()
+        props[table] = settings_json_schema(model)
     for table, registry in tables.items():
         schema = _table_schema(registry)
         props[table] = {"type": "array", "items": schema} if table == "postprocess" else schema

@@ -515,7 +515,7 @@ def layout_chunk_statistics(chunks: Sequence[Chunk], layout: Layout, stages: Sta
     from harness.evaluation.chunk_stats import chunk_stats
 
     embedder = stages.embedder
-    token_count = embedder.token_count
+    token_count = getattr(embedder, "cached_token_count", embedder.token_count)  # kept in the embedding cache
     if token_count is not None:
         token_count = _remembered_counts(token_count, embedder.model_id)
     return chunk_stats(chunks, layout, token_count=token_count, input_limit=embedder.max_tokens, texts=texts)

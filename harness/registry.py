@@ -25,50 +25,90 @@ Where implementations come from, without side-effect imports elsewhere:
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
+import textwrap
 import types
 import typing
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
-
-import pydantic
-from pydantic import ConfigDict, TypeAdapter, ValidationError
-from pydantic.json_schema import GenerateJsonSchema
+from functools import cache
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterator, Mapping, TypeVar
 
 from harness.errors import ConfigError, UnknownStageError
 from harness.text_files import shown
+
+if TYPE_CHECKING:
+    from pydantic import ConfigDict, ValidationError
 
 T = TypeVar("T")
 
 # extra="forbid": a misspelled key is an error, not a silently ignored setting.
 # strict: TOML already gives typed values, so "0.5" (a string) is refused rather than coerced.
 # allow_inf_nan off: TOML's nan and inf are no parameter's value (a weight, a threshold, a half-life).
-STAGE_CONFIG = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True,
-                          use_attribute_docstrings=True, allow_inf_nan=False)
+# (A plain dict, the same as pydantic's ConfigDict, so that importing the registry imports no pydantic.)
+# The attribute docstrings are not pydantic's to read (use_attribute_docstrings): on Python < 3.13 it
+# finds a class's source by walking the call stack at every decoration, which cost about 0.2 s of every
+# command's start-up for the ~80 stage classes.  They are read here, from the source, only when the
+# parameters are documented (`harness stages`, `harness schema`, the docs): attribute_docs below.
+STAGE_CONFIG: dict[str, Any] = dict(extra="forbid", strict=True, arbitrary_types_allowed=True, allow_inf_nan=False)
 
 
 def stage(cls: type[T] | None = None, *, config: ConfigDict | None = None, **dataclass_options: Any) -> Any:
     """Declare a stage implementation: its fields are its typed, validated parameters.  `config` adds
     to STAGE_CONFIG, e.g. `hide_input_in_errors=True` for a stage whose inputs may hold a credential
     (its errors then never echo a value, here or in pydantic's own messages)."""
+    import pydantic.dataclasses
 
     def wrap(c: type[T]) -> type[T]:
-        return pydantic.dataclasses.dataclass(c, config=ConfigDict(**{**STAGE_CONFIG, **(config or {})}),
-                                              **dataclass_options)
+        return pydantic.dataclasses.dataclass(c, config={**STAGE_CONFIG, **(config or {})}, **dataclass_options)
 
     return wrap(cls) if cls is not None else wrap
 
 
+@cache
+def attribute_docs(cls: type) -> dict[str, str]:
+    """The attribute docstrings a class's own source gives its fields: the string right after an
+    annotated assignment (`x: float = 0.5` then `\"\"\"what x is\"\"\"`), cleaned like a docstring.
+    Inherited fields are not in it (they are documented by the class that declares them); a class
+    without source (built at run time) has none."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+        tree = ast.parse(source if not source.startswith((" ", "\t")) else f"if True:\n{source}")
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    node = tree.body[0]
+    if isinstance(node, ast.If):  # the wrapper of a class indented deeper than its first line
+        node = node.body[0]
+    if not isinstance(node, ast.ClassDef):
+        return {}
+    docs: dict[str, str] = {}
+    for assignment, following in zip(node.body, node.body[1:]):
+        if (isinstance(assignment, ast.AnnAssign) and isinstance(assignment.target, ast.Name)
+                and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)):
+            docs[assignment.target.id] = inspect.cleandoc(following.value.value)
+    return docs
+
+
+def _own_description(cls: type, name: str) -> str | None:
+    """A field's description as the class declares it: Field(description=...), else its own docstring."""
+    info = getattr(cls, "__pydantic_fields__", {}).get(name)
+    if info is not None and info.description is not None:
+        return info.description
+    return attribute_docs(cls).get(name) if info is not None or dataclasses.is_dataclass(cls) else None
+
+
 def _field_doc(cls: type, name: str) -> str:
-    """A field's attribute docstring.  pydantic reads them from a class's own source only, so a field a
-    subclass inherits is documented by the class that declares it."""
+    """A field's attribute docstring, from a class's own source, so a field a subclass inherits is
+    documented by the class that declares it."""
     for klass in cls.__mro__:
-        info = getattr(klass, "__pydantic_fields__", {}).get(name)
-        if info is not None and info.description:
-            return info.description
+        if name not in getattr(klass, "__pydantic_fields__", {}):
+            continue
+        doc = _own_description(klass, name)
+        if doc:
+            return doc
     return ""
 
 
@@ -83,11 +123,53 @@ class Parameter:
     doc: str
 
 
-class _SkipUnrepresentable(GenerateJsonSchema):
-    """JSON schema for editors: parameters a TOML file cannot hold (callables) are left out."""
+@cache
+def _schema_generators() -> tuple[type, type]:
+    """The JSON schema generators (built on first use, so that the registry imports no pydantic):
+    one that documents each field by its attribute docstring, and one that also leaves out the
+    parameters a TOML file cannot hold (callables)."""
+    import pydantic
+    from pydantic.json_schema import GenerateJsonSchema
 
-    def handle_invalid_for_json_schema(self, schema: Any, error_info: str) -> Any:
-        raise pydantic.errors.PydanticOmit
+    class Documented(GenerateJsonSchema):
+        """A field's description is its attribute docstring (attribute_docs) unless it has its own,
+        where pydantic's use_attribute_docstrings would have put it (the schema's keys are sorted)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._classes: list[type] = []
+
+        def dataclass_schema(self, schema: Any) -> Any:
+            self._classes.append(schema["cls"])
+            try:
+                return super().dataclass_schema(schema)
+            finally:
+                self._classes.pop()
+
+        def dataclass_field_schema(self, schema: Any) -> Any:
+            json_schema = super().dataclass_field_schema(schema)
+            cls = self._classes[-1] if self._classes else None
+            info = getattr(cls, "__pydantic_fields__", {}).get(schema["name"])
+            if cls is not None and (info is None or info.description is None):
+                doc = attribute_docs(cls).get(schema["name"])
+                if doc is not None:
+                    json_schema = {**json_schema, "description": doc}
+            return json_schema
+
+    class SkipUnrepresentable(Documented):
+        """JSON schema for editors: parameters a TOML file cannot hold (callables) are left out."""
+
+        def handle_invalid_for_json_schema(self, schema: Any, error_info: str) -> Any:
+            raise pydantic.errors.PydanticOmit
+
+    return Documented, SkipUnrepresentable
+
+
+def settings_json_schema(model: type) -> dict[str, Any]:
+    """JSON schema of a settings table declared with @stage (e.g. [search]), its fields documented."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(model).json_schema(schema_generator=_schema_generators()[0])
 
 
 def _type_name(annotation: Any) -> str:
@@ -194,6 +276,8 @@ class Registry(Generic[T]):
         self._loaded = True  # set first: a plugin module importing this registry must not recurse
         for module in self.builtins:
             importlib.import_module(module)
+        from importlib.metadata import entry_points
+
         for ep in entry_points(group=self.group):
             if ep.name in self._classes:
                 continue  # a module entry point may already have registered its names
@@ -248,11 +332,13 @@ class Registry(Generic[T]):
             raise ConfigError(f"{where}: {', '.join(forbidden)} cannot be set in a configuration file")
         runtime = {k: v for k, v in kwargs.items() if k in self.runtime}
         params.update({k: v for k, v in kwargs.items() if k not in self.runtime})
-        known = [p.name for p in self.parameters(name)]
+        known = [p.name for p in self._parameters(name, documented=False)]
         if not hasattr(cls, "__pydantic_fields__") and not _takes_any_keyword(cls):
             unknown = sorted(set(params) - set(known))
             if unknown:
                 raise ConfigError(f"{where} {unknown[0]}: unknown key for {what}; known: {', '.join(known) or '(none)'}")
+        from pydantic import ValidationError
+
         try:
             return cls(**params, **runtime)
         except ValidationError as exc:
@@ -266,6 +352,11 @@ class Registry(Generic[T]):
 
     def parameters(self, name: str) -> list[Parameter]:
         """Typed parameters with defaults and their one-line documentation (runtime arguments left out)."""
+        return self._parameters(name, documented=True)
+
+    def _parameters(self, name: str, *, documented: bool) -> list[Parameter]:
+        """The parameters; their docs only when `documented` (reading the source is for documentation,
+        not for every build of a stage)."""
         cls = self.get(name)
         out = []
         if dataclasses.is_dataclass(cls):
@@ -286,7 +377,7 @@ class Registry(Generic[T]):
                 required = default is dataclasses.MISSING
                 key = (info.alias if info is not None else None) or f.name  # MMR's `lambda` is field lambda_
                 out.append(Parameter(key, _type_name(hints.get(f.name, f.type)), None if required else default,
-                                     required, _field_doc(cls, f.name)))
+                                     required, _field_doc(cls, f.name) if documented else ""))
         else:
             for p in inspect.signature(cls).parameters.values():
                 if p.name in self.runtime or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
@@ -297,9 +388,11 @@ class Registry(Generic[T]):
 
     def json_schema(self, name: str) -> dict[str, Any]:
         """JSON schema of the TOML table for `name` (with its "name" key), for editors."""
+        from pydantic import TypeAdapter
+
         cls = self.get(name)
         try:
-            schema = TypeAdapter(cls).json_schema(schema_generator=_SkipUnrepresentable)
+            schema = TypeAdapter(cls).json_schema(schema_generator=_schema_generators()[1])
         except Exception:  # a plain plugin class: describe what the signature says
             schema = {"type": "object", "properties": {p.name: {} for p in self.parameters(name)}}
         props = {k: v for k, v in schema.get("properties", {}).items() if k not in self.runtime}

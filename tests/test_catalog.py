@@ -63,12 +63,12 @@ def test_schema_command_writes_json(tmp_path):
 
 
 def test_an_unexpected_exception_is_reported_as_a_bug_with_its_traceback_under_debug(monkeypatch):
-    import harness.cli.workspace as cli
+    import harness.config as config  # `harness presets` imports list_presets from it when it runs
 
     def broken(*_args, **_kwargs):
         raise TypeError("boom")
 
-    monkeypatch.setattr(cli, "list_presets", broken)
+    monkeypatch.setattr(config, "list_presets", broken)
     result = runner.invoke(app, ["presets"])
     assert result.exit_code == 3 and "internal error: TypeError: boom" in result.output
     assert "--debug" in result.output and "Traceback" not in result.output

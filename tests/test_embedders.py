@@ -91,3 +91,21 @@ def test_bad_parameters_name_table_and_key():
         EMBEDDERS.create("e5-small-q4", threads=0)
     with pytest.raises(ConfigError, match=r"^\[embedder\] dim: Input should be a valid integer"):
         EMBEDDERS.create("hash", dim="384")
+
+
+def test_token_counts_are_kept_in_the_cache_so_a_rerun_does_not_count_again(tmp_path):
+    from harness.stages.embedders import CachedEmbedder, EmbeddingCache
+
+    class Counting(HashEmbedder):
+        calls: list[str] = []
+
+        def token_count(self, text: str) -> int:
+            Counting.calls.append(text)
+            return len(text) + 2
+
+    path = tmp_path / "cache.sqlite"
+    first = CachedEmbedder(Counting(), EmbeddingCache(path))
+    assert first.token_count is not None and first.cached_token_count("美国手机号") == 7
+    again = CachedEmbedder(Counting(), EmbeddingCache(path))  # a new process would open it like this
+    assert again.cached_token_count("美国手机号") == 7 and again.cached_token_count("其他") == 4
+    assert Counting.calls == ["美国手机号", "其他"]  # the second run counted only the new text

@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.config import resolve
 from harness.errors import ConfigError
@@ -65,6 +67,15 @@ def test_utf16_length_counts_astral_characters_twice():
     assert utf16_prefix("ab🔥c", 3) == "ab"  # never half a surrogate pair (truncateUtf16Safe)
     assert utf16_prefix("ab🔥c", 4) == "ab🔥"
     assert utf16_slices("abcdefg", 3) == ["abc", "def", "g"]
+
+
+@given(st.text(alphabet="ab 中\n🔥", max_size=40), st.integers(min_value=1, max_value=12))
+def test_utf16_slices_cut_every_units_code_units_and_move_a_cut_past_a_pair(text, units):
+    pieces = utf16_slices(text, units)
+    assert "".join(pieces) == text and all(pieces)
+    for piece in pieces[:-1]:  # a piece ends at the first character that reaches `units` code units
+        assert utf16_length(piece) >= units and utf16_length(piece[:-1]) < units
+    assert not pieces or utf16_length(pieces[-1]) - (2 if ord(pieces[-1][-1]) > 0xFFFF else 1) < units
 
 
 # --- chunk boundaries -----------------------------------------------------------------------------------

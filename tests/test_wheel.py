@@ -85,10 +85,16 @@ def test_wheel_carries_presets_experiments_and_king78_but_no_public_data(wheel):
     # data sets stay out)
     others = [n for n in names if not (n.endswith(".py") or n.endswith(".html.j2") or ".dist-info/" in n
                                        or n in conformance
-                                       or n.startswith(("harness/bundled/experiments/", "harness/bundled/king78/")))]
+                                       or n.startswith(("harness/bundled/experiments/", "harness/bundled/king78/",
+                                                        "harness/bundled/example-workspace/")))]
     assert others == []
     assert {n for n in names if n.startswith("harness/bundled/king78/")} == \
         {f"harness/bundled/king78/{p.name}" for p in (ROOT / "datasets" / "king78").iterdir()}
+    # the own-memory walkthrough's example workspace, every file of it (its folders memory/, notes/ too)
+    workspace = ROOT / "datasets" / "example-workspace"
+    assert {n for n in names if n.startswith("harness/bundled/example-workspace/")} == \
+        {f"harness/bundled/example-workspace/{p.relative_to(workspace).as_posix()}"
+         for p in workspace.rglob("*") if p.is_file()}
     # pyproject's licence is an SPDX string: setuptools no longer warns about a TOML table
     assert "project.license` as a TOML table is deprecated" not in build_log
 
@@ -136,4 +142,48 @@ def test_wheel_alone_runs_the_readme_walkthrough_outside_the_clone(venv, tmp_pat
     assert gate.returncode == 0, gate.stdout + gate.stderr
     render = harness(venv, work, "render", "experiments/round1.toml", "--out", "round1-layout", env=env)
     assert render.returncode == 0 and "rendered" in render.stdout, render.stderr
+
+    # from an empty folder: the example workspace is the wheel's own copy, by the path a clone gives it
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    init = harness(venv, empty, "init", "datasets/example-workspace", "--out", "evals/mine", "--queries",
+                   "datasets/example-workspace/queries.yaml", "--now", "2026-03-08", env=env)
+    assert init.returncode == 0, init.stderr
+    assert Path(init.stdout.split("queries: ")[1].split()[0]).is_relative_to(venv)  # the bundled copy
+    # the README's "your own memory in 5 minutes", its --out folders as written there
+    for args in (("run", "evals/mine/experiment.toml", "--out", "evals/mine/run"),
+                 ("sweep", "evals/mine/experiment.toml", "--out", "evals/mine/sweep"),
+                 ("report", "evals/mine/run/results.json")):
+        step = harness(venv, empty, *args, env=env)
+        assert step.returncode == 0, (args, step.stdout[-2000:] + step.stderr[-2000:])
+    mine = json.loads((empty / "evals" / "mine" / "run" / "results.json").read_text(encoding="utf-8"))
+    bundled = harness(venv, empty, "run", "experiments/example-workspace.toml", "--out", "example", env=env)
+    assert bundled.returncode == 0, bundled.stdout[-2000:] + bundled.stderr[-2000:]
+    doc = json.loads((empty / "example" / "results.json").read_text(encoding="utf-8"))
+    for key in ("queries", "passed"):
+        assert doc["summary"]["suite"][key] == mine["summary"]["suite"][key] == committed["summary"]["suite"][key]
+
+    # the README's "a CI gate in 5 minutes": its example files with their paths edited to this workspace
+    ci = empty / "ci" / "memory"
+    ci.mkdir(parents=True)
+    shipped = empty / "evals" / "mine" / "experiment.toml"
+    (ci / "experiment.toml").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    shutil.copy(ROOT / "examples" / "ci" / "memory" / "gate.toml", ci / "gate.toml")
+    steps = [("run", "ci/memory/experiment.toml", "--out", "out/memory"),
+             ("gate", "out/memory/results.json", "--baseline", "out/memory/results.json", "--gate-file",
+              "ci/memory/gate.toml", "--junit", "out/memory/junit.xml", "--markdown", "out/memory/gate.md")]
+    for args in steps:
+        step = harness(venv, empty, *args, env=env)
+        assert step.returncode == 0, (args, step.stdout[-2000:] + step.stderr[-2000:])
+    assert (empty / "out" / "memory" / "junit.xml").is_file() and (empty / "out" / "memory" / "gate.md").is_file()
+
+    # the README's library example, outside the clone (the user's own cache: warm when a clone ran it)
+    library = ("from harness.config import load_experiment\n"
+               "from harness.studies.experiment import run_experiment\n"
+               "result = run_experiment(load_experiment('experiments/round3.toml', preset='openclaw-2026.08'))\n"
+               "print(result.summary['suite']['queries'])\n")
+    lib_env = {**env, "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))}
+    lib = subprocess.run([str(venv / "bin" / "python"), "-c", library], cwd=empty, env=lib_env, capture_output=True,
+                         text=True, timeout=1800)
+    assert lib.returncode == 0 and int(lib.stdout.split()[-1]) > 0, lib.stderr[-2000:]
     print(f"wheel {venv.name}: walkthrough in {time.perf_counter() - started:.1f} s")

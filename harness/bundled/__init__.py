@@ -1,11 +1,14 @@
-"""Files the harness ships with its code: the experiment files and presets, and the project's own data set.
+"""Files the harness ships with its code: the experiment files and presets, the project's own data set,
+and the example OpenClaw workspace the "your own memory" walkthrough starts from.
 
-The repository keeps them where people look for them, `experiments/` and `datasets/king78/` at its top
-level; those folders are the source of truth.  This package holds two symbolic links to them
-(`experiments -> ../../experiments`, `king78 -> ../../datasets/king78`), so pyproject.toml's package
-discovery and package-data put their files into the wheel as `harness/bundled/experiments/` and
-`harness/bundled/king78/` (real files there: building a wheel follows the links), and a checkout or an
-editable install reads the same names through the links.  No setup.py is needed for this.  (A checkout
+The repository keeps them where people look for them, `experiments/`, `datasets/king78/` and
+`datasets/example-workspace/` at its top level; those folders are the source of truth.  This package
+holds symbolic links to them (`experiments -> ../../experiments`, `king78 -> ../../datasets/king78`,
+`example-workspace -> ../../datasets/example-workspace`), so pyproject.toml's package discovery (namespace
+packages, which may hold a hyphen) and package-data put their files into the wheel as
+`harness/bundled/experiments/`, `harness/bundled/king78/` and `harness/bundled/example-workspace/` (real
+files there: building a wheel follows the links), and a checkout or an editable install reads the same
+names through the links.  No setup.py is needed for this.  (A checkout
 without symbolic links, git on Windows without them enabled, cannot build the wheel; the harness needs
 POSIX anyway: `resource`, `fork`.)  The public data sets (CMRC 2018, LoCoMo, T2Ranking) are not shipped:
 their licences and size keep them in a clone of the repository.
@@ -20,13 +23,15 @@ from pathlib import Path, PurePosixPath
 from harness.errors import HarnessError
 
 # folder inside this package -> the repository folder it links to
-SOURCES = {"experiments": "experiments", "king78": "datasets/king78"}
+SOURCES = {"experiments": "experiments", "king78": "datasets/king78",
+           "example-workspace": "datasets/example-workspace"}
 REPOSITORY = Path(__file__).resolve().parents[2]  # a checkout or editable install: the repository's root
 
 
 def bundled_dir(name: str) -> Path:
-    """The folder of bundled files `name` ("experiments" or "king78"): inside the installed package when
-    the harness came from a wheel, else (through the link) the repository's own folder."""
+    """The folder of bundled files `name` ("experiments", "king78" or "example-workspace"): inside the
+    installed package when the harness came from a wheel, else (through the link) the repository's own
+    folder."""
     if name not in SOURCES:
         raise KeyError(f"no bundled folder {name!r}; one of {sorted(SOURCES)}")
     # importlib.resources finds the package wherever it was installed; pip installs wheels unzipped,
@@ -40,7 +45,8 @@ def bundled_dir(name: str) -> Path:
 
 
 def bundled_path(relative: str | Path) -> Path | None:
-    """A repository-relative path (`experiments/round4.toml`, `datasets/king78/queries.jsonl`) as the
+    """A repository-relative path (`experiments/round4.toml`, `datasets/king78/queries.jsonl`,
+    `datasets/example-workspace/openclaw.json`) as the
     bundled copy of it, or None when it is not one of the bundled folders (a public data set, say)."""
     parts = PurePosixPath(Path(relative).as_posix()).parts
     for name, source in SOURCES.items():

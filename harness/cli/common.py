@@ -11,7 +11,6 @@ import typer
 from typer.exceptions import TyperException
 
 from harness import __version__
-from harness.config import parse_assignments
 from harness.errors import ConfigError, HarnessError
 from harness.profiles import PROFILES, apply_profile, get_profile
 from harness.text_files import os_problem, output_problem
@@ -106,6 +105,8 @@ SET_HELP = ("override one setting, TABLE.KEY=VALUE (repeatable), e.g. fusion.vec
 def set_overrides(assignments: Optional[list[str]], out: Optional[Path]) -> dict:
     """--set values as nested overrides; a changed configuration must not overwrite the committed
     reports, so it needs its own output folder."""
+    from harness.config import parse_assignments
+
     overrides = parse_assignments(assignments)
     if overrides and out is None:
         fail("--set changes the configuration: give --out so that the unchanged experiment's results are not "

@@ -16,7 +16,6 @@ from harness.cli.common import (
     profile_overrides,
     set_overrides,
 )
-from harness.config import load_experiment, merge
 from harness.inputs.layout import project_path
 from harness.run_folders import default_output_dir
 
@@ -31,6 +30,8 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
                                              "openclaw@2026.9.6 (installed from npm on first use; the "
                                              "experiment's embedder is its provider)")) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
+    from harness.config import load_experiment, merge
+
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
     from harness.reporting.markdown import load_seed_scores, print_round, write_round
     from harness.run_folders import REPORT_PAGE, clear_previous_run, published
@@ -81,6 +82,8 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
              executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png; each round's results go to
     OUT/roundN/ (or ROUNDS_OUT/roundN/)."""
+    from harness.config import merge
+
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
     from harness.reporting.markdown import (
         load_seed_scores,

@@ -16,7 +16,6 @@ from harness.cli.common import (
     read_written_study,
     set_overrides,
 )
-from harness.config import load_experiment, parse_assignments
 from harness.inputs.layout import project_path
 from harness.run_folders import default_output_dir
 
@@ -42,6 +41,7 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
+    from harness.config import load_experiment
     from harness.evaluation.cross_validation import kind_sentence
     from harness.reporting.markdown import difference_text, interval_text, p_cell
     from harness.reporting.sweep import (
@@ -274,6 +274,7 @@ def embed(experiments: list[Path] = typer.Argument(..., help="any TOML(s) of exp
     """Fill the embedding cache with every chunk and query of the experiments not yet in it, in batches
     (on a Ray cluster with --executor ray); a run afterwards only reads the cache.  Interrupted, it
     keeps every finished batch: run it again to embed the rest."""
+    from harness.config import parse_assignments
     from harness.progress import progress_bar
     from harness.studies.embed import fill_cache
     from harness.studies.executor import make_executor
@@ -297,6 +298,7 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
               ) -> None:
     """Print a CI cache key for the embedding cache: the model id and a hash of every text the experiments
     embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
+    from harness.config import parse_assignments
     from harness.studies.embed import cache_key as compute_key
     from harness.studies.matrix import configs_of
 

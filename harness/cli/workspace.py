@@ -13,9 +13,7 @@ from harness.cli.common import (
     command,
     fail,
 )
-from harness.config import list_presets, load_experiment
 from harness.errors import ConfigError
-from harness.inputs.king78 import validate_king78
 from harness.inputs.layout import project_path
 
 
@@ -64,8 +62,10 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
         raise ConfigError(f"--now: expected a date YYYY-MM-DD, got {now!r}") from None
     out = out or Path("evals") / workspace_slug(workspace.resolve().name)
     check_output(out, folder=True)
-    r = init_workspace(workspace, out,
-                       config=config, queries=queries, preset=preset, agent=agent, force=force, now=day)
+    # relative paths as every command reads them: `datasets/example-workspace` is the bundled copy outside a clone
+    r = init_workspace(project_path(workspace), out, config=project_path(config) if config else None,
+                       queries=project_path(queries) if queries else None, preset=preset, agent=agent, force=force,
+                       now=day)
     typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
     for note in r.notes:
         typer.echo(f"note: {note}")
@@ -123,6 +123,8 @@ def _init_home(home: Path, out: Optional[Path], agent: Optional[str], preset: Op
 @command()
 def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
     """Validate a king78-style data set (records, daily logs, queries)."""
+    from harness.inputs.king78 import validate_king78
+
     counts = validate_king78(project_path(path))
     typer.echo(json.dumps(counts, ensure_ascii=False, indent=1))
 
@@ -130,6 +132,7 @@ def validate(path: Path = typer.Argument(Path("datasets/king78"))) -> None:
 @command()
 def render(experiment: Path, out: Path = typer.Option(..., help="new or empty folder to render into")) -> None:
     """Render the workspace an experiment indexes (for inspection) with its provenance.json."""
+    from harness.config import load_experiment
     from harness.pipeline import dataset_parts, load_dataset, render_layout
 
     check_output(out, folder=True)
@@ -143,6 +146,8 @@ def render(experiment: Path, out: Path = typer.Option(..., help="new or empty fo
 @command()
 def presets() -> None:
     """List the presets (experiments/presets/*.toml)."""
+    from harness.config import list_presets
+
     for name, first_line in list_presets().items():
         typer.echo(f"{name:24s} {first_line}")
 

@@ -49,7 +49,7 @@ def input_limit_stats(sizes: Sequence[int], limit: int) -> dict[str, Any]:
 
 
 def _nonspace(text: str) -> int:
-    return sum(1 for ch in text if not ch.isspace())
+    return len(text) - sum(map(str.isspace, text))  # mapped in C: a generator here was ~0.1 s of a run
 
 
 def text_coverage(chunks: Sequence[Chunk], texts: Mapping[str, str]) -> dict[str, Any]:

@@ -77,18 +77,31 @@ _COUNTS: dict[tuple[str, str], int] = {}
 _COUNTS_MAX = 500_000
 
 
-def token_counter(estimator: Estimator) -> Callable[[str], int]:
-    """A memoised counter (the same snippets and files come back in every cell of a matrix)."""
+def token_counter(estimator: Estimator, cache: Any = None) -> Callable[[str], int]:
+    """A memoised counter (the same snippets and files come back in every cell of a matrix).  With the
+    run's embedding cache (an EmbeddingCache), e5's counts are kept there too, so a rerun whose vectors
+    are all cached does not load the model only to count."""
     if estimator == "lossless-claw":
         from harness.stages.lossless.estimate import estimate_tokens as count
     else:
+        counted: list[Callable[[str], int]] = []  # e5's count, built on the first text
+
         def count(text: str) -> int:
             global _E5
-            if _E5 is None:
-                from harness.stages.embedders.e5 import E5SmallQ4
+            if not text:
+                return 0
+            if not counted:
+                if _E5 is None:
+                    from harness.stages.embedders.e5 import E5SmallQ4
 
-                _E5 = E5SmallQ4()
-            return max(0, int(_E5.token_count(text)) - E5_EMPTY_PASSAGE_TOKENS) if text else 0
+                    _E5 = E5SmallQ4()
+                if cache is None:
+                    counted.append(_E5.token_count)
+                else:
+                    from harness.stages.embedders.cache import CachedEmbedder
+
+                    counted.append(CachedEmbedder(_E5, cache).cached_token_count)
+            return max(0, int(counted[0](text)) - E5_EMPTY_PASSAGE_TOKENS)
 
     def remembered(text: str) -> int:
         key = (estimator, text)
@@ -141,7 +154,7 @@ def add_context_columns(frame: pd.DataFrame, index: Any, stages: Any, queries: S
     """Add context_tokens, whole_memory_tokens, context_share and recall@{B}tokens to the per-query rows
     (in place), from each query's returned hits (ranked) and the index they came from."""
     settings = context_settings(stages.config)
-    count = token_counter(settings.estimator)
+    count = token_counter(settings.estimator, getattr(stages.embedder, "cache", None))
     layout = index.layout
     file_text = {path: layout.read(path) for path in layout.files}
     file_lines = {path: text.count("\n") + (0 if text.endswith("\n") else 1) for path, text in file_text.items()}

@@ -46,9 +46,6 @@ from functools import cache
 from typing import Any, Hashable, Literal, Mapping, Sequence, TypeVar
 
 import numpy as np
-from scipy import (
-    special,  # the quantiles below; scipy.stats costs seconds of import for nothing more
-)
 from threadpoolctl import ThreadpoolController
 
 from harness.evaluation.formatting import p_text, plural  # noqa: F401  (re-exported: reports read them here)
@@ -173,6 +170,8 @@ def _binary(x: np.ndarray) -> bool:
 
 def _t_quantile(q: float, df: int) -> float:
     """Student's t quantile (scipy.stats.t.ppf)."""
+    from scipy import special  # imported when needed: ~0.4 s, which a gate without a test never pays
+
     return float(special.stdtrit(df, q))
 
 
@@ -181,6 +180,8 @@ def clopper_pearson(successes: float, n: int, level: float = LEVEL) -> tuple[flo
     of values in [0, 1]) gives the same beta bounds at the fractional count."""
     if n <= 0:
         return math.nan, math.nan
+    from scipy import special  # the quantiles; scipy.stats costs seconds of import for nothing more
+
     alpha = 1.0 - level
     x = min(max(float(successes), 0.0), float(n))
     low = 0.0 if x <= 0 else float(special.betaincinv(x, n - x + 1, alpha / 2))
@@ -298,6 +299,8 @@ def _draw_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
 
 
 def _bca_intervals(names: list[str], x: np.ndarray, level: float, resamples: int, seed: int) -> dict[str, Interval]:
+    from scipy import special
+
     n = x.shape[0]
     estimates = x.mean(axis=0)
     rng = np.random.default_rng(seed)

@@ -27,13 +27,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import DataError
 from harness.inputs.layout import QUERY_KINDS, jsonl_objects, read_utf8
 from harness.text_files import MAX_BYTES, MAX_DEPTH, check_value, deepest_line, shown
+
+if TYPE_CHECKING:
+    import yaml
 
 QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster", "judged")
 JUDGMENT_SOURCES = ("explicit", "implicit", "llm")  # who judged: a person, the agent's behaviour, an LLM
@@ -209,6 +210,8 @@ def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]
 def _check_node_graph(path: Path, root: yaml.Node) -> None:
     """Refuse aliases (a queries file has no use for them, and a few nested ones expand to billions of
     values: "billion laughs") and nesting past MAX_DEPTH, before anything is constructed."""
+    import yaml
+
     seen: set[int] = set()
     stack: list[tuple[yaml.Node, int]] = [(root, 0)]
     while stack:
@@ -228,6 +231,8 @@ def _check_node_graph(path: Path, root: yaml.Node) -> None:
 
 
 def _yaml_items(path: Path, text: str) -> list[tuple[int, dict[str, tuple[Any, int]]]]:
+    import yaml  # here: a run whose queries are JSONL (king78, the public sets) never pays its import
+
     line = deepest_line(text)
     if line is not None:
         raise DataError(path, line, None, f"nested more than {MAX_DEPTH} levels deep; no queries file nests that deep")

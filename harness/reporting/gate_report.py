@@ -165,6 +165,9 @@ def gate_markdown(result: GateResult) -> str:
 
 def write_markdown(result: GateResult, path: Path | str | None = None) -> list[Path]:
     """Write the summary to `path` (if given) and append it to $GITHUB_STEP_SUMMARY (if set)."""
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path is None and not step_summary:
+        return []  # nothing to write: its intervals (bootstrap resamples, scipy) are not computed
     text = gate_markdown(result)
     written = []
     if path is not None:
@@ -172,7 +175,6 @@ def write_markdown(result: GateResult, path: Path | str | None = None) -> list[P
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         written.append(out)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as fh:  # GitHub collects what each step appends
             fh.write(text + "\n")

@@ -17,10 +17,12 @@ import ssl
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Generator, NoReturn
+from functools import cache
+from typing import TYPE_CHECKING, Any, Callable, Generator, NoReturn
 
-import httpx
-import tenacity
+if TYPE_CHECKING:  # imported where a request is made: ~0.1 s that a run without an HTTP stage never pays
+    import httpx
+    import tenacity
 
 RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
 WHOLE_REQUEST_GRACE_S = 0.5  # past `timeout`: httpx's own per-read timeout names a plain stall first
@@ -39,16 +41,23 @@ class AttemptFailed(Exception):
         self.problem, self.retryable, self.status, self.retry_after = problem, retryable, status, retry_after
 
 
-class BearerFromEnvironment(httpx.Auth):
-    """`Authorization: Bearer <key>` on each request, the key read when the request is sent, so it is
-    held by no object that outlives the request (the client, the stage, a traceback's locals)."""
+@cache
+def bearer_from_environment() -> type:
+    """The httpx.Auth class BearerFromEnvironment (defined on first use, with httpx)."""
+    import httpx
 
-    def __init__(self, key: Callable[[], str | None]):
-        self._key = key
+    class BearerFromEnvironment(httpx.Auth):
+        """`Authorization: Bearer <key>` on each request, the key read when the request is sent, so it is
+        held by no object that outlives the request (the client, the stage, a traceback's locals)."""
 
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Authorization"] = "Bearer " + (self._key() or "")
-        yield request
+        def __init__(self, key: Callable[[], str | None]):
+            self._key = key
+
+        def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+            request.headers["Authorization"] = "Bearer " + (self._key() or "")
+            yield request
+
+    return BearerFromEnvironment
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -196,6 +205,8 @@ class JSONPoster:
 
     # -- the connection --------------------------------------------------------------------------------
     def client(self) -> httpx.Client:
+        import httpx
+
         if self._http is None:
             host = urllib.parse.urlsplit(self.url).hostname
             self._http = httpx.Client(
@@ -203,7 +214,7 @@ class JSONPoster:
                 follow_redirects=False,  # a redirect would carry the key elsewhere: reported instead
                 trust_env=not is_loopback(host),  # a local server is never behind http_proxy
                 verify=ssl.create_default_context(),  # the system's CA store (and SSL_CERT_FILE)
-                auth=BearerFromEnvironment(self.api_key) if self.api_key_env is not None else None,
+                auth=bearer_from_environment()(self.api_key) if self.api_key_env is not None else None,
                 headers={"Content-Type": "application/json", "Accept": "application/json",
                          "User-Agent": self.user_agent})
         return self._http
@@ -216,6 +227,8 @@ class JSONPoster:
 
     # -- one call, with retries ------------------------------------------------------------------------
     def post(self, payload: dict[str, Any]) -> Any:
+        import tenacity
+
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(AttemptFailed),
@@ -238,6 +251,8 @@ class JSONPoster:
         `timeout` bounds the whole request, not only each read: httpx's timeouts apply per operation, so
         a server sending one byte every few seconds would hold a run forever.  The request runs in a
         thread that is abandoned at the deadline (its connection closed; it ends at its next read)."""
+        import httpx
+
         self.stats["requests"] += 1
         client = self.client()
         outcome: dict[str, Any] = {}
@@ -317,6 +332,8 @@ class JSONPoster:
 
     def _describe_transport_error(self, exc: httpx.RequestError) -> tuple[str, bool]:
         """(message, retryable).  A wrong host name or a bad certificate will not fix itself."""
+        import httpx
+
         if isinstance(exc, httpx.TimeoutException):
             return f"no response within timeout = {self.timeout:g} s", True
         cause = root_cause(exc)

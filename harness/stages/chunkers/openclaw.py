@@ -44,6 +44,8 @@ def utf16_slices(text: str, units: int, keep_pairs: bool = True) -> list[str]:
     """`text` cut every `units` UTF-16 code units.  A cut that would fall inside a surrogate pair moves
     one unit later (2026.8.1's rule; 2026.2.22 split the pair, which a Python str cannot hold, so here
     it moves too)."""
+    if units >= 1 and (not text or max(text) <= "\uffff"):  # nothing takes two units: plain slices
+        return [text[i:i + units] for i in range(0, len(text), units)]
     pieces, current, used = [], [], 0
     for ch in text:
         width = 2 if ord(ch) > 0xFFFF else 1

@@ -37,6 +37,11 @@ def default_cache_path() -> Path:
 VECTORS_TABLE = ("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, role TEXT NOT NULL, sha256 TEXT NOT NULL,"
                  " dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, role, sha256)) WITHOUT ROWID")
 VECTORS_COLUMNS = ("model", "role", "sha256", "dim", "vector")
+# The embedder's own token count of a passage (the chunk statistics' real tokens), kept beside the vectors:
+# counting runs the model's tokenizer, so without it a rerun whose every vector is cached still loads
+# the model only to count (~0.4 s of a king78 round).  A count depends on the model and the text only.
+TOKEN_COUNTS_TABLE = ("CREATE TABLE IF NOT EXISTS token_counts (model TEXT NOT NULL, sha256 TEXT NOT NULL, "
+                      "tokens INTEGER NOT NULL, PRIMARY KEY (model, sha256)) WITHOUT ROWID")
 MAX_DIM = 32_768  # longer than any embedding model's vectors (OpenAI's largest: 3,072): a server's error
 
 
@@ -60,6 +65,11 @@ class EmbeddingCache:
                                  what="embedding cache")
         self.conn, self.readonly = opened.conn, opened.readonly
         self._notes = getattr(self, "_notes", []) + opened.notes
+        if not self.readonly:
+            try:
+                retry_busy(lambda: self.conn.execute(TOKEN_COUNTS_TABLE), "opening it", self.path)
+            except UNWRITABLE:
+                self.readonly = True
 
     def _rebuild(self, exc: Exception) -> None:
         """The file broke while in use (a truncated page is only found when read): aside, and anew."""
@@ -136,6 +146,32 @@ class EmbeddingCache:
             self.readonly = True
             self.unstored[model] = self.unstored.get(model, 0) + len(rows)
 
+    def get_token_count(self, model: str, sha: str) -> int | None:
+        """A passage's token count stored earlier, or None (none stored, or a cache without the table)."""
+        query = "SELECT tokens FROM token_counts WHERE model = ? AND sha256 = ?"
+        try:
+            row = self._guarded(lambda: self.conn.execute(query, (model, sha)).fetchone(), "reading token counts")
+        except apsw.SQLError:  # a read-only cache written before counts were kept: no such table
+            return None
+        return row[0] if row is not None and isinstance(row[0], int) and row[0] >= 0 else None
+
+    def put_token_count(self, model: str, sha: str, tokens: int) -> None:
+        """Keep a count for the next run; a cache that cannot be written keeps nothing (it is counted again)."""
+        if self.readonly:
+            return
+
+        def write() -> None:
+            with self.conn:
+                self.conn.execute("INSERT OR REPLACE INTO token_counts VALUES (?, ?, ?)", (model, sha, tokens))
+
+        try:
+            self._guarded(write, "storing a token count")
+        except apsw.FullError:
+            raise CacheFullError(f"{self.path.parent}: no space left on the device for the embedding cache",
+                                 self.path.parent) from None
+        except UNWRITABLE:
+            self.readonly = True
+
     def count(self, model: str | None = None) -> int:
         if model is None:
             return self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
@@ -194,6 +230,25 @@ class CachedEmbedder:
     @property
     def token_count(self) -> Callable[[str], int] | None:
         return self.inner.token_count
+
+    @property
+    def cached_token_count(self) -> Callable[[str], int] | None:
+        """The inner embedder's count of a passage's tokens, kept in the cache (the chunk statistics and
+        the context budget count whole chunks and files, the same ones every run).  A chunker that counts
+        candidate cuts uses `token_count`: those are not worth a row each."""
+        count = self.inner.token_count
+        if count is None:
+            return None
+
+        def cached_count(text: str) -> int:
+            sha = text_sha256(text)
+            tokens = self.cache.get_token_count(self.model_id, sha)
+            if tokens is None:
+                tokens = int(count(text))
+                self.cache.put_token_count(self.model_id, sha, tokens)
+            return tokens
+
+        return cached_count
 
     @property
     def dim(self) -> int:

@@ -1,0 +1,4 @@
+"""`python -m harness`: the `harness` command."""
+from harness.cli import main
+
+main()
