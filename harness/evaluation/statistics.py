@@ -170,7 +170,9 @@ def _binary(x: np.ndarray) -> bool:
 
 def _t_quantile(q: float, df: int) -> float:
     """Student's t quantile (scipy.stats.t.ppf)."""
-    from scipy import special  # imported when needed: ~0.4 s, which a gate without a test never pays
+    from scipy import (
+        special,  # imported when needed: ~0.4 s, which a gate without a test never pays
+    )
 
     return float(special.stdtrit(df, q))
 
@@ -180,7 +182,9 @@ def clopper_pearson(successes: float, n: int, level: float = LEVEL) -> tuple[flo
     of values in [0, 1]) gives the same beta bounds at the fractional count."""
     if n <= 0:
         return math.nan, math.nan
-    from scipy import special  # the quantiles; scipy.stats costs seconds of import for nothing more
+    from scipy import (
+        special,  # the quantiles; scipy.stats costs seconds of import for nothing more
+    )
 
     alpha = 1.0 - level
     x = min(max(float(successes), 0.0), float(n))
