@@ -61,7 +61,7 @@ def test_study_dry_run_resolves_every_file_to_its_kind_and_cells(path):
     assert [line.strip() for line in result.output.splitlines()[1:1 + len(planned.cells)]] == \
         [cell.label for cell in planned.cells]
     if kind != "language-pairs":  # it reads what other studies wrote and runs nothing itself
-        assert planned.cells and all(cell.config["experiment_file"] for cell in planned.cells)
+        assert planned.cells and all(cell.config.experiment_file for cell in planned.cells)
 
 
 def test_matrix_cells_are_the_matrix_configurations():
@@ -153,8 +153,8 @@ def test_a_declared_kind_wins_over_the_tables_and_is_accepted_by_the_loaders(tmp
     experiment = tmp_path / "e.toml"
     experiment.write_text('kind = "experiment"\n' + (ROOT / "experiments/round3.toml").read_text(encoding="utf-8"),
                           encoding="utf-8")
-    assert load_experiment(experiment) == {**load_experiment(ROOT / "experiments/round3.toml"),
-                                           "experiment_file": str(experiment)}
+    assert load_experiment(experiment).as_written() == {**load_experiment(ROOT / "experiments/round3.toml").as_written(),
+                                                        "experiment_file": str(experiment)}
     with pytest.raises(ConfigError, match="kind: 'survey' is not a kind of study file"):
         kind_of({"kind": "survey"}, "s.toml")
 
