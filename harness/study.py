@@ -8,9 +8,10 @@ command go through the same function and say the same thing.
 
     >>> from harness.study import run
     >>> done = run("experiments/tokenizers.toml", out="out/tokenizers")     # = harness matrix ... --out ...
-    >>> done.kind, done.written
-    ('matrix', (PosixPath('out/tokenizers/tokenizers.json'),))
+    >>> done.kind, done.written[0]                   # the study's JSON first, then its Markdown and plot
+    ('matrix', PosixPath('out/tokenizers/tokenizers.json'))
     >>> print("\\n".join(done.lines))
+    wrote out/tokenizers/tokenizers.json, .md, .png (50 cells)
 
 Layering: this module sits above harness.studies (which compute) and harness.reporting (which writes),
 and below harness.cli; neither of those imports it.  Heavy imports (pandas, scipy, matplotlib) happen
@@ -336,10 +337,13 @@ def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     For matrix, abstention, benchmark, language-pairs, lossless and expansion files."""
     from harness.studies.spec import kind_of_file
 
+    redraws = {"matrix": redraw_matrix_file, "abstention": redraw_abstention_file,
+               "benchmark": redraw_benchmark_file, "language-pairs": redraw_language_pairs_file,
+               "lossless": redraw_lossless_file, "expansion": redraw_expansion_file}
     kind = kind_of_file(Path(path))
-    if kind not in _REDRAWS:
-        raise ConfigError(f"{path} is a {kind} file: only {', '.join(_REDRAWS)} files are redrawn")
-    return _REDRAWS[kind](path, out=out)
+    if kind not in redraws:
+        raise ConfigError(f"{path} is a {kind} file: only {', '.join(redraws)} files are redrawn")
+    return redraws[kind](path, out=out)
 
 
 def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
@@ -424,11 +428,6 @@ def redraw_expansion_file(path: Path | str, *, out: Path | str | None = None) ->
     out_dir = _study_folder(loaded["name"], spec_file, out)
     # as the command's redraw always has, this writes expansion.json again beside the Markdown
     return _written_expansion(loaded, read_written_study(out_dir / "expansion.json"), out_dir)
-
-
-_REDRAWS = {"matrix": redraw_matrix_file, "abstention": redraw_abstention_file,
-            "benchmark": redraw_benchmark_file, "language-pairs": redraw_language_pairs_file,
-            "lossless": redraw_lossless_file, "expansion": redraw_expansion_file}
 
 
 # --- any study file, by its kind -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`harness study FILE`: any study file of experiments/, run by its kind (harness.studies.spec)."""
+"""`harness study FILE`: any study file of experiments/, run by its kind (harness.study.run; the dry run:
+harness.studies.plan)."""
 from __future__ import annotations
 
 from pathlib import Path
