@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from harness.errors import ConfigError
 
@@ -118,6 +118,46 @@ def run_experiment_file(path: Path | str, *, preset: str | None = None, out: Pat
     lines.append("wrote " + ", ".join(str(p) for p in written[:-1]) + f" and {written[-1]}"
                  + ("" if REPORT_PAGE in previous else f" (the HTML page: harness report {written[0]})"))
     return StudyRun("experiment", tuple(written), tuple(lines), round_table=(result, seed))
+
+
+def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out: Path | str | None = None,
+                       overrides: dict[str, Any] | None = None, executor: str = "local",
+                       on_round: Callable[[Any, Any], None] | None = None) -> StudyRun:
+    """`harness ablation`: rounds 1-4 with one preset; each round's results.json and report.md are written
+    to OUT/roundN/ (or ROUNDS_OUT/roundN/) as soon as it finishes (kept if a later round fails), then
+    ablation.json, ablation.md and ablation.png to OUT.  on_round(result, seed scores) is called after
+    each round is written (the command prints its table there)."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.markdown import load_seed_scores, write_ablation, write_round
+    from harness.run_folders import check_output, default_output_dir, published
+
+    seed = load_seed_scores(project_path("datasets/king78"))
+    out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
+    check_output(out_dir, folder=True)
+    check_output(rounds_out, folder=True, option="--rounds-out")
+
+    def keep(round_no: int, result: Any) -> None:
+        with published(Path(rounds_out or out_dir) / result.name, "results.json") as folder:
+            write_round(result, folder, seed)
+        if on_round is not None:
+            on_round(result, seed)
+
+    if executor == "local":
+        from harness.studies.ablation import run_ablation
+
+        results = run_ablation(preset, overrides=overrides, on_round=keep)
+    else:
+        from harness.studies.distributed import run_ablation_on
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
+    with published(out_dir, "ablation.json") as folder:
+        doc = write_ablation(results, folder, seed)
+    lines = [f"differs from seed: {line}" for line in doc["differences_from_seed"]]
+    lines.append(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
+    return StudyRun("ablation", (out_dir / "ablation.json", out_dir / "ablation.md", out_dir / "ablation.png"),
+                    tuple(lines), document=doc)
 
 
 def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, preset: str | None = None,

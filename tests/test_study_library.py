@@ -123,3 +123,13 @@ def test_a_redraw_redraws_what_the_run_wrote(tmp_path):
     (tmp_path / "tiny.md").unlink()
     done = study.redraw(spec, out=tmp_path)
     assert done.lines == (f"redrew {tmp_path}/tiny.md, .png",) and (tmp_path / "tiny.md").is_file()
+
+
+def test_the_ablation_command_calls_its_function_and_prints_each_round_as_it_finishes(monkeypatch, tmp_path):
+    from harness.reporting.markdown import print_round
+
+    calls = recording(monkeypatch, "run_ablation_study", "ablation")
+    result = runner.invoke(app, ["ablation", "--preset", "qmd", "--out", str(tmp_path)])
+    assert result.exit_code == 0 and result.output == "stand-in for run_ablation_study\n", result.output
+    (preset,), options = calls[0]
+    assert preset == "qmd" and options["out"] == tmp_path and options["on_round"] is print_round

@@ -18,8 +18,6 @@ from harness.cli.common import (
     set_overrides,
 )
 from harness.config import merge
-from harness.inputs.layout import project_path
-from harness.run_folders import default_output_dir
 
 
 @command()
@@ -49,38 +47,11 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
     """Run rounds 1-4 and write ablation.json, ablation.md and ablation.png; each round's results go to
     OUT/roundN/ (or ROUNDS_OUT/roundN/)."""
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
-    from harness.reporting.markdown import (
-        load_seed_scores,
-        print_round,
-        write_ablation,
-        write_round,
-    )
-    from harness.run_folders import published
-    from harness.studies.ablation import run_ablation
+    from harness.reporting.markdown import print_round
+    from harness.study import run_ablation_study
 
-    seed = load_seed_scores(project_path("datasets/king78"))
-    out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
-    check_output(out_dir, folder=True)
-    check_output(rounds_out, folder=True, option="--rounds-out")
-
-    def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
-        with published(Path(rounds_out or out_dir) / result.name, "results.json") as folder:
-            write_round(result, folder, seed)
-        print_round(result, seed)
-
-    if executor == "local":
-        results = run_ablation(preset, overrides=overrides, on_round=keep)
-    else:
-        from harness.studies.distributed import run_ablation_on
-        from harness.studies.executor import make_executor
-
-        with make_executor(executor) as ex:
-            results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
-    with published(out_dir, "ablation.json") as folder:
-        doc = write_ablation(results, folder, seed)
-    for line in doc["differences_from_seed"]:
-        typer.echo(f"differs from seed: {line}")
-    typer.echo(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
+    echo_study(run_ablation_study(preset, out=out, rounds_out=rounds_out, overrides=overrides, executor=executor,
+                                  on_round=print_round))
 
 
 @command()
