@@ -33,10 +33,11 @@ MATRIX_METRICS = ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@
 class StudyRun:
     """What running (or redrawing) a study did.
 
-    kind: the file's kind (harness.studies.spec.KINDS; "ablation" for the ablation); written: the documents written, the study's JSON
-    first; lines: what the command prints, in order; document: the JSON document written (or redrawn
-    from), when the study has one; round_table: an experiment's (RunResult, seed scores), whose table
-    the command prints (harness.reporting.markdown.print_round) before the lines."""
+    kind: the file's kind (harness.studies.spec.KINDS; "ablation" for the ablation); written: the
+    documents written, the study's JSON first; lines: what the command prints, in order; document: the
+    JSON document written (or redrawn from), when the study has one; round_table: an experiment's
+    (RunResult, seed scores), whose table the command prints (harness.reporting.markdown.print_round)
+    before the lines."""
 
     kind: str
     written: tuple[Path, ...]
