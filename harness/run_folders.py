@@ -24,6 +24,19 @@ RESULTS_FOLDER = "harness-results"
 MAX_NAME_CHARS = 80  # of a default folder's name (before its hash): an experiment name may be any length
 
 
+def check_output(path: Path | str | None, *, folder: bool, option: str = "--out") -> None:
+    """Before any work starts: a path the command will write (a folder, or a file) must be writable, so a
+    run never embeds for minutes and then fails to write its results."""
+    if path is None:
+        return
+    from harness.errors import ConfigError
+    from harness.text_files import output_problem
+
+    problem = output_problem(path, folder=folder, option=option)
+    if problem is not None:
+        raise ConfigError(problem)
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^0-9A-Za-z_.-]+", "-", name).strip("-.") or "run"
 

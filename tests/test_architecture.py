@@ -269,6 +269,17 @@ def test_studies_do_not_import_reporting():
     assert upward == []
 
 
+def test_the_study_module_sits_above_studies_and_reporting_and_below_the_cli():
+    """harness.study runs a study file and writes it through reporting: what it calls never calls it back,
+    and it never reaches up into the command line (which is a layer over it)."""
+    known = modules(PACKAGE)
+    wrong = [f"{module}:{line} imports {target}" for module, path in known.items()
+             for line, target, _ in imports(module, path, known)
+             if (target == "harness.study" and not module.startswith("harness.cli"))
+             or (module == "harness.study" and target.startswith("harness.cli"))]
+    assert wrong == []
+
+
 def test_every_allowed_write_is_still_there():
     """An allowance whose write moved or went away is removed, so that the list says what is true."""
     written = {(path.relative_to(PACKAGE / "studies").as_posix(), scope)

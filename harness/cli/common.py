@@ -11,9 +11,10 @@ import typer
 from typer.exceptions import TyperException
 
 from harness import __version__
-from harness.errors import ConfigError, HarnessError
+from harness.errors import HarnessError
 from harness.profiles import PROFILES, apply_profile, get_profile
-from harness.text_files import os_problem, output_problem
+from harness.run_folders import check_output  # noqa: F401  (the commands' check of --out, before any work)
+from harness.text_files import os_problem
 
 # show_locals off: a traceback must never print local variables (an API key could be one of them)
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
@@ -80,16 +81,6 @@ def command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callabl
     return decorate
 
 
-def check_output(path: Optional[Path], *, folder: bool, option: str = "--out") -> None:
-    """Before any work starts: a path the command will write (a folder, or a file) must be writable, so a
-    run never embeds for minutes and then fails to write its results."""
-    if path is None:
-        return
-    problem = output_problem(path, folder=folder, option=option)
-    if problem is not None:
-        raise ConfigError(problem)
-
-
 def profile_overrides(profile: Optional[str]) -> dict:
     """Apply a --profile before numpy and the embedder start their thread pools."""
     if profile is None:
@@ -120,9 +111,12 @@ EXECUTOR_HELP = ("where the work runs: local (this process, the default), ray (t
 PROFILE_HELP = f"machine profile: {', '.join(f'{p.name} ({p.description})' for p in PROFILES.values())}"
 
 
-def read_written_study(path: Path) -> Any:
-    """The JSON a study wrote earlier, for --redraw; a missing or broken file is the user's error, named."""
-    from harness.inputs.layout import read_json
+def echo_study(done: Any) -> None:
+    """Print what a study function of harness.study returned (a StudyRun): an experiment's table, then
+    the lines the command prints."""
+    if done.round_table is not None:
+        from harness.reporting.markdown import print_round
 
-    return read_json(path, "study JSON (--redraw redraws what an earlier run wrote there; run it without "
-                           "--redraw first, or give the --out it used)")[1]
+        print_round(*done.round_table)
+    for line in done.lines:
+        typer.echo(line)

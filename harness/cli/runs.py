@@ -13,11 +13,10 @@ from harness.cli.common import (
     SET_HELP,
     check_output,
     command,
+    echo_study,
     profile_overrides,
     set_overrides,
 )
-from harness.inputs.layout import project_path
-from harness.run_folders import default_output_dir
 
 
 @command()
@@ -30,46 +29,12 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
                                              "openclaw@2026.9.6 (installed from npm on first use; the "
                                              "experiment's embedder is its provider)")) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
-    from harness.config import load_experiment, merge
+    from harness.config import merge
 
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
-    from harness.reporting.markdown import load_seed_scores, print_round, write_round
-    from harness.run_folders import REPORT_PAGE, clear_previous_run, published
-    from harness.studies.experiment import run_experiment
+    from harness.study import run_experiment_file
 
-    if system is not None:
-        from harness.studies.real_system import parse_system
-
-        overrides = merge(overrides, {"system": parse_system(system)})
-    config = load_experiment(project_path(experiment), preset=preset, **overrides)
-    real = config.as_written().get("system") or {}  # the folder is named by the table as written
-    out_dir = Path(out or default_output_dir(config.name or "run", Path(config.experiment_file),
-                                             config.preset, *real.values()))
-    check_output(out_dir, folder=True)
-    if real:
-        from harness.studies.real_system import run_real_system
-
-        result = run_real_system(config)
-    else:
-        result = run_experiment(config)
-    seed = load_seed_scores(project_path(config.dataset.params.get("path", "datasets/king78") if config.dataset
-                                         else "datasets/king78"))
-    previous = clear_previous_run(out_dir) if out_dir.is_dir() else []
-    with published(out_dir, "results.json") as folder:  # a killed run never leaves it looking complete
-        write_round(result, folder, seed)
-    print_round(result, seed)
-    for note in result.dataset.get("notes", []) + result.notes:
-        typer.echo(f"note: {note}")
-    for line in previous:
-        if line != REPORT_PAGE:
-            typer.echo(line)
-    written = [out_dir / "results.json", out_dir / "report.md"]
-    if REPORT_PAGE in previous:  # the page of the previous run would describe other results: redrawn
-        from harness.reporting.html import write_report
-
-        written.append(write_report(out_dir / "results.json"))
-    typer.echo("wrote " + ", ".join(str(p) for p in written[:-1]) + f" and {written[-1]}"
-               + ("" if REPORT_PAGE in previous else f" (the HTML page: harness report {written[0]})"))
+    echo_study(run_experiment_file(experiment, preset=preset, out=out, overrides=overrides, system=system))
 
 
 @command()
@@ -85,38 +50,11 @@ def ablation(preset: str = typer.Option(DEFAULT_PRESET, help="preset for all fou
     from harness.config import merge
 
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
-    from harness.reporting.markdown import (
-        load_seed_scores,
-        print_round,
-        write_ablation,
-        write_round,
-    )
-    from harness.run_folders import published
-    from harness.studies.ablation import run_ablation
+    from harness.reporting.markdown import print_round
+    from harness.study import run_ablation_study
 
-    seed = load_seed_scores(project_path("datasets/king78"))
-    out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
-    check_output(out_dir, folder=True)
-    check_output(rounds_out, folder=True, option="--rounds-out")
-
-    def keep(round_no, result):  # written as soon as it finishes: kept if a later round fails
-        with published(Path(rounds_out or out_dir) / result.name, "results.json") as folder:
-            write_round(result, folder, seed)
-        print_round(result, seed)
-
-    if executor == "local":
-        results = run_ablation(preset, overrides=overrides, on_round=keep)
-    else:
-        from harness.studies.distributed import run_ablation_on
-        from harness.studies.executor import make_executor
-
-        with make_executor(executor) as ex:
-            results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
-    with published(out_dir, "ablation.json") as folder:
-        doc = write_ablation(results, folder, seed)
-    for line in doc["differences_from_seed"]:
-        typer.echo(f"differs from seed: {line}")
-    typer.echo(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
+    echo_study(run_ablation_study(preset, out=out, rounds_out=rounds_out, overrides=overrides, executor=executor,
+                                  on_round=print_round))
 
 
 @command()

@@ -1,8 +1,9 @@
-"""`harness study FILE`: any study file of experiments/, run by its kind (harness.studies.spec)."""
+"""`harness study FILE`: any study file of experiments/, run by its kind (harness.study.run; the dry run:
+harness.studies.plan)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
@@ -35,52 +36,7 @@ def study(file: Path = typer.Argument(..., help="any study file: an experiment, 
         for note in planned.notes:
             typer.echo(f"  ({note})")
         return
-    run_study(file, out=out, preset=preset, executor=executor, experiment=experiment)
+    from harness.cli.common import echo_study
+    from harness.study import run
 
-
-def run_study(path: Path | str, *, out: Path | str | None = None, preset: str | None = None,
-              executor: str = "local", experiment: Path | str | None = None) -> str:
-    """Run a study file by its kind, exactly as the kind's own command runs it (the same function, with
-    these options and the command's defaults for the rest): it writes what `harness <command> FILE`
-    writes and prints what it prints.  Returns the kind.  `preset` applies to experiment, grid, matrix
-    and benchmark files; `executor` ("local", "ray", "ray://HOST:PORT") to matrix and grid files;
-    `experiment` is the experiment a grid sweeps (required for a grid, refused otherwise)."""
-    from harness.inputs.layout import project_path
-    from harness.studies.plan import check_options
-    from harness.studies.spec import kind_of_file
-
-    given = Path(path)
-    kind = kind_of_file(given)
-    check_options(kind, project_path(given), preset=preset, executor=executor, experiment=experiment)
-    out = Path(out) if out is not None else None
-    command, arguments = _command_call(kind, given, out=out, preset=preset, executor=executor,
-                                       experiment=Path(experiment) if experiment is not None else None)
-    _undecorated(command)(**arguments)
-    return kind
-
-
-def _command_call(kind: str, path: Path, *, out: Path | None, preset: str | None, executor: str,
-                  experiment: Path | None) -> tuple[Any, dict[str, Any]]:
-    """The kind's command function (without the CLI's error handling: a HarnessError is raised as itself)
-    and every one of its arguments: these options, the command's defaults for the rest."""
-    from harness.cli import (  # the kinds' own commands: a study runs exactly as its command
-        runs,
-        studies,
-    )
-
-    if kind == "experiment":
-        return runs.run, dict(experiment=path, preset=preset, out=out, profile=None, set_=None, system=None)
-    if kind == "grid":
-        return studies.sweep, dict(experiment=experiment, grid=path, preset=preset, out=out, set_=None, holdout=None,
-                                   folds=5, objective="pass", abstention_weight=0.5, executor=executor)
-    if kind == "matrix":
-        return studies.matrix, dict(spec=path, preset=preset, run=None, out=out, redraw=False, executor=executor)
-    if kind == "benchmark":
-        return studies.benchmark, dict(spec=path, preset=[preset] if preset else None, run=None, out=out, redraw=False)
-    command = {"abstention": studies.abstention, "lossless": studies.lossless, "expansion": studies.expansion,
-               "language-pairs": studies.language_pairs}[kind]
-    return command, dict(spec=path, out=out, redraw=False)
-
-
-def _undecorated(command: Any) -> Any:
-    return getattr(command, "__wrapped__", command)
+    echo_study(run(file, out=out, preset=preset, executor=executor, experiment=experiment))

@@ -1,14 +1,14 @@
 """Study files by kind: what kind a TOML file of experiments/ is and its typed model.  The cells it
 expands into: harness.studies.plan.plan (the dry run); running any of them as the kind's own command
-does: harness.cli.study.run_study.
+does: harness.study.run.
 
     >>> from harness.studies.spec import kind_of_file
     >>> from harness.studies.plan import plan
-    >>> from harness.cli.study import run_study
+    >>> from harness.study import run
     >>> kind_of_file("experiments/tokenizers.toml")
     'matrix'
     >>> [cell.label for cell in plan("experiments/tokenizers.toml").cells]     # nothing is run
-    >>> run_study("experiments/tokenizers.toml", out="out/tokenizers")         # = harness matrix ... --out ...
+    >>> run("experiments/tokenizers.toml", out="out/tokenizers")               # = harness matrix ... --out ...
 
 The kinds (KINDS) and the command each one's file is run by: experiment (`harness run`), matrix
 (`harness matrix`), benchmark (`harness benchmark`), abstention (`harness abstention`), lossless

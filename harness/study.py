@@ -1,0 +1,503 @@
+"""Running a study file from Python: one function per kind, and `run`, which chooses by the file's kind.
+
+Each function does what the kind's command does (`harness run`, `harness matrix`, ...): it loads the
+file, runs it (in this process, or on an executor for a matrix or a sweep), writes its documents through
+harness.reporting, and returns a StudyRun: the files written and the lines the command prints.  Nothing
+is printed here; the commands (harness.cli) print the lines, so `harness study FILE` and the kind's own
+command go through the same function and say the same thing.
+
+    >>> from harness.study import run
+    >>> done = run("experiments/tokenizers.toml", out="out/tokenizers")     # = harness matrix ... --out ...
+    >>> done.kind, done.written[0]                   # the study's JSON first, then its Markdown and plot
+    ('matrix', PosixPath('out/tokenizers/tokenizers.json'))
+    >>> print("\\n".join(done.lines))
+    wrote out/tokenizers/tokenizers.json, .md, .png (50 cells)
+
+Layering: this module sits above harness.studies (which compute) and harness.reporting (which writes),
+and below harness.cli; neither of those imports it.  Heavy imports (pandas, scipy, matplotlib) happen
+inside the functions, when a study needs them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from harness.errors import ConfigError
+
+MATRIX_METRICS = ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10",
+                  "text_score_nonzero_share", "index_ms_without_embedding", "lexical_p50_ms", "retrieval_p50_ms"]
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """What running (or redrawing) a study did.
+
+    kind: the file's kind (harness.studies.spec.KINDS; "ablation" for the ablation); written: the
+    documents written, the study's JSON first; lines: what the command prints, in order; document: the
+    JSON document written (or redrawn from), when the study has one; round_table: an experiment's
+    (RunResult, seed scores), whose table the command prints (harness.reporting.markdown.print_round)
+    before the lines."""
+
+    kind: str
+    written: tuple[Path, ...]
+    lines: tuple[str, ...]
+    document: Any = None
+    round_table: tuple[Any, Any] | None = field(default=None, repr=False)
+
+
+def read_written_study(path: Path) -> Any:
+    """The JSON a study wrote earlier, for a redraw; a missing or broken file is the user's error, named."""
+    from harness.inputs.layout import read_json
+
+    return read_json(path, "study JSON (--redraw redraws what an earlier run wrote there; run it without "
+                           "--redraw first, or give the --out it used)")[1]
+
+
+def _as_path(value: Path | str | None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+def _study_folder(name: str, spec_file: Path, out: Path | str | None, *, check: bool = True) -> Path:
+    """The output folder: OUT, else ./harness-results/<name>-<hash of the spec file>/; checked writable
+    before any work starts."""
+    from harness.run_folders import check_output, default_output_dir
+
+    out_dir = Path(out or default_output_dir(name, spec_file.resolve()))
+    if check:
+        check_output(out_dir, folder=True)
+    return out_dir
+
+
+# --- one function per kind ----------------------------------------------------------------------------
+
+
+def run_experiment_file(path: Path | str, *, preset: str | None = None, out: Path | str | None = None,
+                        overrides: dict[str, Any] | None = None, system: str | None = None) -> StudyRun:
+    """`harness run`: one experiment (or a real system, e.g. system="openclaw@2026.9.6", instead of the
+    preset); writes results.json and report.md (and redraws report.html when the folder had one)."""
+    from harness.config import load_experiment, merge
+    from harness.inputs.layout import project_path
+    from harness.reporting.markdown import load_seed_scores, write_round
+    from harness.run_folders import (
+        REPORT_PAGE,
+        check_output,
+        clear_previous_run,
+        default_output_dir,
+        published,
+    )
+    from harness.studies.experiment import run_experiment
+
+    overrides = dict(overrides or {})
+    if system is not None:
+        from harness.studies.real_system import parse_system
+
+        overrides = merge(overrides, {"system": parse_system(system)})
+    config = load_experiment(project_path(Path(path)), preset=preset, **overrides)
+    real = config.as_written().get("system") or {}  # the folder is named by the table as written
+    out_dir = Path(out or default_output_dir(config.name or "run", Path(config.experiment_file),
+                                             config.preset, *real.values()))
+    check_output(out_dir, folder=True)
+    if real:
+        from harness.studies.real_system import run_real_system
+
+        result = run_real_system(config)
+    else:
+        result = run_experiment(config)
+    seed = load_seed_scores(project_path(config.dataset.params.get("path", "datasets/king78") if config.dataset
+                                         else "datasets/king78"))
+    previous = clear_previous_run(out_dir) if out_dir.is_dir() else []
+    with published(out_dir, "results.json") as folder:  # a killed run never leaves it looking complete
+        write_round(result, folder, seed)
+    lines = [f"note: {note}" for note in result.dataset.get("notes", []) + result.notes]
+    lines += [line for line in previous if line != REPORT_PAGE]
+    written = [out_dir / "results.json", out_dir / "report.md"]
+    if REPORT_PAGE in previous:  # the page of the previous run would describe other results: redrawn
+        from harness.reporting.html import write_report
+
+        written.append(write_report(out_dir / "results.json"))
+    lines.append("wrote " + ", ".join(str(p) for p in written[:-1]) + f" and {written[-1]}"
+                 + ("" if REPORT_PAGE in previous else f" (the HTML page: harness report {written[0]})"))
+    return StudyRun("experiment", tuple(written), tuple(lines), round_table=(result, seed))
+
+
+def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out: Path | str | None = None,
+                       overrides: dict[str, Any] | None = None, executor: str = "local",
+                       on_round: Callable[[Any, Any], None] | None = None) -> StudyRun:
+    """`harness ablation`: rounds 1-4 with one preset; each round's results.json and report.md are written
+    to OUT/roundN/ (or ROUNDS_OUT/roundN/) as soon as it finishes (kept if a later round fails), then
+    ablation.json, ablation.md and ablation.png to OUT.  on_round(result, seed scores) is called after
+    each round is written (the command prints its table there)."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.markdown import load_seed_scores, write_ablation, write_round
+    from harness.run_folders import check_output, default_output_dir, published
+
+    seed = load_seed_scores(project_path("datasets/king78"))
+    out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
+    check_output(out_dir, folder=True)
+    check_output(rounds_out, folder=True, option="--rounds-out")
+
+    def keep(round_no: int, result: Any) -> None:
+        with published(Path(rounds_out or out_dir) / result.name, "results.json") as folder:
+            write_round(result, folder, seed)
+        if on_round is not None:
+            on_round(result, seed)
+
+    if executor == "local":
+        from harness.studies.ablation import run_ablation
+
+        results = run_ablation(preset, overrides=overrides, on_round=keep)
+    else:
+        from harness.studies.distributed import run_ablation_on
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
+    with published(out_dir, "ablation.json") as folder:
+        doc = write_ablation(results, folder, seed)
+    lines = [f"differs from seed: {line}" for line in doc["differences_from_seed"]]
+    lines.append(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
+    return StudyRun("ablation", (out_dir / "ablation.json", out_dir / "ablation.md", out_dir / "ablation.png"),
+                    tuple(lines), document=doc)
+
+
+def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, preset: str | None = None,
+                   out: Path | str | None = None, overrides: dict[str, Any] | None = None,
+                   holdout: Path | str | None = None, folds: int = 5, objective: str = "pass",
+                   abstention_weight: float = 0.5, executor: str = "local") -> StudyRun:
+    """`harness sweep`: the experiment swept over a grid (default: the experiment's default grid),
+    cross-validated; writes sweep.json, sweep.md and sweep.png."""
+    from harness.config import load_experiment
+    from harness.evaluation.cross_validation import kind_sentence
+    from harness.inputs.layout import project_path
+    from harness.reporting.markdown import difference_text, interval_text, p_cell
+    from harness.reporting.sweep import (
+        label,
+        other_releases,
+        stage_link_lines,
+        write_sweep,
+    )
+    from harness.run_folders import check_output, default_output_dir, published
+    from harness.studies.sweep import default_grid, load_grid, run_sweep
+
+    config = load_experiment(project_path(Path(experiment)), preset=preset, **(overrides or {}))
+    held_out = load_experiment(project_path(Path(holdout)), preset=preset) if holdout is not None else None
+    grid = Path(grid) if grid is not None else default_grid(config)
+    suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
+    out_dir = Path(out or default_output_dir(f"sweep-{config.name}{suffix}", Path(config.experiment_file),
+                                             config.preset, project_path(grid).resolve()))
+    check_output(out_dir, folder=True)
+    options = dict(folds=folds, holdout=held_out, objective=objective, abstention_weight=abstention_weight)
+    if executor == "local":
+        result = run_sweep(config, load_grid(project_path(grid)), **options)
+    else:
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            result = run_sweep(config, load_grid(project_path(grid)), executor=ex, **options)
+    with published(out_dir, "sweep.json") as folder:  # a killed sweep never leaves it looking complete
+        doc = write_sweep(result, folder, config.as_written())
+    d, b, cv = result.default, result.best, result.cv
+    lines = [f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
+             f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)",
+             f"objective: {result.objective.description}",
+             f"configured:     {label(d)}: objective {d['objective']:.3f}, passed {d['passed']}/{d['suite_queries']}",
+             f"in-sample best: {label(b)}: objective {b['objective']:.3f}, passed {b['passed']}/{b['suite_queries']} "
+             f"(max-statistic p = {result.selection.p_text()} vs configured, selection accounted for)",
+             f"cross-validated ({doc['cv']['scheme']}): held-out {cv.held_out_mean:.3f} vs configured "
+             f"{cv.configured_mean:.3f}, gain {interval_text(cv.gain.estimate, [cv.gain.low, cv.gain.high], sign='+')}, "
+             f"p = {cv.p_text}"]
+    if cv.carried_by:
+        lines.append(f"the gain rests on the {cv.carried_by}: {kind_sentence(cv.by_kind)}")
+    if result.recommended is not None:
+        lines.append(f"recommended: {label(result.recommended)} ({cv.reason})")
+        if doc["openclaw_snippet"] is not None:
+            partial = "; what it cannot set follows" if doc["not_expressible_in_openclaw_json"] else ""
+            lines.append(f"openclaw.json snippet (the settings that change{partial}):\n" + doc["openclaw_snippet"])
+        else:
+            lines.append("none of the change can be written in this release's openclaw.json")
+        lines += [f"not expressible in openclaw.json: {item}{other_releases(item)}"
+                  for item in doc["not_expressible_in_openclaw_json"]]
+    else:
+        lines.append(f"{cv.reason[0].upper() + cv.reason[1:]}; no snippet.")
+    lines += stage_link_lines(doc)
+    if result.holdout:
+        h = result.holdout
+        lines.append(f"held out ({h['experiment']}, {h['queries']} queries): {h['which']} objective "
+                     f"{h['configured_mean']:.3f} -> {h['chosen_mean']:.3f}, gain {difference_text(h['gain'])}, "
+                     f"p = {p_cell(h)}")
+    lines.append(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
+    return StudyRun("grid", (out_dir / "sweep.json", out_dir / "sweep.md", out_dir / "sweep.png"),
+                    tuple(lines), document=doc)
+
+
+def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequence[str] | None = None,
+                    out: Path | str | None = None, executor: str = "local") -> StudyRun:
+    """`harness matrix`: one stage varied over several runs (only the labelled `runs` when given);
+    writes <name>.json, .md and .png."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.matrix import write_matrix
+    from harness.run_folders import published
+    from harness.studies.matrix import load_matrix, run_matrix
+
+    spec_file = project_path(Path(path))
+    matrix_spec = load_matrix(spec_file)
+    out_dir = _study_folder(matrix_spec["name"], spec_file, out)
+    metrics = matrix_spec.get("metrics", MATRIX_METRICS)
+    if executor == "local":
+        cells = run_matrix(matrix_spec, preset=preset, only_runs=list(runs) if runs else None)
+    else:  # embeds every cell's texts across the cluster first, then runs the cells there
+        from harness.studies.executor import make_executor
+
+        with make_executor(executor) as ex:
+            cells = run_matrix(matrix_spec, preset=preset, only_runs=list(runs) if runs else None, executor=ex)
+    with published(out_dir, f"{matrix_spec['name']}.json") as folder:
+        write_matrix(matrix_spec, cells, folder, metrics)
+    name = matrix_spec["name"]
+    return StudyRun("matrix", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),
+                    (f"wrote {out_dir}/{name}.json, .md, .png ({len(cells)} cells)",))
+
+
+def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness abstention`: top-1 score distributions, the AUROC of "nothing relevant" and the
+    cross-validated minScore per preset; writes <name>.json, .md and .png."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.abstention import write_abstention
+    from harness.studies.abstention import load_abstention_spec, run_abstention
+
+    spec_file = project_path(Path(path))
+    spec = load_abstention_spec(spec_file)
+    out_dir = _study_folder(spec["name"], spec_file, out)
+    doc = write_abstention(spec, run_abstention(spec), out_dir)
+    lines = []
+    for run_doc in doc["runs"]:
+        auroc = run_doc["auroc"]
+        recommended = run_doc["recommended_threshold"]
+        lines.append(f"{run_doc['label']} / {run_doc['preset']}: AUROC {auroc['estimate']:.3f} "
+                     f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run_doc['best_threshold']:.4g} "
+                     f"(U {run_doc['best']['utility']:.3f}), recommended "
+                     f"{'none' if recommended is None else format(recommended, '.4g')}")
+    name = spec["name"]
+    lines.append(f"wrote {out_dir}/{name}.json, .md, .png")
+    return StudyRun("abstention", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),
+                    tuple(lines), document=doc)
+
+
+def run_benchmark_file(path: Path | str, *, presets: Sequence[str] | None = None, runs: Sequence[str] | None = None,
+                       out: Path | str | None = None) -> StudyRun:
+    """`harness benchmark`: a public data set with one or more presets (these `presets` instead of the
+    spec's, only the labelled `runs`: then `out` is required); writes <name>.json, <name>.md and one
+    results.json per run."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.benchmark import write_benchmark
+    from harness.studies.benchmark import load_benchmark, run_benchmark
+
+    spec_file = project_path(Path(path))
+    bench = load_benchmark(spec_file)
+    out_dir = _study_folder(bench["name"], spec_file, out)
+    if (presets or runs) and out is None:
+        raise ConfigError("--preset/--run change what is run: give --out so that the whole benchmark's results "
+                          "are not overwritten")
+    results = run_benchmark(bench, presets=list(presets) if presets else None, only_runs=list(runs) if runs else None)
+    doc = write_benchmark(bench, results, out_dir)
+    lines = []
+    for r in doc["runs"]:
+        lines += [f"note ({r['slug']}): {note}" for note in r["dataset"].get("notes", [])]
+        lines.append(f"{r['slug']}: {r['summary']['suite'].get('queries', 0)} suite queries in "
+                     f"{r['timings']['total_s']:.1f} s (embeddings computed "
+                     f"{r['timings']['embedding_cache'].get('computed', 0)})")
+    name = bench["name"]
+    lines.append(f"wrote {out_dir}/{name}.json, {name}.md and one results.json per run")
+    return StudyRun("benchmark", (out_dir / f"{name}.json", out_dir / f"{name}.md"), tuple(lines), document=doc)
+
+
+def run_language_pairs_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness language-pairs`: the same questions in two languages, paired, per system (from benchmark
+    and matrix runs already written); writes <name>.json, .md and .png."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.language_pairs import write_language_pairs
+    from harness.studies.language_pairs import load_pairs_spec, run_language_pairs
+
+    spec_file = project_path(Path(path))
+    loaded = load_pairs_spec(spec_file)
+    out_dir = _study_folder(loaded["name"], spec_file, out, check=False)
+    doc = run_language_pairs(loaded)
+    total = doc["pairing"]["total"]
+    name = loaded["name"]
+    document = write_language_pairs(loaded, doc, out_dir)
+    lines = (f"paired {total['questions_paired']} of {total['questions'][1]} questions "
+             f"({doc['pairing']['mismatch_count']} mismatches); {len(doc['systems'])} systems compared",
+             f"wrote {document}, {name}.md and {name}.png")
+    return StudyRun("language-pairs", (Path(document), out_dir / f"{name}.md", out_dir / f"{name}.png"), lines,
+                    document=doc)
+
+
+def run_lossless_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness lossless`: lossless-claw on LoCoMo beside the Markdown-memory presets; writes
+    lossless.json and the Markdown."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.lossless import write_lossless
+    from harness.studies.lossless import load_lossless, run_lossless
+
+    spec_file = project_path(Path(path))
+    loaded = load_lossless(spec_file)
+    out_dir = _study_folder(loaded["name"], spec_file, out)
+    doc = run_lossless(loaded)
+    page = write_lossless(loaded, doc, out_dir)
+    line = (f"wrote {page} and lossless.json "
+            f"({', '.join(f'{k} {v:.0f} s' for k, v in doc['timings_s'].items())})")
+    return StudyRun("lossless", (out_dir / "lossless.json", Path(page)), (line,), document=doc)
+
+
+def run_expansion_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness expansion`: expansion variants of a preset with intervals and paired differences;
+    writes expansion.json and the Markdown."""
+    from harness.inputs.layout import project_path
+    from harness.studies.expansion import load_expansion_spec, run_expansion_study
+
+    spec_file = project_path(Path(path))
+    loaded = load_expansion_spec(spec_file)
+    out_dir = _study_folder(loaded["name"], spec_file, out)
+    return _written_expansion(loaded, run_expansion_study(loaded), out_dir)
+
+
+def _written_expansion(loaded: dict[str, Any], doc: dict[str, Any], out_dir: Path) -> StudyRun:
+    from harness.reporting.expansion import write_expansion_study
+
+    page = write_expansion_study(loaded, doc, out_dir)
+    return StudyRun("expansion", (out_dir / "expansion.json", Path(page)), (f"wrote {page} and expansion.json",),
+                    document=doc)
+
+
+# --- redraw: the Markdown (and plots) again from the JSON an earlier run wrote -----------------------
+
+
+def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness <kind> FILE --redraw`: the study's Markdown and plots drawn again from the JSON an earlier
+    run wrote in OUT (default: the kind's default folder), with the spec's current text; nothing is run.
+    For matrix, abstention, benchmark, language-pairs, lossless and expansion files."""
+    from harness.studies.spec import kind_of_file
+
+    redraws = {"matrix": redraw_matrix_file, "abstention": redraw_abstention_file,
+               "benchmark": redraw_benchmark_file, "language-pairs": redraw_language_pairs_file,
+               "lossless": redraw_lossless_file, "expansion": redraw_expansion_file}
+    kind = kind_of_file(Path(path))
+    if kind not in redraws:
+        raise ConfigError(f"{path} is a {kind} file: only {', '.join(redraws)} files are redrawn")
+    return redraws[kind](path, out=out)
+
+
+def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness matrix FILE --redraw`."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.matrix import write_matrix_report
+    from harness.studies.matrix import load_matrix
+
+    spec_file = project_path(Path(path))
+    matrix_spec = load_matrix(spec_file)
+    name = matrix_spec["name"]
+    out_dir = _study_folder(name, spec_file, out)
+    doc = read_written_study(out_dir / f"{name}.json")
+    write_matrix_report(matrix_spec, doc, out_dir, matrix_spec.get("metrics", MATRIX_METRICS))
+    return StudyRun("matrix", (out_dir / f"{name}.md", out_dir / f"{name}.png"),
+                    (f"redrew {out_dir}/{name}.md, .png",), document=doc)
+
+
+def redraw_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness abstention FILE --redraw`."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.abstention import redraw_abstention
+    from harness.studies.abstention import load_abstention_spec
+
+    spec_file = project_path(Path(path))
+    spec = load_abstention_spec(spec_file)
+    out_dir = _study_folder(spec["name"], spec_file, out)
+    doc = read_written_study(out_dir / f"{spec['name']}.json")
+    page = redraw_abstention(spec, doc, out_dir)
+    return StudyRun("abstention", (Path(page),), (f"redrew {page} with the spec's text",), document=doc)
+
+
+def redraw_benchmark_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness benchmark FILE --redraw`."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.benchmark import write_benchmark_report
+    from harness.studies.benchmark import load_benchmark
+
+    spec_file = project_path(Path(path))
+    bench = load_benchmark(spec_file)
+    out_dir = _study_folder(bench["name"], spec_file, out)
+    doc = read_written_study(out_dir / f"{bench['name']}.json")
+    page = write_benchmark_report(bench, doc, out_dir)
+    return StudyRun("benchmark", (Path(page),), (f"redrew {page}",), document=doc)
+
+
+def redraw_language_pairs_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness language-pairs FILE --redraw`."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.language_pairs import write_language_pairs_report
+    from harness.studies.language_pairs import load_pairs_spec
+
+    spec_file = project_path(Path(path))
+    loaded = load_pairs_spec(spec_file)
+    out_dir = _study_folder(loaded["name"], spec_file, out, check=False)
+    doc = read_written_study(out_dir / f"{loaded['name']}.json")
+    page = write_language_pairs_report(loaded, doc, out_dir)
+    return StudyRun("language-pairs", (Path(page),), (f"redrew {page}",), document=doc)
+
+
+def redraw_lossless_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness lossless FILE --redraw`."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.lossless import write_lossless_report
+    from harness.studies.lossless import load_lossless
+
+    spec_file = project_path(Path(path))
+    loaded = load_lossless(spec_file)
+    out_dir = _study_folder(loaded["name"], spec_file, out)
+    doc = read_written_study(out_dir / "lossless.json")
+    page = write_lossless_report(loaded, doc, out_dir)
+    return StudyRun("lossless", (Path(page),), (f"redrew {page}",), document=doc)
+
+
+def redraw_expansion_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness expansion FILE --redraw`."""
+    from harness.inputs.layout import project_path
+    from harness.studies.expansion import load_expansion_spec
+
+    spec_file = project_path(Path(path))
+    loaded = load_expansion_spec(spec_file)
+    out_dir = _study_folder(loaded["name"], spec_file, out)
+    # as the command's redraw always has, this writes expansion.json again beside the Markdown
+    return _written_expansion(loaded, read_written_study(out_dir / "expansion.json"), out_dir)
+
+
+# --- any study file, by its kind -------------------------------------------------------------------------
+
+
+def run(path: Path | str, *, out: Path | str | None = None, preset: str | None = None, executor: str = "local",
+        experiment: Path | str | None = None) -> StudyRun:
+    """Run any study file by its kind (harness.studies.spec.kind_of_file), as the kind's command runs it
+    with these options and its defaults for the rest: an experiment as `harness run`, a matrix as
+    `harness matrix`, a benchmark, abstention, lossless, expansion or language-pairs spec as its command,
+    a sweep grid as `harness sweep EXPERIMENT --grid FILE`.  `preset` applies to experiment, grid, matrix
+    and benchmark files; `executor` ("local", "ray", "ray://HOST:PORT") to matrix and grid files;
+    `experiment` is the experiment a grid sweeps (required for a grid, refused otherwise)."""
+    from harness.inputs.layout import project_path
+    from harness.studies.plan import check_options
+    from harness.studies.spec import kind_of_file
+
+    given = Path(path)
+    kind = kind_of_file(given)
+    check_options(kind, project_path(given), preset=preset, executor=executor, experiment=experiment)
+    out = _as_path(out)
+    if kind == "experiment":
+        return run_experiment_file(given, preset=preset, out=out)
+    if kind == "grid":
+        return run_sweep_file(Path(experiment), grid=given, preset=preset, out=out, executor=executor)
+    if kind == "matrix":
+        return run_matrix_file(given, preset=preset, out=out, executor=executor)
+    if kind == "benchmark":
+        return run_benchmark_file(given, presets=[preset] if preset else None, out=out)
+    by_kind = {"abstention": run_abstention_file, "lossless": run_lossless_file, "expansion": run_expansion_file,
+               "language-pairs": run_language_pairs_file}
+    return by_kind[kind](given, out=out)
