@@ -186,4 +186,11 @@ def test_wheel_alone_runs_the_readme_walkthrough_outside_the_clone(venv, tmp_pat
     lib = subprocess.run([str(venv / "bin" / "python"), "-c", library], cwd=empty, env=lib_env, capture_output=True,
                          text=True, timeout=1800)
     assert lib.returncode == 0 and int(lib.stdout.split()[-1]) > 0, lib.stderr[-2000:]
+    # its study example resolves outside the clone: the bundled matrix, its cells (the dry run, so it stays cheap)
+    planned = subprocess.run([str(venv / "bin" / "python"), "-c",
+                              "from harness.studies.plan import plan\n"
+                              "p = plan('experiments/presets.toml')\nprint(p.kind, len(p.cells))\n"],
+                             cwd=empty, env=lib_env, capture_output=True, text=True, timeout=600)
+    assert planned.returncode == 0 and planned.stdout.split()[0] == "matrix" and int(planned.stdout.split()[1]) > 1, \
+        planned.stderr[-2000:]
     print(f"wheel {venv.name}: walkthrough in {time.perf_counter() - started:.1f} s")
