@@ -54,6 +54,7 @@ class ShippedVectors:
     def __init__(self, vectors: dict[tuple[str, str], dict[str, np.ndarray]]):
         self.vectors = vectors
         self.computed: list[tuple[str, str, str, np.ndarray]] = []
+        self.token_counts: dict[tuple[str, str], int] = {}
 
     def get_many(self, model: str, role: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
         have = self.vectors.get((model, role), {})
@@ -64,6 +65,13 @@ class ShippedVectors:
             vec = np.ascontiguousarray(vec, dtype=np.float32)
             self.vectors.setdefault((model, role), {})[sha] = vec
             self.computed.append((model, role, sha, vec))
+
+    # token counts (the chunk statistics') are not shipped: a worker counts them and keeps them for its cell
+    def get_token_count(self, model: str, sha: str) -> int | None:
+        return self.token_counts.get((model, sha))
+
+    def put_token_count(self, model: str, sha: str, tokens: int) -> None:
+        self.token_counts[(model, sha)] = tokens
 
 
 @dataclass
