@@ -387,17 +387,25 @@ def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     return redraws[kind](path, out=out)
 
 
+def _read_back(path: Path | str, out: Path | str | None, load: Any, json_name: str | None = None, *,
+               check: bool = True) -> tuple[dict[str, Any], Path, Any]:
+    """What a redraw starts from: the spec as loaded now, the study's folder, and the JSON the run wrote
+    there (`json_name`, default `<name>.json`)."""
+    from harness.inputs.layout import project_path
+
+    spec_file = project_path(Path(path))
+    spec = load(spec_file)
+    out_dir = _study_folder(spec["name"], spec_file, out, check=check)
+    return spec, out_dir, read_written_study(out_dir / (json_name or f"{spec['name']}.json"))
+
+
 def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness matrix FILE --redraw`."""
-    from harness.inputs.layout import project_path
     from harness.reporting.matrix import write_matrix_report
     from harness.studies.matrix import load_matrix
 
-    spec_file = project_path(Path(path))
-    matrix_spec = load_matrix(spec_file)
+    matrix_spec, out_dir, doc = _read_back(path, out, load_matrix)
     name = matrix_spec["name"]
-    out_dir = _study_folder(name, spec_file, out)
-    doc = read_written_study(out_dir / f"{name}.json")
     write_matrix_report(matrix_spec, doc, out_dir, matrix_spec.get("metrics", MATRIX_METRICS))
     return StudyRun("matrix", (out_dir / f"{name}.md", out_dir / f"{name}.png"),
                     (f"redrew {out_dir}/{name}.md, .png",), document=doc)
@@ -405,70 +413,51 @@ def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> St
 
 def redraw_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness abstention FILE --redraw`."""
-    from harness.inputs.layout import project_path
     from harness.reporting.abstention import redraw_abstention
     from harness.studies.abstention import load_abstention_spec
 
-    spec_file = project_path(Path(path))
-    spec = load_abstention_spec(spec_file)
-    out_dir = _study_folder(spec["name"], spec_file, out)
-    doc = read_written_study(out_dir / f"{spec['name']}.json")
+    spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
     page = redraw_abstention(spec, doc, out_dir)
     return StudyRun("abstention", (Path(page),), (f"redrew {page} with the spec's text",), document=doc)
 
 
 def redraw_benchmark_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness benchmark FILE --redraw`."""
-    from harness.inputs.layout import project_path
     from harness.reporting.benchmark import write_benchmark_report
     from harness.studies.benchmark import load_benchmark
 
-    spec_file = project_path(Path(path))
-    bench = load_benchmark(spec_file)
-    out_dir = _study_folder(bench["name"], spec_file, out)
-    doc = read_written_study(out_dir / f"{bench['name']}.json")
+    bench, out_dir, doc = _read_back(path, out, load_benchmark)
     page = write_benchmark_report(bench, doc, out_dir)
     return StudyRun("benchmark", (Path(page),), (f"redrew {page}",), document=doc)
 
 
 def redraw_language_pairs_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness language-pairs FILE --redraw`."""
-    from harness.inputs.layout import project_path
     from harness.reporting.language_pairs import write_language_pairs_report
     from harness.studies.language_pairs import load_pairs_spec
 
-    spec_file = project_path(Path(path))
-    loaded = load_pairs_spec(spec_file)
-    out_dir = _study_folder(loaded["name"], spec_file, out, check=False)
-    doc = read_written_study(out_dir / f"{loaded['name']}.json")
+    loaded, out_dir, doc = _read_back(path, out, load_pairs_spec, check=False)
     page = write_language_pairs_report(loaded, doc, out_dir)
     return StudyRun("language-pairs", (Path(page),), (f"redrew {page}",), document=doc)
 
 
 def redraw_lossless_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness lossless FILE --redraw`."""
-    from harness.inputs.layout import project_path
     from harness.reporting.lossless import write_lossless_report
     from harness.studies.lossless import load_lossless
 
-    spec_file = project_path(Path(path))
-    loaded = load_lossless(spec_file)
-    out_dir = _study_folder(loaded["name"], spec_file, out)
-    doc = read_written_study(out_dir / "lossless.json")
+    loaded, out_dir, doc = _read_back(path, out, load_lossless, "lossless.json")
     page = write_lossless_report(loaded, doc, out_dir)
     return StudyRun("lossless", (Path(page),), (f"redrew {page}",), document=doc)
 
 
 def redraw_expansion_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness expansion FILE --redraw`."""
-    from harness.inputs.layout import project_path
     from harness.studies.expansion import load_expansion_spec
 
-    spec_file = project_path(Path(path))
-    loaded = load_expansion_spec(spec_file)
-    out_dir = _study_folder(loaded["name"], spec_file, out)
+    loaded, out_dir, doc = _read_back(path, out, load_expansion_spec, "expansion.json")
     # as the command's redraw always has, this writes expansion.json again beside the Markdown
-    return _written_expansion(loaded, read_written_study(out_dir / "expansion.json"), out_dir)
+    return _written_expansion(loaded, doc, out_dir)
 
 
 # --- any study file, by its kind -------------------------------------------------------------------------
