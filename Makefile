@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
+.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests)
 # The bad-input campaign at its opt-in size: generated malformed and hostile inputs through the real CLI
 # (tests/campaign; `make test` runs 300 of them), its counts written to reports/reliability/.
 RELIABILITY_SIZE ?= 1200
+architecture: $(STAMP) ## The package's shape: no import cycle, no private name across modules, no report written in studies/
+	$(BIN)/pytest -q tests/test_architecture.py
+
 reliability: $(STAMP) ## Bad-input campaign, 1,200 generated inputs through the CLI -> reports/reliability/
 	$(BIN)/python -m tests.campaign --size $(RELIABILITY_SIZE) --out reports/reliability
 
