@@ -51,7 +51,7 @@ from harness.studies.executor import (
     map_partitioned,
     partition,
 )
-from harness.studies.matrix import run_matrix, run_matrix_on
+from harness.studies.matrix import run_matrix
 from harness.studies.sweep import grid_settings, run_sweep, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
@@ -178,9 +178,9 @@ def test_embed_command(tmp_path):
 
 def test_matrix_on_the_local_executor_equals_run_matrix(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))  # run_matrix uses the default cache
-    cells = run_matrix_on(LocalExecutor(), SPEC, cache=EmbeddingCache(tmp_path / "other.sqlite"))
+    cells = run_matrix(SPEC, executor=LocalExecutor(), cache=EmbeddingCache(tmp_path / "other.sqlite"), progress=False)
     assert_same_cells(cells, run_matrix(SPEC, progress=False))
-    assert cells[1][2].config["tokenizer"]["name"] == "jieba"
+    assert cells[1][2].config["tokenizer"]["name"] == "jieba"  # a result records its configuration as written
 
 
 def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatch):

@@ -1,8 +1,8 @@
 """The studies' loops on an executor: matrix cells, ablation rounds, sweep settings.
 
-    >>> from harness.studies.matrix import run_matrix_on
+    >>> from harness.studies.matrix import run_matrix
     >>> with make_executor("ray") as ex:
-    ...     cells = run_matrix_on(ex, load_matrix("experiments/chunkers.toml"))   # as run_matrix returns
+    ...     cells = run_matrix(load_matrix("experiments/chunkers.toml"), executor=ex)   # as it returns locally
 
 Runs (matrix cells, ablation rounds): every cell is a full `run_experiment` of its configuration.  The
 driver first embeds, with `fill_cache`, every chunk and query that any cell needs (spread over the

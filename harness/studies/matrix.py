@@ -30,14 +30,12 @@ import pandas as pd
 from harness.config import Experiment, load_experiment, load_toml, merge
 from harness.errors import ConfigError
 from harness.inputs.layout import project_path
-from harness.studies.embed import DEFAULT_BATCH_SIZE
 from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
 
 if TYPE_CHECKING:
     from harness.stages.embedders import EmbeddingCache
-    from harness.studies.executor import Executor
 
 
 def load_matrix(path: Path | str) -> dict[str, Any]:
@@ -111,12 +109,13 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
 
 
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
-               only_runs: list[str] | None = None, executor: Any = None) -> list[tuple[str, str, RunResult]]:
+               only_runs: list[str] | None = None, executor: Any = None,
+               cache: EmbeddingCache | None = None) -> list[tuple[str, str, RunResult]]:
     """Every (run, value) cell: [(run label, value label, result)].  In this process a cell reuses an
     embedder only when its [embedder] table is identical to an earlier cell's; `executor`: the cells run
-    as its tasks (harness.studies.spec.cells.run_cells)."""
+    as its tasks, the vectors embedded first into `cache` (harness.studies.spec.cells.run_cells)."""
     cells = matrix_cells(spec, preset=preset, only_runs=only_runs)
-    results = run_cells(cells, executor=executor, progress=progress, embedders="same-table")
+    results = run_cells(cells, executor=executor, progress=progress, embedders="same-table", cache=cache)
     return [(*cell.labels, result) for cell, result in zip(cells, results)]
 
 
@@ -213,14 +212,3 @@ def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric:
         pairs += column_pairs(columns, baseline=reference, clusters=first.get("clusters"),
                               unit=first.get("unit", "query"), tags={"run": run, "metric": metric})
     return comparison_rows(pairs, family=" (this table)")
-
-
-def run_matrix_on(executor: Executor, spec: dict[str, Any], *, preset: str | None = None,
-                  only_runs: list[str] | None = None, cache: EmbeddingCache | None = None,
-                  batch_size: int = DEFAULT_BATCH_SIZE) -> list[tuple[str, str, RunResult]]:
-    """run_matrix on an executor: the same [(run label, value label, result)] (reporting.matrix writes them)."""
-    from harness.studies.distributed import run_configs
-
-    labelled = matrix_configs(spec, preset=preset, only_runs=only_runs)
-    results = run_configs([c for _, _, c in labelled], executor, cache=cache, batch_size=batch_size)
-    return [(r, v, res) for (r, v, _), res in zip(labelled, results)]

@@ -29,7 +29,7 @@ class StudyCell:
     else that analysis needs of the cell (e.g. the threshold an abstention run took out)."""
 
     label: str
-    config: Any
+    config: Any  # a harness.config.Experiment
     labels: tuple = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -40,19 +40,20 @@ def _embedder_table(config: Any) -> str:
 
 def run_cells(cells: Sequence[StudyCell], *, executor: Any = None, progress: bool = True,
               embedders: Literal["same-table", "one"] = "same-table", count_embeddings: bool = False,
-              then: Callable[[StudyCell, Any], T] | None = None) -> list[T]:
+              then: Callable[[StudyCell, Any], T] | None = None, cache: Any = None) -> list[T]:
     """run_experiment of every cell, results in the cells' order.
 
     `then(cell, result)` turns each result into what the study keeps as soon as it is done (so a study of
     many large runs holds only its figures); default: the RunResult itself.  `count_embeddings` records in
     each result's timings["embedding_cache"] the embedder's counters of that run alone (the embedder is
-    shared, so its counters run on).  `executor`: None runs here; an Executor runs the cells as its tasks
-    (`embedders` and `count_embeddings` apply in this process only)."""
+    shared, so its counters run on).  `executor`: None runs here; an Executor runs the cells as its tasks,
+    after embedding what they need into `cache` (default: the user's; `embedders` and `count_embeddings`
+    apply in this process only)."""
     keep = then if then is not None else (lambda cell, result: result)
     if executor is not None:
         from harness.studies.distributed import run_configs
 
-        results = run_configs([cell.config for cell in cells], executor)
+        results = run_configs([cell.config for cell in cells], executor, cache=cache)
         return [keep(cell, result) for cell, result in zip(cells, results)]
     from harness.pipeline import build_stages
     from harness.studies.experiment import run_experiment
