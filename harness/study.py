@@ -11,7 +11,7 @@ command go through the same function and say the same thing.
     >>> done.kind, done.written[0]                   # the study's JSON first, then its Markdown and plot
     ('matrix', PosixPath('out/tokenizers/tokenizers.json'))
     >>> print("\\n".join(done.lines))
-    wrote out/tokenizers/tokenizers.json, .md, .png (50 cells)
+    wrote out/tokenizers/tokenizers.json, .md, .png (N cells)
 
 Layering: this module sits above harness.studies (which compute) and harness.reporting (which writes),
 and below harness.cli; neither of those imports it.  Heavy imports (pandas, scipy, matplotlib) happen
