@@ -194,10 +194,13 @@ openclaw-home-speed: $(STAMP) ## Mining, page and vector-import speed on a gener
 
 # reports/ as committed at BASE (a git ref) against the working tree: figures only (timings, versions and
 # the environment ignored).  Regenerate with the make targets first, then e.g. `make compare-reports BASE=HEAD`.
+# TOLERANCE (default 0: figures to 1e-9): numbers within it are the same figure, for a regeneration on
+# another machine (the ablation and sweep reports state the measured cross-machine embedding drift).
 BASE ?= HEAD
-compare-reports: $(STAMP) ## Compare reports/ with reports/ at BASE (default HEAD), ignoring timings
+TOLERANCE ?= 0
+compare-reports: $(STAMP) ## Compare reports/ with reports/ at BASE (default HEAD), ignoring timings (TOLERANCE=0.002)
 	@rm -rf .compare-base && mkdir -p .compare-base && git archive $(BASE) reports | tar -x -C .compare-base
-	$(BIN)/python -m harness.reporting.compare .compare-base/reports reports; status=$$?; rm -rf .compare-base; exit $$status
+	$(BIN)/python -m harness.reporting.compare --tolerance $(TOLERANCE) .compare-base/reports reports; status=$$?; rm -rf .compare-base; exit $$status
 
 clean: ## Remove the venv and caches (keeps reports/)
 	rm -rf $(VENV) .cache .pytest_cache .hypothesis

@@ -73,3 +73,17 @@ def test_rows_and_lines_a_newer_harness_adds_are_not_differences_but_a_changed_r
     assert list(compare_markdown(table, grown.replace("0.10", "0.31"))) == []
     assert [d[2].strip() for d in compare_markdown(table, grown.replace("| 1.000 |", "| 0.990 |"))] == [
         "1,000 | numpy |…| 0.990"]
+
+
+def test_a_regeneration_within_the_tolerance_is_the_same_and_one_beyond_it_is_not(tmp_path):
+    """--tolerance: the cross-machine drift (issue 35: T10 0.640 -> 0.641 on another CPU) is no difference,
+    in JSON and in Markdown lines; a figure beyond it, or a changed word, still is."""
+    drift = json.loads(json.dumps(RESULT))
+    drift["queries"]["T1"]["score"] = 0.608
+    old = _tree(tmp_path / "old", RESULT, TABLE)
+    near = _tree(tmp_path / "near", drift, TABLE.replace("0.950", "0.951"))
+    assert main([str(old), str(near)]) == 1
+    assert main(["--tolerance", "0.002", str(old), str(near)]) == 0
+    far = _tree(tmp_path / "far", drift, TABLE.replace("9/10", "10/10"))
+    assert main(["--tolerance", "0.002", str(old), str(far)]) == 1  # 9/10 -> 10/10: 9 -> 10 is beyond it
+    assert main(["--tolerance", "nan", str(old), str(near)]) == 2

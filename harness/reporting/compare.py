@@ -7,8 +7,11 @@ harness may record more); a field the new tree lost is.
     python -m harness.reporting.compare --estimates OLD NEW   # point estimates only (intervals, p-values
                                                               # and their methods ignored)
     make compare-reports BASE=HEAD~3      # reports/ as committed at BASE against the working tree
+    python -m harness.reporting.compare --tolerance 0.002 OLD NEW   # a regeneration on another machine:
+                                          # numbers within 0.002 of each other are the same figure
 
-JSON files are compared value by value (numbers to 1e-9); Markdown files line by line after dropping
+JSON files are compared value by value (numbers to 1e-9, or to --tolerance: the embedding drift measured
+between machines and thread counts, under which a regenerated report is "the same"); Markdown files line by line after dropping
 lines that carry timings; PNG files are not compared (pixels follow the figures, and fonts and
 matplotlib versions move them).  Rows of a table (a list of dicts with a label, size, run, value...) are
 matched by those keys and Markdown lines by a diff, so a row or line only the new tree has (a backend
@@ -59,6 +62,8 @@ class Difference:
 
 
 ESTIMATES_ONLY = False  # set by --estimates
+TOLERANCE = 0.0  # set by --tolerance: numbers this close are the same figure (in JSON and in Markdown lines)
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def _ignored(key: str) -> bool:
@@ -93,7 +98,8 @@ def compare_json(old: Any, new: Any, where: str = "") -> Iterator[tuple[str, Any
         for i, (a, b) in enumerate(zip(old, new)):
             yield from compare_json(a, b, f"{where}[{i}]")
     elif isinstance(old, (int, float)) and isinstance(new, (int, float)) and not isinstance(old, bool):
-        if not (math.isclose(old, new, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(old) and math.isnan(new))):
+        if not (math.isclose(old, new, rel_tol=1e-9, abs_tol=max(1e-12, TOLERANCE))
+                or (math.isnan(old) and math.isnan(new))):
             yield where, old, new
     elif old != new:
         yield where, old, new
@@ -138,10 +144,33 @@ def _without_timings(text: str) -> list[str]:
     return out
 
 
+def _aligned(a: list[str], b: list[str]) -> Iterator[tuple[str | None, str]]:
+    """Each line of b beside the line of a it replaces (by a diff of the lines' number-free skeletons)."""
+    skeleton = [NUMBER.sub("#", x) for x in a], [NUMBER.sub("#", y) for y in b]
+    partner: dict[int, int] = {}
+    for block in difflib.SequenceMatcher(None, *skeleton, autojunk=False).get_matching_blocks():
+        partner.update({block.b + k: block.a + k for k in range(block.size)})
+    for j, y in enumerate(b):
+        yield (a[partner[j]] if j in partner else None), y
+
+
+def _within_tolerance(old: str | None, new: str) -> str:
+    """`old` when the two lines differ only in numbers that are each within TOLERANCE, else `new`."""
+    if old is None:
+        return new
+    xs, ys = NUMBER.findall(old), NUMBER.findall(new)
+    if len(xs) != len(ys) or NUMBER.sub("#", old) != NUMBER.sub("#", new):
+        return new
+    close = all(abs(float(x) - float(y)) <= TOLERANCE + 1e-12 for x, y in zip(xs, ys))
+    return old if close else new
+
+
 def compare_markdown(old: str, new: str) -> Iterator[tuple[str, Any, Any]]:
     """Lines of the old report (timings dropped) that the new one changed or lost; lines only the new
     one has (a row or a section a newer harness adds) are not differences."""
     a, b = _without_timings(old), _without_timings(new)
+    if TOLERANCE:  # a line of the new report that differs only by numbers within the tolerance is the old line
+        b = [_within_tolerance(x, y) for x, y in _aligned(a, b)]
     if ESTIMATES_ONLY:  # intervals and p-values masked: a line differs only in a point estimate
         a, b = [INTERVAL_TEXT.sub("…", x) for x in a], [INTERVAL_TEXT.sub("…", x) for x in b]
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -172,13 +201,24 @@ def compare_trees(old_dir: Path | str, new_dir: Path | str) -> list[Difference]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global ESTIMATES_ONLY
+    global ESTIMATES_ONLY, TOLERANCE
     args = list(sys.argv[1:] if argv is None else argv)
     ESTIMATES_ONLY = "--estimates" in args
     args = [a for a in args if a != "--estimates"]
+    TOLERANCE = 0.0
+    if "--tolerance" in args:
+        i = args.index("--tolerance")
+        try:
+            TOLERANCE = float(args[i + 1])
+            if not (math.isfinite(TOLERANCE) and TOLERANCE >= 0):
+                raise ValueError
+        except (IndexError, ValueError):
+            print("--tolerance: expected a non-negative number", file=sys.stderr)
+            return 2
+        del args[i:i + 2]
     if len(args) != 2:
-        print("usage: python -m harness.reporting.compare [--estimates] OLD_REPORTS_DIR NEW_REPORTS_DIR",
-              file=sys.stderr)
+        print("usage: python -m harness.reporting.compare [--estimates] [--tolerance X] OLD_REPORTS_DIR "
+              "NEW_REPORTS_DIR", file=sys.stderr)
         return 2
     differences = compare_trees(*args)
     for d in differences:

@@ -288,11 +288,14 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         for version, preset in RELEASES:
             shape = request_shape(version)
             max_results = int(preset_config(preset)["search"]["max_results"])
-            doc = real.get("openclaw", version, ws, max_results=max_results, provider=shape)
+            # The preset first: it sends the release's (role, text) pairs (the requests check), so the front's
+            # cache holds every vector before the release asks; a release batch that had to be embedded on busy
+            # cores could outlast the release's own embedding timeout (120 s in 2026.2.22), and fail the run.
             front = real.front()
             front.take_requests()
             run = preset_run(preset, ws, harness_embedder(shape, front.base_url, batch_size=16))
             ours = front.take_requests()
+            doc = real.get("openclaw", version, ws, max_results=max_results, provider=shape)
             for r in ours:
                 for t in r.get("texts", []):
                     texts.setdefault(text_sha256(t), t)
