@@ -248,14 +248,14 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     from harness.inputs.workspace_config import layer_notes
 
     notes = layer_notes(config.openclaw_json)  # what the workspace's openclaw.json set, and what won over it
+    if "replay" in summary:
+        notes.append(replay_note(summary["replay"]))
     if folded:
         notes.append(f"{folded} {'query repeats' if folded == 1 else 'queries repeat'} the text of an earlier "
                      "query: each text was embedded and searched once, and every query judged on its own target")
     cache = getattr(stages.embedder, "cache", None)
     notes += cache.notes() if hasattr(cache, "notes") else []  # a cache moved aside, read-only, or with bad rows
     notes += getattr(stages.embedder.inner, "run_notes", list)()  # where the vectors came from (openclaw-index)
-    if "replay" in summary:
-        notes.append(replay_note(summary["replay"]))
     if weights and weights["rescaled"]:
         c, a = weights["configured"], weights["applied"]
         notes.append(f"fusion weights vector_weight={c['vector_weight']:g}, text_weight={c['text_weight']:g} are "
