@@ -7,6 +7,8 @@ real OpenClaw agent loop (`openclaw agent --local`) runs offline and writes its 
         chat.begin([Search("早餐吃什么"), Get(0), Reply("...", cite=0)])
         ...                                    # run one turn of the agent; every request takes the next step
         chat.requests                          # what the agent sent (messages, tools), for tests
+        chat.turns                             # per begin(): what the script did (tool calls, the results
+                                               # each step saw, the reply's citation), for checks
 
 Steps of a turn, in order (one model request each):
     Search(query, max_results=None)   a memory_search tool call
@@ -84,6 +86,7 @@ class ScriptedAgentChat:
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that came when the turn's script was used up (answered "ok")
+        self.turns: list[list[dict[str, Any]]] = []  # per turn: {tool | reply, args, seen (the last search's results)}
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -148,6 +151,11 @@ class ScriptedAgentChat:
         """The script of the next turn (replaces what is left of the previous one)."""
         with self._lock:
             self._steps = list(steps)
+            self.turns.append([])
+
+    def _did(self, entry: dict[str, Any]) -> None:
+        if self.turns:
+            self.turns[-1].append(entry)
 
     @property
     def remaining(self) -> int:
@@ -162,19 +170,24 @@ class ScriptedAgentChat:
                 args: dict[str, Any] = {"query": step.query}
                 if step.max_results is not None:
                     args["maxResults"] = step.max_results
+                self._did({"tool": "memory_search", "args": args, "seen": results})
                 return _tool_call("memory_search", args, tools)
             if isinstance(step, Get):
                 if results is None or step.result >= len(results):
                     continue  # nothing to open: the next step
                 hit = results[step.result]
                 span = int(hit["endLine"]) - int(hit["startLine"]) + 1
-                return _tool_call("memory_get", {"path": hit["path"], "from": int(hit["startLine"]),
-                                                 "lines": step.lines or span}, tools)
+                args = {"path": hit["path"], "from": int(hit["startLine"]), "lines": step.lines or span}
+                self._did({"tool": "memory_get", "args": args, "seen": results})
+                return _tool_call("memory_get", args, tools)
             text = step.text
+            cited = None
             if step.cite is not None and results and step.cite < len(results):
                 hit = results[step.cite]
                 lines = f"#L{hit['startLine']}" + (f"-L{hit['endLine']}" if hit["endLine"] != hit["startLine"] else "")
                 text += f" (source: {hit['path']}{lines})"
+                cited = {"path": hit["path"], "startLine": int(hit["startLine"]), "endLine": int(hit["endLine"])}
+            self._did({"reply": text, "cited": cited, "seen": results})
             return {"role": "assistant", "content": text}
         self.unscripted += 1
         return {"role": "assistant", "content": "ok"}
