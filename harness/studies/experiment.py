@@ -272,14 +272,14 @@ def with_one_date(frame: pd.DataFrame, index: Any, stages: Stages, queries: list
     searched at one date (evaluation.now) beside them, from the same searched legs (only the post-processing
     depends on the time): columns asked, passed_one_date, rank_one_date, lost_at_one_date, and
     files_changed_since_asked (indexed files whose last change is after the question was asked: they are
-    searched as they are today, the history of a file not being kept)."""
+    searched as they are today, the history of a file not being kept; files_changed_since)."""
     one = dataclasses.replace(stages, config=stages.config.with_overrides({"evaluation": {"replay": "one-date"}}))
     other, _, _ = evaluate_queries(index, one, queries, trace_queries(index, one, queries, legs), evaluation.round,
                                    cutoffs, evidence_cutoffs, ties="expected", evidence_names=evidence_names,
                                    **near_tie)
     by_id = other.set_index("query_id")
     asked = {q.id: (q.extra or {}).get("asked") for q in queries}
-    changed = files_changed_since(part, asked)
+    changed = files_changed_since(part, asked, stages)
     frame = frame.copy()
     frame["asked"] = [asked.get(qid) for qid in frame["query_id"]]
     frame["passed_one_date"] = [bool(by_id.at[qid, "passed"]) if qid in by_id.index else None
@@ -292,27 +292,57 @@ def with_one_date(frame: pd.DataFrame, index: Any, stages: Stages, queries: list
     return frame
 
 
-def files_changed_since(part: Any, asked: dict[str, Any]) -> dict[str, int]:
-    """{query id: indexed files last changed after it was asked}, from the files' modification times where the
-    data set knows its files' sources (the workspace data set); {} otherwise."""
+def files_changed_since(part: Any, asked: dict[str, Any], stages: Stages | None = None) -> dict[str, int]:
+    """{query id: indexed files that changed after it was asked}, where the data set knows its files' sources (the
+    workspace data set).  With the agent's own index ([embedder] openclaw-index), a file changed after the
+    questions when its text is not the one the index recorded (a file edited since OpenClaw last indexed it,
+    which it does before each search, or one it never indexed); without one, when its modification time is
+    after the question."""
+    import hashlib
+
     from harness.stages.postprocess.base import as_utc_datetime
 
     sources = getattr(part, "source_files", None)
     paths = sources() if callable(sources) else []
     if not paths:
         return {}
+    recorded = _index_hashes(stages)
+    root = Path(getattr(part, "path", "")) if recorded is not None else None
+    out = {}
+    if recorded is not None and root is not None:
+        changed = 0
+        for path in paths:
+            try:
+                rel = Path(path).resolve().relative_to(root.resolve()).as_posix()
+                changed += recorded.get(rel) != hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            except (OSError, ValueError):
+                changed += 1
+        return {qid: changed for qid, when in asked.items() if when}
     mtimes = []
     for path in paths:
         try:
             mtimes.append(Path(path).stat().st_mtime)
         except OSError:
             continue
-    out = {}
     for qid, when in asked.items():
         if when:
             stamp = as_utc_datetime(when).timestamp()
             out[qid] = sum(m > stamp for m in mtimes)
     return out
+
+
+def _index_hashes(stages: Stages | None) -> dict[str, str] | None:
+    """{path: sha256} of the memory files the agent's index recorded ([embedder] openclaw-index), or None."""
+    table = stages.config.embedder if stages is not None else None
+    if table is None or table.name != "openclaw-index" or not table.params.get("index"):
+        return None
+    from harness.inputs.openclaw_index import MemoryIndex
+
+    try:
+        with MemoryIndex(Path(table.params["index"])) as index:
+            return {f.path: f.hash for f in index.files()}
+    except Exception:  # noqa: BLE001 - the run itself reads the index and names what is wrong with it
+        return None
 
 
 def replay_summary(frame: pd.DataFrame, evaluation: Any) -> dict[str, Any]:

@@ -33,6 +33,7 @@ a reader that is still wrong the row is information (gated = False) with the cau
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import shutil
 import tempfile
@@ -90,20 +91,29 @@ def _digest(paths: list[Path]) -> str:
     return h.hexdigest()
 
 
-def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path) -> str:
+def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path,
+             files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None) -> str:
     from harness.studies import agent_chat, openclaw_agent
 
     sources = [Path(openclaw_agent.__file__), Path(agent_chat.__file__), openclaw_agent.PRELOAD]
-    identity = {"version": version, "variation": variation, "sessions": sessions, "memory": _digest([memory]),
-                "drivers": _digest(sources), "format": HOME_FORMAT}
+    identity: dict[str, Any] = {"version": version, "variation": variation, "sessions": sessions,
+                                "memory": _digest([memory]), "drivers": _digest(sources), "format": HOME_FORMAT}
+    if files:
+        identity["files"] = files
+    if agents:
+        identity["agents"] = [{**a, "memory": _digest([a["memory"]])} for a in agents]
+        identity["writer"] = hashlib.sha256(inspect.getsource(write_home).encode()).hexdigest()
     return hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:24]
 
 
 def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory: Path,
-               log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The release writes a home at `root` (a folder named .openclaw) from `memory` and `sessions`; returns what
-    the script did: per turn its session, time and steps (each tool call with its arguments, the results of the
-    last search it saw, the reply's citation)."""
+               log: Callable[[str], None] = print, *, files: dict[str, str] | None = None,
+               agents: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The release writes a home at `root` (a folder named .openclaw) from `memory` (plus `files`, path -> text,
+    written into the workspace) and `sessions`; `agents`: more agents, each {id, workspace (a folder name under
+    root), memory, files?, sessions, entry (their agents.entries.<id> settings beside the workspace)}.  Returns
+    what the script did: per turn its agent, session, time and steps (each tool call with its arguments, the
+    results of the last search it saw, the reply's citation)."""
     from harness.studies.agent_chat import ScriptedAgentChat, steps_of
     from harness.studies.openclaw_agent import (
         OpenClawHome,
@@ -115,23 +125,41 @@ def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory:
     release = find_release(version)
     if root.exists():
         shutil.rmtree(root)
-    shutil.copytree(memory, root / "workspace")
+    plan = [{"id": "main", "workspace": "workspace", "memory": memory, "files": files or {}, "sessions": sessions,
+             "entry": None}, *(agents or [])]
+    for agent in plan:
+        shutil.copytree(agent["memory"], root / agent["workspace"])
+        for rel, text in (agent.get("files") or {}).items():
+            (root / agent["workspace"] / rel).write_text(text, encoding="utf-8")
     server, base_url, model = start_embedding_server(0)
     turns: list[dict[str, Any]] = []
     try:
         with ScriptedAgentChat(0) as chat:
             home = OpenClawHome(release, root, chat_url=chat.base_url, provider=Provider(base_url, model))
             home.write_config()
-            first = datetime.fromisoformat(str(sessions[0]["at"]))
-            home.index(at=first.replace(hour=0, minute=0))
-            for n, session in enumerate(sessions, start=1):
-                at = datetime.fromisoformat(str(session["at"]))
-                for i, turn in enumerate(session["turns"]):
-                    chat.begin(steps_of(turn["steps"]))
-                    when = at + timedelta(minutes=2 * i)
-                    home.turn(f"s{n:03d}", str(turn["say"]), new_session=i == 0, at=when)
-                    turns.append({"session": f"s{n:03d}", "turn": i, "at": when.isoformat(), "did": chat.turns[-1]})
-                log(f"conformance: real home, session {n}/{len(sessions)} ({at.date()}) written by OpenClaw {version}")
+            entries = {a["id"]: {"workspace": str(root / a["workspace"]), **(a.get("entry") or {})}
+                       for a in plan if a["id"] != "main"}
+            if entries:  # what `openclaw agents add ID --workspace DIR` writes, with the agent's own settings
+                doc = json.loads(home.config_path.read_text(encoding="utf-8"))
+                doc["agents"]["entries"] = entries
+                home.config_path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            first = min(datetime.fromisoformat(str(a["sessions"][0]["at"])) for a in plan)
+            for agent in plan:
+                who = home if agent["id"] == "main" else OpenClawHome(release, root, chat_url=chat.base_url,
+                                                                      provider=home.provider, agent_id=agent["id"])
+                args = () if agent["id"] == "main" else ("--agent", agent["id"])
+                who.cli("memory", "index", "--force", *args, at=first.replace(hour=0, minute=0))
+                prefix = "s" if agent["id"] == "main" else agent["id"][:1]
+                for n, session in enumerate(agent["sessions"], start=1):
+                    at = datetime.fromisoformat(str(session["at"]))
+                    for i, turn in enumerate(session["turns"]):
+                        chat.begin(steps_of(turn["steps"]))
+                        when = at + timedelta(minutes=2 * i)
+                        who.turn(f"{prefix}{n:03d}", str(turn["say"]), new_session=i == 0, at=when)
+                        turns.append({"agent": agent["id"], "session": f"{prefix}{n:03d}", "turn": i,
+                                      "at": when.isoformat(), "did": chat.turns[-1]})
+                    log(f"conformance: real home, agent {agent['id']} session {n}/{len(agent['sessions'])} "
+                        f"({at.date()}) written by OpenClaw {version}")
             unscripted = chat.unscripted
     finally:
         server.terminate()
@@ -149,18 +177,20 @@ class Home:
 
 
 def cached_home(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path, dest: Path,
-                *, refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+                *, files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None,
+                refresh: bool = False, log: Callable[[str], None] = print) -> Home:
     """A copy at dest/.openclaw of the home the release wrote for these inputs (written once, then cached in the
     conformance folder's homes/)."""
     from harness.studies.openclaw_agent import conformance_dir
 
-    key = home_key(version, variation, sessions, memory)
+    key = home_key(version, variation, sessions, memory, files, agents)
     cached = conformance_dir() / "homes" / f"{version}-{variation}-{key}"
     if refresh or not (cached / "script.json").is_file():
         work = Path(tempfile.mkdtemp(prefix="real-home-"))
         try:
             log(f"conformance: OpenClaw {version} writes the real home ({variation}, {len(sessions)} sessions)")
-            script = write_home(version, work / ".openclaw", sessions, memory, log)
+            script = write_home(version, work / ".openclaw", sessions, memory, log, files=files, agents=agents)
+            script["root"] = str(work / ".openclaw")
             staging = cached.with_name(cached.name + ".tmp")
             shutil.rmtree(staging, ignore_errors=True)
             staging.mkdir(parents=True)
@@ -174,7 +204,11 @@ def cached_home(version: str, variation: str, sessions: list[dict[str, Any]], me
     target = dest / ".openclaw"
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(cached / ".openclaw", target)
-    return Home(target, json.loads((cached / "script.json").read_text(encoding="utf-8")))
+    script = json.loads((cached / "script.json").read_text(encoding="utf-8"))
+    if script.get("root"):  # the agents' workspaces as the release wrote them, now in the copy
+        config = target / "openclaw.json"
+        config.write_text(config.read_text(encoding="utf-8").replace(script["root"], str(target)), encoding="utf-8")
+    return Home(target, script)
 
 
 def _transient(folder: str, names: list[str]) -> list[str]:
@@ -201,9 +235,11 @@ class ScriptCall:
     results: tuple[tuple[str, int, int], ...]  # what the release returned, as the script saw it
 
 
-def script_calls(script: dict[str, Any]) -> list[ScriptCall]:
+def script_calls(script: dict[str, Any], agent: str = "main") -> list[ScriptCall]:
     out = []
     for t in script["turns"]:
+        if t.get("agent", "main") != agent:
+            continue
         did = t["did"]
         for i, step in enumerate(did):
             if step.get("tool") == "memory_search":
@@ -213,13 +249,15 @@ def script_calls(script: dict[str, Any]) -> list[ScriptCall]:
     return out
 
 
-def expected_judgments(script: dict[str, Any]) -> dict[tuple[str, str, int, int], tuple[int, str]]:
+def expected_judgments(script: dict[str, Any], agent: str = "main") -> dict[tuple[str, str, int, int], tuple[int, str]]:
     """(query key, path, start, end) -> (grade, evidence): session_mining's documented rule on the script's own
     memory_get calls and citations over the results each search returned."""
     from harness.inputs.session_mining import dedupe_key, drop_reason, normalise
 
     tally: dict[tuple[str, str, int, int], dict[str, int]] = {}
     for t in script["turns"]:
+        if t.get("agent", "main") != agent:
+            continue
         did = t["did"]
         searches = [(i, s) for i, s in enumerate(did) if s.get("tool") == "memory_search"]
         for n, (i, step) in enumerate(searches):
@@ -266,24 +304,24 @@ def _check(what: str, variation: str, agreed: int, total: int, differences: list
                  differences or [])
 
 
-def mined(home: Path) -> tuple[Any, list[Any], Any]:
+def mined(home: Path, agent: str | None = None) -> tuple[Any, list[Any], Any]:
     """The installation, its sessions' memory_search calls and the mining, as `harness init` reads them."""
     from harness.inputs.openclaw_home import locate
     from harness.inputs.openclaw_sessions import ReadStats, read_sessions
     from harness.inputs.session_mining import mine
 
-    inst = locate(home)
+    inst = locate(home, agent)
     stats = ReadStats(other_agents=dict(inst.other_agents))
     sessions = list(read_sessions(inst.session_files, inst.agent_db, stats))
     calls = [c for s in sessions for c in s.searches]
     return inst, calls, mine(iter(sessions), stats)
 
 
-def call_checks(variation: str, script: dict[str, Any], calls: list[Any]) -> list[Check]:
+def call_checks(variation: str, script: dict[str, Any], calls: list[Any], agent: str = "main") -> list[Check]:
     """Precision and recall of the mined memory_search calls against the script's (session, turn, query)."""
     from collections import Counter
 
-    want = Counter((c.session, c.turn, c.query) for c in script_calls(script))
+    want = Counter((c.session, c.turn, c.query) for c in script_calls(script, agent))
     got = Counter((c.session, c.turn, c.query) for c in calls)
     matched = sum((want & got).values())
     missing = [Difference(f"{s} turn {t}", q, "(not mined)", "memory_search", "the script's call was not mined")
@@ -420,6 +458,9 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         point_provider(home.root, base_url)
         checks = base_checks(home, tmp, log=real.log)
         checks += variation_checks(home, tmp, base_url)
+        variants = variants_home(tmp / "variants", refresh=real.refresh, log=real.log)
+        point_provider(variants.root, base_url)
+        checks += variants_checks(variants, tmp)
         return checks
     finally:
         server.terminate()
@@ -580,3 +621,84 @@ def jsonl_beside_database(home: Home, tmp: Path) -> list[Check]:
             for d in c.differences:
                 d.cause += ": the truncated JSONL shadows the database's complete copy (issue 36 point 5, i36-inputs)"
     return checks
+
+
+# --- the second home: another memory source (USER.md) and a second agent with its own settings -------------------
+
+VARIANTS = HERE / "variants.yaml"
+WORK = HERE / "work"
+
+
+def variants_home(dest: Path, *, refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+    spec = yaml.safe_load(VARIANTS.read_text(encoding="utf-8"))
+    work = {"id": "work", "workspace": "work-notes", "memory": WORK, "sessions": spec["work"]["sessions"],
+            "entry": spec["work"]["entry"]}
+    return cached_home(VERSION, "sources-agents", spec["main"]["sessions"], MEMORY, dest,
+                       files=spec["main"]["files"], agents=[work], refresh=refresh, log=log)
+
+
+def variants_checks(home: Home, tmp: Path) -> list[Check]:
+    from harness.inputs.home_init import init_openclaw_home
+    from harness.stages.embedders import EmbeddingCache
+
+    checks: list[Check] = []
+    cache = EmbeddingCache(tmp / "variants-embeddings.sqlite")
+    # USER.md beside MEMORY.md: the release indexes it and returns it
+    inst, calls, mining = mined(home.root)
+    checks += call_checks("user-md", home.script, calls)
+    out = tmp / "user-md-evals"
+    init_openclaw_home(home.root, out, cache=cache)
+    indexed = set(_discovered(out / "experiment.toml"))
+    rows = replay_checks("user-md", mining, replay(out / "experiment.toml", mining, cache, "as-asked"), indexed,
+                         "replay as asked")
+    checks += _as_it_stands(rows, "USER.md", "the release indexes USER.md, the harness's corpus leaves it out "
+                            "(issue 36 point 6, i36-inputs)")
+    # the second agent: its workspace and settings from agents.entries.work
+    try:
+        _, wcalls, wmining = mined(home.root, "work")
+        checks += call_checks("agent-work", home.script, wcalls, agent="work")
+        wout = tmp / "work-evals"
+        init_openclaw_home(home.root, wout, agent="work", cache=cache)
+    except HarnessError as exc:
+        checks.append(_check("second agent: init reads agents.entries.work (workspace, settings)", "agent-work", 0, 1,
+                             [Difference("agents.entries.work", "", str(exc).splitlines()[0], "its workspace and settings",
+                                         "per-agent settings are not read (issue 36 point 5, i36-inputs)")],
+                             gated=False))
+        return checks
+    from harness.config import load_experiment
+
+    config = load_experiment(wout / "experiment.toml")
+    stages_mr = int(config.search.max_results) if hasattr(config, "search") else None
+    min_score = next((float(t.params.get("min_score")) for t in config.postprocess
+                      if t.name == "min_score" and t.params.get("min_score") is not None), None)
+    want = {"maxResults": 4, "minScore": 0.3}
+    got = {"maxResults": stages_mr, "minScore": min_score}
+    diffs = [Difference(k, "", str(got[k]), str(v), "the agent's own memory.search.query setting is not applied "
+                        "(issue 36 point 5, i36-inputs)") for k, v in want.items() if got[k] != v]
+    checks.append(_check("second agent: its own maxResults / minScore (agents.entries.work)", "agent-work",
+                         len(want) - len(diffs), len(want), diffs, gated=not diffs))
+    windexed = set(_discovered(wout / "experiment.toml"))
+    rows = replay_checks("agent-work", wmining, replay(wout / "experiment.toml", wmining, cache, "as-asked"),
+                         windexed, "replay as asked")
+    checks += _as_it_stands(rows, "", "the agent's own settings are not applied (issue 36 point 5, i36-inputs)")
+    return checks
+
+
+def _discovered(experiment: Path) -> list[str]:
+    from harness.config import load_experiment
+    from harness.pipeline import load_dataset
+
+    dataset = load_dataset(load_experiment(experiment))
+    return [f.display for f in dataset.discovery().files]
+
+
+def _as_it_stands(rows: list[Check], marker: str, cause: str) -> list[Check]:
+    """Rows on a reader another branch fixes: gated when they agree; else information, the cause named where the
+    difference is that one (`marker` in it, or any difference when marker is empty)."""
+    for c in rows:
+        if c.agreed < c.total:
+            c.gated = False
+            for d in c.differences:
+                if not marker or marker in d.cause or marker in d.theirs:
+                    d.cause = f"{d.cause}: {cause}"
+    return rows
