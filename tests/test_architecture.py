@@ -36,6 +36,7 @@ WRITES_ALLOWED = {
     ("openclaw_agent.py", "OpenClawHome._reset_main_session"): "the session store the real agent reads",
     ("openclaw_agent.py", "publish"): "the example installation (a data set under datasets/), not a report",
     ("conformance/real_home.py", "cached_home"): "the cache of the homes the real release wrote, one per input",
+    ("conformance/real_home.py", "write_home"): "the workspace and openclaw.json of a home the real release writes",
     ("conformance/real_home.py", "point_provider"): "openclaw.json of a working copy of such a home (its provider)",
     ("conformance/real_home.py", "changed_model"): "openclaw.json of a working copy (the variation's model)",
     ("conformance/real_home.py", "edited_after_judged"): "MEMORY.md of a working copy (the variation's edit)",

@@ -137,12 +137,14 @@ def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory:
         with ScriptedAgentChat(0) as chat:
             home = OpenClawHome(release, root, chat_url=chat.base_url, provider=Provider(base_url, model))
             home.write_config()
-            entries = {a["id"]: {"workspace": str(root / a["workspace"]), **(a.get("entry") or {})}
-                       for a in plan if a["id"] != "main"}
-            if entries:  # what `openclaw agents add ID --workspace DIR` writes, with the agent's own settings
-                doc = json.loads(home.config_path.read_text(encoding="utf-8"))
-                doc["agents"]["entries"] = entries
-                home.config_path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            for agent in plan[1:]:  # the release's own command writes agents.entries.<id> (and main's beside it)
+                home.cli("agents", "add", agent["id"], "--workspace", str(root / agent["workspace"]),
+                         "--non-interactive")
+                if agent.get("entry"):  # the agent's own settings, validated by the release at its next call
+                    doc = json.loads(home.config_path.read_text(encoding="utf-8"))
+                    _merge(doc["agents"]["entries"][agent["id"]], agent["entry"])
+                    home.config_path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n",
+                                                encoding="utf-8")
             first = min(datetime.fromisoformat(str(a["sessions"][0]["at"])) for a in plan)
             for agent in plan:
                 who = home if agent["id"] == "main" else OpenClawHome(release, root, chat_url=chat.base_url,
@@ -168,6 +170,14 @@ def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory:
         except Exception:  # noqa: BLE001 - it is ended either way
             server.kill()
     return {"version": version, "model": model, "turns": turns, "unscripted": unscripted}
+
+
+def _merge(into: dict[str, Any], values: dict[str, Any]) -> None:
+    for key, value in values.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 @dataclass
@@ -541,50 +551,52 @@ def changed_model(home: Home, tmp: Path) -> list[Check]:
 
 
 def edited_after_judged(home: Home, tmp: Path) -> list[Check]:
-    """MEMORY.md gains lines at its top after the sessions: a judged span must still cover the text the agent
-    read (re-anchored) or be dropped with a count, never point at other lines."""
+    """The memory file with the most implicit judgments gains lines at its top after the sessions: a judged span
+    must still cover the text the agent read (re-anchored) or be dropped with a count, never point at other
+    lines."""
+    from collections import Counter
+
     from harness.inputs.home_init import init_openclaw_home
     from harness.stages.embedders import EmbeddingCache
 
+    _, _, base = mined(home.root)
+    seen: dict[str, list[tuple[str, int, int]]] = {}  # query text -> (path, start, end) the agent judged
+    for q in base.queries:
+        for j in q.implicit:
+            seen.setdefault(q.text, []).append((j.path, j.start, j.end))
+    counts = Counter(path for spans in seen.values() for path, _, _ in spans)
+    what = "memory file edited after it was judged: judged spans still hold"
+    if not counts:
+        return [_check(what, "edited", 0, 0)]
+    target = counts.most_common(1)[0][0]
     root = _copy(home, tmp, "edited")
-    memory = root / "workspace" / "MEMORY.md"
-    before = memory.read_text(encoding="utf-8").splitlines()
-    memory.write_text("# Added later\n\n- 新的一条：周五晚上打羽毛球。\n\n" + "\n".join(before) + "\n", encoding="utf-8")
-    after = memory.read_text(encoding="utf-8").splitlines()
+    path = root / "workspace" / target
+    before = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("# Added later\n\n- 新的一条：周五晚上打羽毛球。\n\n" + "\n".join(before) + "\n", encoding="utf-8")
+    after = path.read_text(encoding="utf-8").splitlines()
     out = tmp / "edited-evals"
     try:
         init_openclaw_home(root, out, cache=EmbeddingCache(tmp / "edited.sqlite"), index_vectors=False)
     except HarnessError as exc:
-        return [_check("memory file edited after it was judged: judged spans still hold", "edited", 0, 1,
-                       [Difference("MEMORY.md", "", str(exc).splitlines()[0], "init", "init failed")], gated=False)]
-    spans = yaml.safe_load((out / "queries.yaml").read_text(encoding="utf-8")) or []
-    judged = [(q["id"], j) for q in spans for j in q.get("judged") or [] if j["path"] == "MEMORY.md"]
-    holds, diffs = 0, []
-    originals = {}
-    for q in home_mining_labels(home):
-        originals.setdefault(q[0], []).append(q[1:])
-    for qid, j in judged:
-        start, end = j["lines"]
-        text_now = after[start - 1:end]
-        seen = [before[s - 1:e] for s, e in originals.get(qid_text(spans, qid), [])]
-        if text_now in seen:
-            holds += 1
-        else:
-            diffs.append(Difference(f"{qid} MEMORY.md#L{start}-L{end}", qid_text(spans, qid), " / ".join(text_now)[:80],
-                                    "the lines the agent read", "the judged span is applied to today's text unchecked "
-                                    "(issue 36 point 4, i36-inputs: anchored to content)"))
-    return [_check("memory file edited after it was judged: judged spans still hold", "edited", holds, len(judged),
-                   diffs, gated=not diffs)]
-
-
-def home_mining_labels(home: Home) -> list[tuple[str, int, int]]:
-    """(query text, start, end) of the MEMORY.md judgments on the unedited home."""
-    _, _, mining = mined(home.root)
-    return [(q.text, j.start, j.end) for q in mining.queries for j in q.implicit if j.path == "MEMORY.md"]
-
-
-def qid_text(spans: list[dict[str, Any]], qid: str) -> str:
-    return next((q["text"] for q in spans if q["id"] == qid), qid)
+        return [_check(what, "edited", 0, 1, [Difference(target, "", str(exc).splitlines()[0], "init", "init failed")],
+                       gated=False)]
+    written = yaml.safe_load((out / "queries.yaml").read_text(encoding="utf-8")) or []
+    holds, diffs, total = 0, [], 0
+    for q in written:
+        originals = [before[s - 1:e] for p, s, e in seen.get(q["text"], []) if p == target]
+        for j in q.get("judged") or []:
+            if j["path"] != target:
+                continue
+            total += 1
+            start, end = j["lines"]
+            if after[start - 1:end] in originals:
+                holds += 1
+            else:
+                diffs.append(Difference(f"{q['id']} {target}#L{start}-L{end}", q["text"],
+                                        " / ".join(after[start - 1:end])[:80], "the lines the agent read",
+                                        "the judged span is applied to today's text unchecked (issue 36 point 4, "
+                                        "i36-inputs: judgments anchored to content)"))
+    return [_check(what, "edited", holds, total, diffs, gated=not diffs)]
 
 
 def jsonl_beside_database(home: Home, tmp: Path) -> list[Check]:
