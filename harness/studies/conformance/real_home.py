@@ -530,6 +530,11 @@ def base_checks(home: Home, tmp: Path, *, log: Callable[[str], None] = print) ->
     questions = asked_questions(mining, calls)
     checks += replay_checks("base", questions, replay(out / "experiment.toml", questions, cache, "as-asked"), indexed,
                             "replay as asked")
+    # `harness run` itself (as-asked, what init writes) on the questions it evaluates (those with an implicit positive)
+    evaluated = [q for q in questions if q.id in run.hits]
+    ran = replay_checks("base", evaluated, {qid: _hits(h) for qid, h in run.hits.items()}, indexed,
+                        "harness run as asked")
+    checks += ran[:2]
     one = replay_checks("base", questions, replay(out / "experiment.toml", questions, cache, "one-date"), indexed,
                         "replay at one date (the last session's day)", gated=False)
     for c in one:
