@@ -26,9 +26,18 @@ Rows (module real-home, preset openclaw-2026.09, release openclaw 2026.9.6, work
                                                      named
     replay at one date (information)                 the same questions all re-asked at the last session's day,
                                                      the figure a one-date replay reports
+    harness run as asked                             the same, for `harness run` itself on the experiment init
+                                                     wrote (the questions it evaluates)
 Variations on copies of the home (their own rows): a changed embedding model in openclaw.json, a memory file
-edited after it was judged, a truncated JSONL transcript beside the agent database.  Where a variation shows
-a reader that is still wrong the row is information (gated = False) with the cause named.
+edited after it was judged, a truncated JSONL transcript beside the agent database.  A second home the release
+writes (real_home/variants.yaml): a USER.md beside MEMORY.md (2026.9.6 indexes it) and a second agent added with
+`openclaw agents add work --workspace DIR` whose agents.entries.work sets maxResults 4 / minScore 0.3.  Where a
+variation shows a reader that is still wrong the row is information (gated = False) with the cause named.
+
+2026.9.6 times a memory_search out after 30 s and then pauses the corpus for a minute; on a loaded machine the
+first search of a CLI process can take that long, so the scripted model makes such a search again after the
+pause (RETRIES), and the replay compares each question's first search that ran.  Writing a home takes minutes
+(a CLI process per turn); it is done once per input and cached.
 """
 from __future__ import annotations
 
