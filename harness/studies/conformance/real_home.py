@@ -508,9 +508,13 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         point_provider(home.root, base_url)
         checks = base_checks(home, tmp, log=real.log)
         checks += variation_checks(home, tmp, base_url)
-        variants = variants_home(tmp / "variants", refresh=real.refresh, log=real.log)
-        point_provider(variants.root, base_url)
-        checks += variants_checks(variants, tmp)
+
+        def second_home() -> list[Check]:
+            variants = variants_home(tmp / "variants", refresh=real.refresh, log=real.log)
+            point_provider(variants.root, base_url)
+            return variants_checks(variants, tmp)
+
+        checks += guarded("sources-agents", second_home)
         return checks
     finally:
         server.terminate()
@@ -566,9 +570,22 @@ def _copy(home: Home, tmp: Path, name: str) -> Path:
 
 def variation_checks(home: Home, tmp: Path, base_url: str) -> list[Check]:
     checks = []
-    for build in (changed_model, edited_after_judged, jsonl_beside_database):
-        checks += build(home, tmp)
+    for variation, build in (("changed-model", changed_model), ("edited", edited_after_judged),
+                             ("jsonl", jsonl_beside_database), ("killed", killed_mid_turn)):
+        checks += guarded(variation, lambda build=build: build(home, tmp))
     return checks
+
+
+def guarded(variation: str, build: Callable[[], list[Check]]) -> list[Check]:
+    """A variation's rows, or one information row naming why the variation could not be measured: a variation
+    that fails (the release writing its home, or a reader on it) must not take the base rows and the other
+    modules' with it."""
+    try:
+        return build()
+    except Exception as exc:  # noqa: BLE001 - reported as the row's cause
+        return [_check("the variation could be measured", variation, 0, 1,
+                       [Difference(variation, "", f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+                                   "its rows", "the variation failed before its rows were measured")], gated=False)]
 
 
 def changed_model(home: Home, tmp: Path) -> list[Check]:
@@ -762,3 +779,36 @@ def _as_it_stands(rows: list[Check], marker: str, cause: str) -> list[Check]:
                 if not marker or marker in d.cause or marker in d.theirs:
                     d.cause = f"{d.cause}: {cause}"
     return rows
+
+
+def killed_mid_turn(home: Home, tmp: Path) -> list[Check]:
+    """The agent process killed while a turn runs: the last session's transcript ends at the memory_search call
+    (its result and the reply never written).  Every call is still mined; the cut one has no results (not an
+    empty result list, which would say the search found nothing)."""
+    import sqlite3
+
+    from harness.inputs.openclaw_home import locate
+
+    root = _copy(home, tmp, "killed")
+    inst = locate(root)
+    conn = sqlite3.connect(inst.agent_db)
+    try:
+        rows = conn.execute("SELECT session_id, seq, event_json FROM transcript_events WHERE event_json IS NOT NULL "
+                            "ORDER BY session_id, seq").fetchall()
+        calls = [(sid, seq) for sid, seq, event in rows if '"toolCall"' in event and "memory_search" in event]
+        sid, seq = max(calls)  # the last session's last search call
+        conn.execute("DELETE FROM transcript_events WHERE session_id = ? AND seq > ?", (sid, seq))
+        conn.commit()
+    finally:
+        conn.close()
+    _, mined_calls, _ = mined(root)
+    checks = call_checks("killed", home.script, mined_calls)
+    cut = [c for c in mined_calls if c.session == sid]
+    last = max(cut, key=lambda c: (c.turn, c.order)) if cut else None
+    ok = last is not None and last.results is None
+    checks.append(_check("turn killed mid-write: the cut search has no results (not an empty list)", "killed",
+                         int(ok), 1, [] if ok else [Difference(sid, last.query if last else "",
+                                                               str(last.results if last else None), "None",
+                                                               "the cut call is read as a search that found nothing")],
+                         gated=ok))
+    return checks
