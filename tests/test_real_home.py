@@ -87,3 +87,20 @@ def test_on_a_home_the_real_release_wrote_every_gated_row_agrees(tmp_path):
     failing = [f"{c.workspace} {c.what}: {c.agreed}/{c.total} {[d.cause for d in c.differences][:3]}"
                for c in checks if c.gated and c.agreed < c.total]
     assert failing == []
+
+
+def test_the_report_puts_the_real_home_rows_in_their_own_table(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.reporting.conformance import write_report
+    from harness.studies.conformance.base import Check
+
+    rows = [Check("openclaw", "openclaw-2026.09", "openclaw 2026.9.6", "chunk boundaries", "round1", 3, 3),
+            Check(rh.NAME, rh.PRESET, "openclaw 2026.9.6", "replay as asked: the release's top-6", "home-base", 8, 9)]
+    module = SimpleNamespace(NAME=rh.NAME, SYSTEMS=rh.SYSTEMS, NOTES="")
+    md, _ = write_report(tmp_path, rows, [module], {"round1": {"files": 1, "queries": 3}})
+    text = md.read_text(encoding="utf-8")
+    main, homes = text.split("## Agreement on homes the real release wrote")
+    assert "| round1 | gated |" in main.split("## Differences")[0] and "home-base" not in main.split("## Differences")[0]
+    table = homes.split("## Differences")[0]
+    assert "| home-base | gated |" in table and "8/9 ⚠" in table and "3/3" not in table
