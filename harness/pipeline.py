@@ -386,7 +386,7 @@ def trace_queries(index: Index, stages: Stages, queries: Sequence[Query],
     stage_names = [names.get(type(stage), type(stage).__name__) for stage in stages.postprocess]
     gates = [p for p in stages.postprocess if hasattr(p, "skips_query")]  # adaptive retrieval
     explainable = stages.expansion is None and not getattr(stages.fusion, "accepts_extra_lists", False)
-    details: dict[tuple[int, str], str] = {}  # (stage, chunk) -> detail: a chunk's age is the same in every query
+    details: dict[tuple[int, str, Any], str] = {}  # (stage, chunk, now) -> detail: the same for queries asked together
     out: dict[str, QueryTrace] = {}
     for q in queries:
         searched = legs[q.id]
@@ -397,9 +397,10 @@ def trace_queries(index: Index, stages: Stages, queries: Sequence[Query],
             said = {}
             if isinstance(stage, (TemporalDecay, ImportanceMultiplier)):
                 for h in before:
-                    if (i, h.id) not in details:
-                        details[(i, h.id)] = _stage_detail(stage, h.id, ctx, index)
-                    said[h.id] = details[(i, h.id)]
+                    key = (i, h.id, ctx.now)  # ages differ between queries asked at different times
+                    if key not in details:
+                        details[key] = _stage_detail(stage, h.id, ctx, index)
+                    said[h.id] = details[key]
             results.append(StageResult(name, after, stage.min_score if isinstance(stage, MinScore) else None, said))
         out[q.id] = QueryTrace(
             q.id, list(searched.legs.vector), list(searched.legs.lexical), fused, results, hits,
@@ -440,9 +441,18 @@ def search_context(stages: Stages, query: Query, index: Index | None = None,
         ctx.document_chunks = lambda path: [c.text for c in index.document_chunks(path)]
         ctx.chunk_vector = index.vectors.get
         ctx.query_vector = query_vector
-        now = stages.config.evaluation.now
-        ctx.now = as_utc_datetime(now, "evaluation.now") if now is not None else None
+        ctx.now = query_time(stages, query)
     return ctx
+
+
+def query_time(stages: Stages, query: Query) -> Any:
+    """The reference time a query is searched at: the time it was asked (its `asked` extra field) when the
+    experiment replays as asked ([evaluation] replay = "as-asked"), else evaluation.now (None: unset)."""
+    evaluation = stages.config.evaluation
+    asked = (query.extra or {}).get("asked") if evaluation.replay == "as-asked" else None
+    if asked:
+        return as_utc_datetime(asked, f"query {query.id!r}: asked")
+    return as_utc_datetime(evaluation.now, "evaluation.now") if evaluation.now is not None else None
 
 
 def render_layout(part: Any, config: Experiment, dest: Path | str | None = None) -> Layout:

@@ -146,6 +146,8 @@ def queries_yaml(queries: list[MinedQuery], header: str) -> str:
                 f"{q.split}" + (f"; maxResults {', '.join(map(str, q.max_results))}" if q.max_results else ""))
         lines += [f"- id: {q.id}", f"  text: {_yaml(q.text)}", f"  cluster: {_yaml(q.cluster)}",
                   f"  note: {_yaml(note)}"]
+        if q.first is not None:  # the first time it was asked: what a run replaying as asked searches it at
+            lines.append(f"  asked: {_yaml(q.first.isoformat())}")
         if q.implicit:
             lines.append("  judged:")
             lines += [f"    - {{path: {_yaml(j.path)}, lines: [{j.start}, {j.end}], grade: {j.grade}, by: implicit, "
@@ -162,7 +164,9 @@ def experiment_toml(name: str, description: str, preset: str, dataset: dict[str,
              f"name = {toml_value(name)}", f"description = {toml_value(description)}", f"preset = {toml_value(preset)}",
              "", "[dataset]", *(f"{k} = {toml_value(v)}" for k, v in dataset.items()), "",
              "[evaluation]", "report_purity = false",
-             "# temporal decay ages dated memory files from this day (the last session's)", f"now = {toml_value(now)}"]
+             "# each question is searched as of when it was asked (its `asked`); the figures at one date, `now` (the",
+             "# last session's day), are reported beside them.  replay = \"one-date\" searches every question at `now`.",
+             "replay = \"as-asked\"", f"now = {toml_value(now)}"]
     if redact:
         lines.append("redact = true   # mask numbers, e-mail addresses, URLs and key-like strings in reports and pages")
     if embedder is not None:

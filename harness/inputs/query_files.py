@@ -11,6 +11,9 @@ Queries files (YAML or JSONL), one query per item:
                                    the same lines share one doc id (the first one's), as two `path`
                                    targets of one file do
     note                           free text, kept with the query
+    asked                          when the question was asked (an ISO date-time with its offset; mined
+                                   queries carry it): a run with [evaluation] replay = "as-asked" ages
+                                   dated memories as of then
     judged: [{path, lines, grade, by}, ...]   graded judgments of line ranges, the shape pooled labelling
                                    (`harness judge`) writes: grade 0-3 (0 = judged not relevant), `by` says
                                    whose judgment it is: explicit (a person, the default), implicit (mined
@@ -36,7 +39,7 @@ from harness.text_files import MAX_BYTES, MAX_DEPTH, check_value, deepest_line, 
 if TYPE_CHECKING:
     import yaml
 
-QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster", "judged")
+QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster", "asked", "judged")
 JUDGMENT_SOURCES = ("explicit", "implicit", "llm")  # who judged: a person, the agent's behaviour, an LLM
 JUDGED_FIELDS = ("path", "lines", "grade", "by", "evidence")
 MAX_GRADE = 3
@@ -61,6 +64,7 @@ class QuerySpec:
     contains: str | None = None
     note: str | None = None
     cluster: str | None = None  # queries that are not independent draws (one conversation, one topic)
+    asked: str | None = None  # when it was asked (ISO date-time), for replay as asked
     field_lines: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the harness changed, for the user to read
     judged: list["JudgedSpan"] | None = None  # graded judgments (pooled labelling, mined sessions)
@@ -112,6 +116,21 @@ def _judged(value: Any, source: str, line: int) -> list[JudgedSpan]:
             raise DataError(source, line, f"{where}.evidence", "must be a string")
         out.append(JudgedSpan(path, lines[0], lines[1], grade, by, evidence))
     return out
+
+
+def _asked(value: Any, source: str, line: int) -> str:
+    """`asked`: an ISO-8601 date-time (YAML may have read it as a datetime already), kept as ISO text."""
+    from datetime import date, datetime
+
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, str):
+        try:
+            datetime.fromisoformat(value.strip())
+            return value.strip()
+        except ValueError:
+            pass
+    raise DataError(source, line, "asked", f"must be an ISO-8601 date-time such as 2026-03-02T09:15:00+08:00, got {shown(value)}")
 
 
 def check_display_path(value: Any, source: str, line: int | None, field_name: str = "path") -> str:
@@ -167,6 +186,9 @@ def _spec_from_fields(source: str, line: int, fields: dict[str, tuple[Any, int]]
             raise DataError(source, at, "cluster", "must be a non-empty string naming the query's group "
                                                    "(queries of one group are resampled together)")
         spec.cluster = str(value).strip()
+    if "asked" in fields:
+        value, at = fields["asked"]
+        spec.asked = _asked(value, source, at)
     targets = [k for k in ("path", "lines", "contains") if k in fields]
     if "judged" in fields:
         value, at = fields["judged"]

@@ -401,6 +401,8 @@ def resolve_targets(specs: Sequence[QuerySpec], texts: dict[str, str], discovery
         extra = {"target": target, "source": f"{spec.source}:{spec.line}"}
         if spec.note:
             extra["note"] = spec.note
+        if spec.asked:
+            extra["asked"] = spec.asked
         queries.append(Query(spec.id, spec.text, relevant, spec.kind, None, extra, cluster=spec.cluster))
     if unjudged and notes is not None:
         shown = ", ".join(unjudged[:10]) + (f" and {len(unjudged) - 10} more" if len(unjudged) > 10 else "")
@@ -437,6 +439,8 @@ def _judged_query(spec: QuerySpec, texts: dict[str, str], judgments: str,
                              "judged": judged, "judgment_source": judgments}
     if spec.note:
         extra["note"] = spec.note
+    if spec.asked:
+        extra["asked"] = spec.asked
     if not relevant:
         if judgments == "implicit":
             return None  # the agent passed over these chunks: that says nothing of what would answer it
@@ -603,6 +607,10 @@ class WorkspaceDataset:
 
     def queries(self) -> list[Query]:
         return list(self._resolved()[0])
+
+    def source_files(self) -> list[Path]:
+        """The indexed files where they are (their modification times say when each last changed)."""
+        return [Path(f.source) for f in self.discovery().files]
 
     def check_layout(self, options: dict[str, Any]) -> None:
         if options:

