@@ -69,16 +69,13 @@ def test_cache_key_follows_the_embedded_texts_and_the_model_not_the_weights(tmp_
 
 
 def plugin_repository(root: Path) -> Path:
-    """A plugin's repository as the workflow expects it: the example files, its own preset (here a copy
-    of a bundled one, by path: a non-editable install lists no presets until the wheel ships them), a
-    workspace and its queries."""
-    memory = root / "ci" / "memory"
-    memory.mkdir(parents=True)
-    for name in ("experiment.toml", "gate.toml"):
-        shutil.copy(EXAMPLES / "memory" / name, memory / name)
-    shutil.copy(ROOT / "experiments" / "presets" / "openclaw-2026.08.toml", memory / "preset.toml")
-    shutil.copytree(ROOT / "datasets" / "example-workspace", memory / "workspace")
-    shutil.copy(memory / "workspace" / "queries.yaml", memory / "queries.yaml")
+    """A plugin's repository as the workflow expects it, as `harness example ci` writes it: the example files,
+    the example workspace as its workspace and its queries."""
+    from harness.bundled.examples import copy_example
+
+    copy_example("ci", root)
+    assert (root / ".github" / "workflows" / "memory-gate.yml").read_bytes() == \
+        (EXAMPLES / "github-actions.yml").read_bytes()
     return root
 
 
@@ -128,10 +125,9 @@ def test_the_shell_twin_passes_then_fails_a_worse_preset_with_cases_named_after_
 
     # A deliberately worse plugin: the keyword leg weighted 0 (on the example workspace 4 of the 5 passing
     # queries need it; text-only keeps all 5, since OpenClaw's keyword fallback finds their files)
-    preset = repo / "ci" / "memory" / "preset.toml"
-    preset.write_text(preset.read_text().replace("vector_weight = 0.7", "vector_weight = 1.0")
-                      .replace("text_weight = 0.3", "text_weight = 0.0"), encoding="utf-8")
-    assert "text_weight = 0.0" in preset.read_text()
+    experiment = repo / "ci" / "memory" / "experiment.toml"
+    with open(experiment, "a", encoding="utf-8") as fh:  # the experiment's own table wins over its preset's
+        fh.write("\n[fusion]\nvector_weight = 1.0\ntext_weight = 0.0\n")
     second = twin(repo, work, source)
     log = second.stdout + second.stderr
     assert second.returncode == 1, log[-6000:]

@@ -489,3 +489,23 @@ def test_a_failing_judge_loses_no_label(judged, tmp_path, monkeypatch):
     result = runner.invoke(app, ["judge", str(copy / "experiment.toml"), "--no-page"])
     assert result.exit_code == 2 and len([l for l in result.output.splitlines() if l.startswith("error:")]) == 1
     assert list(LabelStore(copy / "judge" / "labels.sqlite").grades()) == before
+
+
+def test_judge_import_grades_the_pool_from_the_examples_file_and_exports_without_a_page(judged):
+    """`harness judge EXPERIMENT HOLDOUT --import FILE`, what the tutorial's step 4 runs on the example."""
+    from harness.inputs.session_mining import dedupe_key, normalise
+    from harness.studies.judge.grades import load_grades
+    from harness.studies.judge.pool import Pool
+    from harness.studies.judge.run import JUDGE_DIR
+
+    out, session = judged
+    result = runner.invoke(app, ["judge", str(out / "experiment.toml"), str(out / "holdout.toml"), "--import",
+                                 str(GRADES)])
+    assert result.exit_code == 0, result.output
+    assert "labelling page" not in result.output  # graded from the file: no page to close
+    pool = Pool.load(out / JUDGE_DIR / "pool.json")
+    listed = load_grades(GRADES)
+    expected = sum(len(q.items) for q in pool.queries.values() if dedupe_key(normalise(q.text)) in listed)
+    assert expected > 0 and f"imported {GRADES}: {expected} chunks" in result.output
+    assert f"graded {expected} of {pool.items} pooled chunks" in result.output
+    assert (out / "experiment.judged.toml").is_file() and (out / JUDGE_DIR / "qrels.trec").is_file()

@@ -28,6 +28,7 @@ from harness.inputs.workspace_init import init_workspace
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "datasets" / "example-workspace"
+OLD_SHAPE = ROOT / "tests" / "data" / "openclaw-2026.2.22.json5"  # the example's openclaw.json in 2026.2.22's shape
 
 
 def write(path: Path, text: str) -> Path:
@@ -188,18 +189,28 @@ def test_glob_patterns(pattern, path, expected):
 
 
 def test_example_config_parses_json5_with_comments_and_trailing_commas():
+    # the example workspace's openclaw.json is in the shape of 2026.8.1 (memory.search), the release of the
+    # preset init picks: nothing in it is a key that release lacks
     s = read_openclaw_config(EXAMPLE / "openclaw.json")
-    assert s.get("vector_weight") == 0.6 and s.get("text_weight") == 0.4
     assert s.get("min_score") == 0.3 and s.get("max_results") == 6 and s.get("tokenizer") == "unicode61"
-    assert s.values["min_score"][0] == "agents.defaults.memorySearch.query.minScore"
+    assert s.get("vector_weight") is None and s.get("candidate_multiplier") is None
+    assert s.values["min_score"][0] == "memory.search.query.minScore"
     assert [e.path for e in s.extra_paths] == ["notes"]
-    assert s.extra_paths[0].field == "agents.defaults.memorySearch.extraPaths[0]"
-    tables = s.experiment_tables("openclaw-2026.02")
+    assert s.extra_paths[0].field == "memory.search.extraPaths[0]"
+    assert s.release_notes("openclaw-2026.08") == []
+    assert s.experiment_tables("openclaw-2026.08")["postprocess"][-1]["keyword_fallback"] == "fill"
+    # the 2026.2.22 shape (agents.defaults.memorySearch, every query.hybrid key): the example as it was before
+    old = read_openclaw_config(OLD_SHAPE)
+    assert old.get("vector_weight") == 0.6 and old.get("text_weight") == 0.4
+    assert old.get("min_score") == 0.3 and old.get("max_results") == 6 and old.get("tokenizer") == "unicode61"
+    assert old.values["min_score"][0] == "agents.defaults.memorySearch.query.minScore"
+    assert old.extra_paths[0].field == "agents.defaults.memorySearch.extraPaths[0]"
+    tables = old.experiment_tables("openclaw-2026.02")
     assert tables["fusion"] == {"vector_weight": 0.6, "text_weight": 0.4}
     assert tables["search"] == {"max_results": 6, "candidate_multiplier": 4}
     assert tables["tokenizer"] == {"name": "unicode61"}
     assert tables["postprocess"] == [{"name": "min_score", "min_score": 0.3, "keyword_fallback": "none"}]
-    assert s.experiment_tables("openclaw-2026.08")["postprocess"][-1]["keyword_fallback"] == "fill"
+    assert any("not a key of OpenClaw 2026.8.1" in n for n in old.release_notes("openclaw-2026.08"))
 
 
 def config(tmp_path, body: str) -> Path:
@@ -556,7 +567,7 @@ def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     assert config["preset"] == "openclaw-2026.08"
     assert config["dataset"] == {"name": "workspace", "path": str(EXAMPLE), "queries": str(result.queries),
                                  "config": str(EXAMPLE / "openclaw.json"), "follow_config": True}
-    assert config["fusion"]["vector_weight"] == 0.6 and config["fusion"]["text_weight"] == 0.4
+    assert config["fusion"]["vector_weight"] == 0.7 and config["fusion"]["text_weight"] == 0.3  # 2026.8.1's own
     assert config["fusion"]["bm25_to_score"] == "current"  # the rest of the preset's stage is kept
     assert config["search"]["max_results"] == 6
     assert config["postprocess"][-1] == {"name": "min_score", "min_score": 0.3, "keyword_fallback": "fill",
@@ -565,13 +576,14 @@ def test_init_writes_an_experiment_that_load_experiment_accepts(tmp_path):
     assert config["tokenizer"]["name"] == "unicode61"
     text = result.experiment.read_text(encoding="utf-8")
     # openclaw.json's values are read at every run, not copied into tables: the comments say what it sets now
-    assert "#   agents.defaults.memorySearch.query.minScore = 0.3" in text and "[fusion]" not in text
+    assert "#   memory.search.query.minScore = 0.3" in text and "[fusion]" not in text
+    assert "not a key of" not in text and "What the release" not in text  # in the shape of the preset's release
     followed = {e["setting"] for e in config["openclaw_json"]["followed"]}
-    assert {"min_score", "vector_weight", "text_weight", "max_results"} <= followed
+    assert {"min_score", "max_results", "tokenizer"} <= followed
     assert config["openclaw_json"]["overridden"] == []
-    # the preset's release (2026.8.1) reads memory.search and builds the weights in: said, evaluated as written
-    assert any("reads memory.search" in n for n in config["openclaw_json"]["release_notes"])
-    assert "memorySearch.provider" in text  # listed as not evaluated
+    # the file is in the shape of the preset's release (2026.8.1): nothing to say about it
+    assert config["openclaw_json"]["release_notes"] == []
+    assert "memory.search.provider" in text  # listed as not evaluated
     hint = [line[2:] for line in text.splitlines() if line.startswith("# ") and " = " in line
             and line[2:].split(" = ")[0] in ("name", "base_url", "model", "api_key_env")]
     assert tomllib.loads("\n".join(hint)) == {"name": "openai-compatible", "base_url": "https://api.openai.com/v1",
@@ -684,8 +696,22 @@ def test_init_now_fixes_the_day_temporal_decay_ages_from(tmp_path):
     ctx = SearchContext("q", 6, 0.6, 0.4, chunk_path=lambda c: "memory/2026-03-07.md",
                         now=config.evaluation.now)
     assert decay([Hit("a", 0.8)], ctx)[0].score == pytest.approx(0.8 * 0.5 ** (1 / 30))
-    today = load_experiment(init_workspace(EXAMPLE, tmp_path / "today", queries=EXAMPLE / "queries.yaml").experiment)
-    assert str(today.evaluation.now) == date.today().isoformat()
+    # without `now`: the day after the newest daily log (memory/2026-03-07.md), which is before today
+    dated = init_workspace(EXAMPLE, tmp_path / "dated", queries=EXAMPLE / "queries.yaml")
+    assert str(load_experiment(dated.experiment).evaluation.now) == "2026-03-08" == str(dated.now)
+    assert "memory/2026-03-07.md" in dated.now_reason and "2026-03-08" in dated.experiment.read_text(encoding="utf-8")
+
+
+def test_the_evaluation_date_is_the_workspaces_own_unless_its_logs_are_current():
+    from harness.inputs.workspace_init import workspace_date
+
+    today = date(2026, 12, 3)
+    logs = ["MEMORY.md", "memory/2026-03-01.md", "memory/trips/2026-03-09.md", "memory/2026-02-30.md", "notes/a.md"]
+    assert workspace_date(logs, today)[0] == date(2026, 3, 10)  # nested dated files count; an impossible date not
+    assert workspace_date(["memory/2026-12-03.md"], today)[0] == today  # written today: today, never tomorrow
+    assert workspace_date(["memory/2027-01-01.md"], today)[0] == today  # a log dated ahead of the clock
+    day, why = workspace_date(["MEMORY.md", "notes/2026-01-01.md"], today)  # not a daily log (not under memory/)
+    assert day == today and "no dated daily log" in why
 
 
 # --- the loop: edit openclaw.json or the queries, rerun, re-init ------------------------------------------
@@ -700,7 +726,7 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     cfg.write_text(cfg.read_text(encoding="utf-8").replace("minScore: 0.3", "minScore: 0.6"), encoding="utf-8")
     config = load_experiment(result.experiment).as_written()
     assert config["postprocess"][-1]["min_score"] == 0.6  # followed, without re-running init
-    assert {"setting": "min_score", "field": "agents.defaults.memorySearch.query.minScore",
+    assert {"setting": "min_score", "field": "memory.search.query.minScore",
             "openclaw_json": 0.6} in config["openclaw_json"]["followed"]
     # a table of the experiment itself (or a --set) wins, and the record names both values
     with open(result.experiment, "a", encoding="utf-8") as fh:
@@ -708,11 +734,11 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     config = load_experiment(result.experiment, fusion={"vector_weight": 0.5}).as_written()
     assert config["search"]["max_results"] == 8 and config["fusion"]["vector_weight"] == 0.5
     overridden = {e["setting"]: (e["openclaw_json"], e["experiment"]) for e in config["openclaw_json"]["overridden"]}
-    assert overridden == {"max_results": (6, 8), "vector_weight": (0.6, 0.5)}
+    assert overridden == {"max_results": (6, 8)}  # openclaw.json sets no weight (2026.8.1 has none to set)
     from harness.inputs.workspace_config import layer_notes
 
     lines = layer_notes(config["openclaw_json"])
-    assert any("[search] max_results = 8 wins over openclaw.json's agents.defaults.memorySearch.query.maxResults = 6"
+    assert any("[search] max_results = 8 wins over openclaw.json's memory.search.query.maxResults = 6"
                in line for line in lines)
     # follow_config = false (a hand-written experiment, a CI gate's): the experiment's tables alone, and what
     # openclaw.json says otherwise is reported, not followed
@@ -720,7 +746,7 @@ def test_editing_openclaw_json_is_followed_and_an_experiment_table_wins_and_is_n
     result.experiment.write_text(text, encoding="utf-8")
     config = load_experiment(result.experiment).as_written()
     assert config["postprocess"][-1]["min_score"] == 0.35 and not config["openclaw_json"]["follow"]
-    assert {e["setting"] for e in config["openclaw_json"]["overridden"]} >= {"min_score", "vector_weight"}
+    assert {e["setting"] for e in config["openclaw_json"]["overridden"]} >= {"min_score"}
     assert any("does not follow openclaw.json" in line and "query.minScore = 0.6" in line
                for line in layer_notes(config["openclaw_json"]))
 

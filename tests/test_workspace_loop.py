@@ -50,7 +50,7 @@ def test_edit_openclaw_json_rerun_and_diff(tmp_path, monkeypatch):
     lines = diff.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("configuration:"))
     assert "[[postprocess]] min_score min_score: 0.3 -> 0.6" in lines[at + 1]
-    assert "openclaw.json agents.defaults.memorySearch.query.minScore: 0.3 -> 0.6" in diff
+    assert "openclaw.json memory.search.query.minScore: 0.3 -> 0.6" in diff
     assert at < next(i for i, line in enumerate(lines) if "queries moved" in line)  # configuration first
     md = (tmp_path / "diff.md").read_text(encoding="utf-8")
     assert "| query |" in md and md.index("Configuration differences") < md.index("| query |")

@@ -1,10 +1,12 @@
 """Files the harness ships with its code: the experiment files and presets, the project's own data set,
-and the example OpenClaw workspace the "your own memory" walkthrough starts from.
+the example OpenClaw workspace the "your own memory" walkthrough starts from, the example OpenClaw
+installation of the "your agent's own questions" tutorial with its grades file, and the CI gate's example
+files (`harness example NAME DIR` copies the examples out: harness.bundled.examples).
 
 The repository keeps them where people look for them, `experiments/`, `datasets/king78/` and
 `datasets/example-workspace/` at its top level; those folders are the source of truth.  This package
 holds symbolic links to them (`experiments -> ../../experiments`, `king78 -> ../../datasets/king78`,
-`example-workspace -> ../../datasets/example-workspace`), so pyproject.toml's package discovery (namespace
+`example-workspace -> ../../datasets/example-workspace`, and so on for SOURCES), so pyproject.toml's package discovery (namespace
 packages, which may hold a hyphen) and package-data put their files into the wheel as
 `harness/bundled/experiments/`, `harness/bundled/king78/` and `harness/bundled/example-workspace/` (real
 files there: building a wheel follows the links), and a checkout or an editable install reads the same
@@ -24,12 +26,15 @@ from harness.errors import HarnessError
 
 # folder inside this package -> the repository folder it links to
 SOURCES = {"experiments": "experiments", "king78": "datasets/king78",
-           "example-workspace": "datasets/example-workspace"}
+           "example-workspace": "datasets/example-workspace",
+           "example-openclaw-home": "datasets/example-openclaw-home",
+           "example-openclaw-home-labels": "datasets/example-openclaw-home-labels",
+           "ci": "examples/ci"}
 REPOSITORY = Path(__file__).resolve().parents[2]  # a checkout or editable install: the repository's root
 
 
 def bundled_dir(name: str) -> Path:
-    """The folder of bundled files `name` ("experiments", "king78" or "example-workspace"): inside the
+    """The folder of bundled files `name` (a key of SOURCES: "experiments", "king78", ...): inside the
     installed package when the harness came from a wheel, else (through the link) the repository's own
     folder."""
     if name not in SOURCES:

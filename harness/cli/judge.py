@@ -16,6 +16,9 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
           pool: Optional[Path] = typer.Option(None, help="pool file (default: pool.toml beside the first experiment)"),
           port: int = typer.Option(0, help="port of the page on 127.0.0.1 (default: any free one)"),
           page: bool = typer.Option(True, help="serve the labelling page (--no-page: pool and export only)"),
+          import_: Optional[Path] = typer.Option(None, "--import", help="grade the pool from a grades file (YAML: "
+                                                 "{query text: {file: grade 0-3}}; harness.studies.judge.grades), "
+                                                 "then export without serving the page"),
           llm: bool = typer.Option(False, "--llm", help="also grade every pooled chunk with an LLM judge (\\[chat] in "
                                                         "the pool file, or --chat-url/--chat-model)"),
           chat_url: Optional[str] = typer.Option(None, help="the LLM judge's OpenAI-compatible API root"),
@@ -33,6 +36,14 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
     from harness.studies.judge.run import finish, prepare
 
     session = prepare(experiments, pool_file=pool, extend=extend, redact=redact, log=typer.echo)
+    if import_ is not None:
+        from harness.studies.judge.grades import apply_grades
+
+        counts = apply_grades(session.pool, session.store, import_)
+        typer.echo(f"imported {import_}: {counts['graded']} chunks of {counts['queries']} queries graded; "
+                   f"{counts['unlisted']} pooled queries not in the file, {counts['unmatched']} of its queries not "
+                   "pooled")
+        page = False
     llm_doc = None
     if llm:
         from harness.studies.judge.llm import build_chat, llm_judge

@@ -32,8 +32,9 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
          agent: Optional[str] = typer.Option(None, help="apply the agents.list[] overrides of this agent id"),
          force: bool = typer.Option(False, help="replace an existing experiment.toml (kept as experiment.toml.bak); "
                                                 "a queries file is never replaced"),
-         now: Optional[str] = typer.Option(None, help="YYYY-MM-DD: the day temporal decay ages dated memory "
-                                                      "files from (default: today)"),
+         now: Optional[str] = typer.Option(None, help="YYYY-MM-DD or today: the day temporal decay ages dated "
+                                                      "memory files from (default: the day after the newest "
+                                                      "daily log, when that is before today)"),
          tuning_share: float = typer.Option(0.7, help="--openclaw-home: the earliest share of the queries (whole "
                                                       "sessions) for tuning, the later ones held out"),
          redact: bool = typer.Option(False, help="--openclaw-home: mask numbers, e-mail addresses, URLs and key-like "
@@ -57,9 +58,9 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
         return
 
     try:
-        day = date.fromisoformat(now) if now is not None else None
+        day = date.today() if now == "today" else date.fromisoformat(now) if now is not None else None
     except ValueError:
-        raise ConfigError(f"--now: expected a date YYYY-MM-DD, got {now!r}") from None
+        raise ConfigError(f"--now: expected a date YYYY-MM-DD or today, got {now!r}") from None
     out = out or Path("evals") / workspace_slug(workspace.resolve().name)
     check_output(out, folder=True)
     # relative paths as every command reads them: `datasets/example-workspace` is the bundled copy outside a clone
@@ -69,6 +70,8 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
     typer.echo(f"{r.files} files will be indexed; openclaw.json: {r.config or 'none (preset defaults)'}")
     for note in r.notes:
         typer.echo(f"note: {note}")
+    if now is None:
+        typer.echo(f"evaluated as of {r.now}: {r.now_reason}")
     for line in r.kept:
         typer.echo(f"kept: {line}")
     wrote_queries = not queries and not any(str(r.queries) in line for line in r.kept)

@@ -73,6 +73,8 @@ def _phrase(lines: list[str]) -> str | None:
     for a `contains` example: up to the first punctuation, at most 3 words or 12 CJK characters."""
     best = max(lines, key=lambda l: len(l.encode("utf-8")), default="")
     content = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", best).strip()
+    # a daily log's entry prefix (`09:00 [NOTE] ...`): a clock time and a tag say nothing to search for
+    content = re.sub(r"^\d{1,2}:\d{2}(?::\d{2})?\s+(?:\[[^\]\s]{1,24}\]\s*)?", "", content).strip()
     content = re.split(r"[，。；：、！？,;:!?（(「『\[]", content, maxsplit=1)[0].strip()
     if re.match(r"[A-Za-z0-9]", content):
         content = " ".join(content.split()[:3])
@@ -85,16 +87,23 @@ def _yaml_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
 
 
+DATED = re.compile(r"(?:^|/)memory/(?:.+/)?(\d{4}-\d{2}-\d{2})\.md$")  # a daily log, and its day
+
+
 def queries_template(discovery: Discovery, texts: dict[str, str]) -> str:
     """A YAML queries file whose only content is comments: three examples built from the user's own
     files (a path, a path + lines, a contains), a negative one, and the list of indexed files."""
     displays = discovery.displays
-    dated = [d for d in displays if re.search(r"(?:^|/)memory/(?:.+/)?\d{4}-\d{2}-\d{2}\.md$", d)]
+    # the dated examples come from the newest daily log: the one a user most likely asks about, and the one
+    # temporal decay ages least as of the evaluation day (workspace_date), so an example lost at decay shows
+    # what decay does to the user's own recent memory, not which log the template happened to pick
+    dated = sorted((d for d in displays if DATED.search(d)), key=lambda d: (DATED.search(d).group(1), d),
+                   reverse=True)
     whole = dated[0] if dated else displays[0]
     whole_lines = split_lines(texts[whole])
     whole_text = next((_heading_text(l) for l in whole_lines if l.startswith("#")), PurePosixPath(whole).stem)
     section = next(((d, s) for d in displays if (s := _section(split_lines(texts[d]))) is not None), None)
-    phrase_file = next((d for d in displays if section is None or d != section[0]), displays[0])
+    phrase_file = next((d for d in dated + displays if section is None or d != section[0]), displays[0])
     phrase = _phrase(split_lines(texts[phrase_file]))
 
     examples = [f"- id: q01\n  text: {_yaml_str(whole_text)}   # rewrite as the question you would ask\n"
@@ -156,6 +165,35 @@ class InitResult(NamedTuple):
     files: int  # how many files would be indexed
     notes: list[str]  # openclaw.json settings not evaluated, and skipped paths
     kept: list[str] = []  # what init left alone or backed up (an edited queries file, a replaced experiment)
+    now: date | None = None  # the evaluation date written (temporal decay's reference day)
+    now_reason: str = ""  # why that day
+
+
+
+def workspace_date(displays: list[str], today: date | None = None) -> tuple[date, str]:
+    """The day a workspace is evaluated as of when no --now is given: the day after its newest daily log
+    (memory/YYYY-MM-DD.md) when that is before today, else today.  An evaluation dated today ages a workspace
+    whose logs stopped months ago (an example, a copy) until temporal decay loses its dated answers; dated as
+    of its last log, the figures say what search gave while the memory was in use."""
+    from datetime import timedelta
+
+    today = today or date.today()
+    days = []
+    for display in displays:
+        m = DATED.search(display)
+        if m:
+            try:
+                days.append((date.fromisoformat(m.group(1)), display))
+            except ValueError:
+                continue
+    if not days:
+        return today, "today (no dated daily log, memory/YYYY-MM-DD.md, to date it by)"
+    newest, display = max(days)
+    after = newest + timedelta(days=1)
+    if after >= today:
+        return today, f"today (the newest daily log, {display}, is from {newest.isoformat()})"
+    return after, (f"the day after the newest daily log, {display} ({(today - after).days} days before today); "
+                   "--now today evaluates as of today, as OpenClaw searches now")
 
 
 TEMPLATE_BESIDE = "queries.template.yaml"  # where a fresh template goes when queries.yaml is the user's
@@ -198,7 +236,7 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
     as experiment.toml.bak; a queries file is never replaced, `force` or not: when queries.yaml is there
     and differs from the fresh template (the user's questions and labels), it is kept and used, and the
     fresh template goes beside it (queries.template.yaml).  `now`: the day temporal decay ages dated memory
-    files from (default: today, as OpenClaw searches)."""
+    files from (default: workspace_date(), the day after the newest daily log when that is before today)."""
     preset_path(preset)  # an unknown preset fails first, before anything is read or written
     workspace = Path(os.path.abspath(Path(workspace).expanduser()))
     out_dir = Path(os.path.abspath(Path(out_dir).expanduser()))
@@ -236,6 +274,10 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
     notes += [f"{s.path} is {s.reason.split(';')[0]}: `harness run` stops on it; fix it, or set errors = \"skip\" "
               "in [dataset] to leave it out with a warning" for s in undecodable] + warnings
 
+    if now is None:
+        now, now_reason = workspace_date(discovery.displays)
+    else:
+        now_reason = "given (--now)"
     source = f"the memory-search settings of {config_path}" if config_path else "no openclaw.json (preset defaults)"
     lines = [
         "# Written by `harness init`: the preset's stages, overridden by openclaw.json where it sets a value.",
@@ -253,9 +295,10 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
         "# targets of different queries may overlap (a file and lines inside it): no 'mixed top-1' marks",
         "[evaluation]",
         "report_purity = false",
-        "# temporal decay ages dated memory files (memory/YYYY-MM-DD.md) from this date (default: the day init",
-        "# ran; OpenClaw uses the moment of each search); change it to evaluate as of another day",
-        f"now = {toml_value((now or date.today()).isoformat())}",
+        "# temporal decay ages dated memory files (memory/YYYY-MM-DD.md) from this date (OpenClaw uses the",
+        "# moment of each search); change it to evaluate as of another day.",
+        f"# init: {now_reason}",
+        f"now = {toml_value(now.isoformat())}",
     ]
     if settings is not None and settings.values:
         lines += ["", "# openclaw.json sets now (read again at every run):"]
@@ -281,4 +324,4 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
             old_template = write_keeping(beside, template)
             kept.append(f"your {queries_path} is kept as it is (never replaced); a fresh template with the files "
                         f"indexed now is in {beside}" + (f" (the one before it: {old_template})" if old_template else ""))
-    return InitResult(experiment_path, queries_path, config_path, len(discovery.files), notes, kept)
+    return InitResult(experiment_path, queries_path, config_path, len(discovery.files), notes, kept, now, now_reason)

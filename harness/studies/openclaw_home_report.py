@@ -3,7 +3,7 @@
 
     1  harness init --openclaw-home datasets/example-openclaw-home      mined queries, implicit judgments, vectors
     2  harness run experiment.toml                                       implicit judgments, the index's vectors
-    3  harness judge experiment.toml holdout.toml                        the pool; graded with the example's grades
+    3  harness judge experiment.toml holdout.toml --import GRADES       the pool; graded with the example's grades
                                                                          file (datasets/example-openclaw-home-labels/)
     4  harness run experiment.judged.toml                                explicit judgments: judged@k, bpref, nDCG'
     5  harness sweep experiment.judged.toml --holdout holdout.judged.toml  tuned on the earlier questions, checked on
@@ -22,32 +22,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
+from harness.studies.judge.grades import apply_grades, grader_name
 
-from harness.inputs.session_mining import dedupe_key, normalise
+__all__ = ["EXAMPLE", "GRADES", "GRADER", "PROVIDER_PORT", "apply_grades", "summary_figures", "validate_snippet"]
 
 EXAMPLE = Path("datasets/example-openclaw-home")
 GRADES = Path("datasets/example-openclaw-home-labels/grades.yaml")
 PROVIDER_PORT = 8750
-GRADER = "grades file (datasets/example-openclaw-home-labels/grades.yaml)"
-
-
-def apply_grades(pool: Any, store: Any, grades_file: Path) -> dict[str, int]:
-    """Grade the pool from a grades file ({query text: {path: grade}}; every other pooled chunk of a listed query
-    gets 0), as explicit judgments by that file; queries it does not list stay ungraded."""
-    doc = yaml.safe_load(grades_file.read_text(encoding="utf-8")) or {}
-    by_key = {dedupe_key(normalise(str(text))): files for text, files in doc.items()}
-    counts = {"graded": 0, "queries": 0, "unlisted": 0}
-    for qid, q in pool.queries.items():
-        files = by_key.get(dedupe_key(normalise(q.text)))
-        if files is None:
-            counts["unlisted"] += 1
-            continue
-        counts["queries"] += 1
-        for item in q.items:
-            store.put(qid, item.path, item.start, item.end, int(files.get(item.path, 0)), judge=GRADER)
-            counts["graded"] += 1
-    return counts
+GRADER = grader_name(GRADES)  # the judge the example's imported grades are recorded with
 
 
 def validate_snippet(version: str, config_path: Path, snippet_block: dict[str, Any], block: str) -> dict[str, Any]:
