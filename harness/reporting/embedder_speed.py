@@ -1,7 +1,7 @@
 """How fast each in-process embedder embeds Chinese passages on this machine (issue 40: measure a second
 embedder's cost before embedding whole data sets with it).
 
-    python -m harness.studies.embedder_speed --out reports/embedders/speed.json [--texts 24]
+    python -m harness.reporting.embedder_speed --out reports/embedders/speed.json [--texts 24]
 
 Each embedder embeds the same king78 passages (title, summary and facts of the first N records), cold
 (no cache), in its own batches, after one warm-up call; the load average is recorded beside the times
