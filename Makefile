@@ -17,7 +17,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
+.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -125,6 +125,19 @@ lossless: $(STAMP) ## lossless-claw on LoCoMo (offline, extractive summaries) be
 expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroid) on king78 and CMRC -> reports/qmd-expansion/
 	$(HARNESS) expansion experiments/expansion.toml --out reports/qmd-expansion
 	$(DOCS)
+
+# The Chinese robustness suite (datasets/robustness-zh): every form of its questions x the fixing stages, one
+# matrix per preset (issue 40).
+ROBUSTNESS_PRESETS := openclaw-2026.02 openclaw-2026.08 qmd lancedb-pro
+robustness: $(STAMP) ## Chinese robustness: traditional/English/colloquial/full-width forms x fixing stages, per preset -> reports/robustness/
+	$(foreach p,$(ROBUSTNESS_PRESETS),$(HARNESS) matrix experiments/robustness-$(p).toml --out reports/robustness/$(p) &&) true
+
+knowledge-update: $(STAMP) ## Knowledge updates: decay half-lives and MMR on superseded facts, stable facts, old logs -> reports/knowledge-update/
+	$(HARNESS) matrix experiments/decay-sweep.toml --out reports/knowledge-update
+
+embedders: $(STAMP) ## The embedder as a confound: every preset with e5-small and with USE multilingual v3 -> reports/embedders/
+	$(BIN)/python -m harness.reporting.embedder_speed --out reports/embedders/speed.json
+	$(HARNESS) matrix experiments/embedders.toml --out reports/embedders
 
 # `make timing TARGET=locomo` (CACHE=cold: an empty embedding cache) records the target's wall and CPU time
 # in reports/timings/timings.json, which the docs quote; measure on a quiet machine.

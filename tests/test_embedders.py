@@ -72,7 +72,8 @@ def test_every_embedder_states_what_the_pipeline_reads(e5):
     index = EMBEDDERS.create("openclaw-index", index=str(REPOSITORY / "datasets/example-openclaw-home/memory/main.sqlite"),
                              model="multilingual-e5-small-q4", dims=384)
     built = {"hash": EMBEDDERS.create("hash", dim=8), "e5-small-q4": e5, "openai-compatible": http,
-             "none": EMBEDDERS.create("none"), "openclaw-index": index}
+             "none": EMBEDDERS.create("none"), "openclaw-index": index,
+             "use-multilingual-v3": EMBEDDERS.create("use-multilingual-v3")}  # tests/test_use_embedder.py embeds
     assert set(built) == set(EMBEDDERS.names())
     for name, embedder in built.items():
         assert isinstance(embedder.batch_size, int) and embedder.batch_size >= 1, name

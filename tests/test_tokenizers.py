@@ -53,6 +53,9 @@ TOKENIZER_CONFIGS = {
     "qmd": ("qmd", {}),
 }
 COLUMNS = list(TOKENIZER_CONFIGS)
+# tokenizers that wrap another one (a `base` table): what they change is tested in tests/test_robustness_zh.py
+WRAPPERS = {"opencc", "colloquial-expansion"}
+PLAIN = sorted(set(TOKENIZERS.names()) - WRAPPERS)
 
 # query -> the documents each tokenizer's FTS5 search returns with join = "and" (column order as COLUMNS)
 AND_TABLE = {
@@ -118,10 +121,10 @@ def test_what_matches_with_or(fts_indexes, column, query):
 
 
 def test_every_registered_tokenizer_is_in_the_table():
-    assert {name for name, _ in TOKENIZER_CONFIGS.values()} == set(TOKENIZERS.names())
+    assert {name for name, _ in TOKENIZER_CONFIGS.values()} == set(TOKENIZERS.names()) - WRAPPERS
 
 
-@pytest.mark.parametrize("name", sorted(TOKENIZERS.names()))
+@pytest.mark.parametrize("name", PLAIN)
 def test_every_tokenizer_states_the_protocol_and_its_schema(name):
     tok = TOKENIZERS.create(name)
     assert isinstance(tok, Tokenizer) and tok.name == name
@@ -215,11 +218,21 @@ def test_jieba_user_dictionary_errors(tmp_path):
         Jieba(user_dict=missing)
 
 
-@pytest.mark.parametrize("name", sorted(TOKENIZERS.names()))
+@pytest.mark.parametrize("name", PLAIN)
 def test_bad_join_is_rejected_naming_table_and_key(name):
     with pytest.raises(ConfigError) as caught:
         TOKENIZERS.create(name, join="xor")
     assert str(caught.value) == "[tokenizer] join: Input should be 'and' or 'or' (got 'xor')"
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPERS))
+def test_every_wrapping_tokenizer_states_the_protocol_of_its_base(name):
+    tok = TOKENIZERS.create(name, base={"name": "unicode61", "join": "or"})
+    assert isinstance(tok, Tokenizer) and tok.name == "unicode61" and tok.join == "or"
+    assert isinstance(tok.query_plan("检索 配置"), QueryPlan)
+    assert TOKENIZERS.json_schema(name)["additionalProperties"] is False
+    with pytest.raises(ConfigError, match="join"):
+        TOKENIZERS.create(name, base={"name": "unicode61"}, join="or")  # the base's join, not the wrapper's
 
 
 def test_bad_options_are_rejected_naming_table_and_key():

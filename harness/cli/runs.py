@@ -63,7 +63,10 @@ def diff(base: Path = typer.Argument(..., help="baseline results.json (or ablati
          hits: int = typer.Option(3, min=1, help="returned chunks shown per side in the console and Markdown"),
          limit: Optional[int] = typer.Option(None, min=1, help="only the N queries that moved most (console)"),
          markdown: Optional[Path] = typer.Option(None, help="also write the diff as Markdown here"),
-         html: Optional[Path] = typer.Option(None, help="also write a self-contained HTML page here")) -> None:
+         html: Optional[Path] = typer.Option(None, help="also write a self-contained HTML page here"),
+         allow_confound: Optional[list[str]] = typer.Option(
+             None, "--allow-confound", help="embedder, result-count, candidate-pool, corpus or all: the runs may "
+             "differ in it because that is the point (repeatable; otherwise such runs are refused)")) -> None:
     """Queries whose rank, pass or top-1 changed between two runs, side by side with what each returned,
     ordered by how much they moved."""
     from harness.reporting.query_diff import (
@@ -76,7 +79,7 @@ def diff(base: Path = typer.Argument(..., help="baseline results.json (or ablati
 
     check_output(markdown, folder=False, option="--markdown")
     check_output(html, folder=False, option="--html")
-    result = diff_files(base, now)
+    result = diff_files(base, now, allow_confound or ())
     print_diff(result, hits=hits, limit=limit)
     if markdown is not None:
         typer.echo(f"wrote {write_text(markdown, diff_markdown(result, hits=hits))}")
@@ -94,7 +97,10 @@ def gate(results: Path = typer.Argument(..., help="results.json, ablation.json o
                                                   "\\[\\[rule]] tables (see harness/studies/gate_file.py)"),
          junit: Optional[Path] = typer.Option(None, help="write JUnit XML here: a test case per metric and per query"),
          markdown: Optional[Path] = typer.Option(None, help="write a Markdown summary here (it is also appended "
-                                                 "to $GITHUB_STEP_SUMMARY when that is set)")) -> None:
+                                                 "to $GITHUB_STEP_SUMMARY when that is set)"),
+         allow_confound: Optional[list[str]] = typer.Option(
+             None, "--allow-confound", help="embedder, result-count, candidate-pool, corpus or all: the files' runs "
+             "may differ in it because that is the point (repeatable; otherwise such files are refused)")) -> None:
     """Regression gate: exit 1 and print the diff when a metric regressed beyond its rule or a query got
     worse beyond a near tie."""
     from harness.reporting.gate_report import write_junit, write_markdown
@@ -102,7 +108,7 @@ def gate(results: Path = typer.Argument(..., help="results.json, ablation.json o
 
     check_output(junit, folder=False, option="--junit")
     check_output(markdown, folder=False, option="--markdown")
-    result = run_gate(results, baseline, rule or None, gate_file)
+    result = run_gate(results, baseline, rule or None, gate_file, allow_confound or ())
     written = [write_junit(result, junit)] if junit is not None else []
     written += write_markdown(result, markdown)  # the outputs first: a verdict is printed only once they exist
     typer.echo(result.text())

@@ -34,7 +34,8 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
 
 
 METRIC_COLUMN = re.compile(r"^(recall|pure_recall|chunk_recall|chunk_mrr|chunk_ndcg|recall_any|recall_all|ndcg_any|mrr|ndcg"
-                           r"|judged|bpref|ndcg_prime)@\d+$")
+                           r"|judged|bpref|ndcg_prime|keyword_recall|vector_recall|current_above_stale|stale_in_top)@\d+$"
+                           r"|^keyword_zero$")  # the last five: evaluation/knowledge_update.py
 
 
 def query_clusters(df: pd.DataFrame) -> list[str] | None:

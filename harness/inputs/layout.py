@@ -22,7 +22,8 @@ from harness.text_files import loads_json, read_text
 
 DATASETS = Registry("dataset", builtins=("harness.inputs.king78", "harness.inputs.public", "harness.inputs.workspace",
                                        "harness.inputs.locomo", "harness.inputs.t2ranking",
-                                       "harness.inputs.longmemeval"))
+                                       "harness.inputs.longmemeval", "harness.inputs.robustness_zh",
+                                       "harness.inputs.knowledge_update"))
 
 # ---------------------------------------------------------------------------------------------
 # Layout: files + provenance

@@ -14,6 +14,7 @@ from harness.studies.experiment import RunResult
 from harness.studies.matrix import (
     cell_row,
     compared_metrics,
+    matrix_confounds,
     rescued,
     suite_values,
     value_comparisons,
@@ -34,6 +35,7 @@ def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], 
                       "row": cell_row(r, v, res), "per_query": suite_values(res, kept),
                       "clusters": res.clusters(), "unit": res.unit} for r, v, res in cells]}
     doc["comparisons"] = {m: value_comparisons(spec, doc["cells"], m) for m in compared}
+    doc["confounds"] = matrix_confounds(spec, doc["cells"])  # arms that differ in more than the value says
     write_document(out_dir / f"{spec['name']}.json", "matrix", doc)
     return write_matrix_report(spec, doc, out_dir, metrics)
 
@@ -48,6 +50,12 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
     frame = pd.DataFrame([c["row"] for c in doc["cells"]])
     parts = [f"# {spec['name']}\n", spec.get("description", "").strip() + "\n"]
     parts.append(METRIC_NOTE)
+    doc["confounds"] = matrix_confounds(spec, doc["cells"])  # from the spec as it is now (a redraw too)
+    if doc["confounds"]:
+        parts.append("\n**Confounded comparisons**: these values differ from the reference in more than the value "
+                     "(not declared in `intended_confounds`): " + "; ".join(
+                         f"{c['run']} / {c['value']}: " + ", ".join(f"{k} {v}" for k, v in c["confounds"].items())
+                         for c in doc["confounds"]) + ".\n")
     comparisons = doc.get("comparisons") or {}
     for metric in metrics:
         if metric not in frame.columns:

@@ -16,7 +16,7 @@ from the baseline, kept out of the metrics the rules judge.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -113,6 +113,7 @@ class GateResult:
     cases: list[QueryCase]
     settings: GateSettings
     rule_source: str  # "default rules", "--rule", "ci/gate.toml", ...
+    confounds: list[str] = field(default_factory=list)  # allowed differences in embedder, results, pool, corpus
 
     @property
     def flips(self) -> list[Flip]:
@@ -142,7 +143,7 @@ class GateResult:
         return "gate: " + "; ".join(parts)
 
     def text(self) -> str:
-        lines = [c.line() for c in self.checks]
+        lines = [f"NOTE {line}" for line in self.confounds] + [c.line() for c in self.checks]
         flips = sorted(self.flips, key=lambda f: (not f.fails, not f.worse, f.key))
         missing = [c for c in self.cases if c.now is None and c.fails]
         if flips or missing:
@@ -152,12 +153,15 @@ class GateResult:
 
 
 def run_gate(results: Path | str, baseline: Path | str, rules: Sequence[str] | None = None,
-             gate_file: Path | str | None = None) -> GateResult:
+             gate_file: Path | str | None = None, allow_confounds: Sequence[str] = ()) -> GateResult:
     """Compare two files of one kind under the gate file's rules (if any), then the --rule strings (which
-    win, being last); with neither, the default rules."""
+    win, being last); with neither, the default rules.  Files whose runs differ in embedder, result count,
+    candidate pool or corpus are refused unless `allow_confounds` names the difference
+    (harness.evaluation.confounds)."""
     current_doc = load_document(results, "results file")
     baseline_doc = load_document(baseline, "baseline file")
     same_kind(current_doc, baseline_doc)
+    confounds = _confounds(current_doc, baseline_doc, allow_confounds)
     config = load_gate_file(gate_file) if gate_file is not None else None
     settings = config.settings if config else GateSettings()
     parsed, source = _rules(config, rules, settings)
@@ -171,7 +175,24 @@ def run_gate(results: Path | str, baseline: Path | str, rules: Sequence[str] | N
                  and settings.near_tie_flips == "report"}
     checks = [check_metric(metric, current_doc, baseline_doc, rule, set_aside)
               for metric in sorted(baseline_doc.metrics) if (rule := rule_for(metric, parsed)) is not None]
-    return GateResult(current_doc, baseline_doc, checks, cases, settings, source)
+    return GateResult(current_doc, baseline_doc, checks, cases, settings, source, confounds)
+
+
+def _confounds(current: GateDocument, baseline: GateDocument, allow: Sequence[str]) -> list[str]:
+    """The allowed differences in embedder, result count, candidate pool or corpus between the files' runs
+    (results: the run; ablation: each round; eval scores carry no configuration); one not allowed is refused."""
+    from harness.evaluation.confounds import allowed_confounds, check_confounds
+
+    def configs(doc: GateDocument) -> dict[str, dict]:
+        if doc.kind == "results":
+            return {"": doc.doc.get("config") or {}}
+        if doc.kind == "ablation":
+            return {f"round{r}": (rd or {}).get("config") or {} for r, rd in (doc.doc.get("rounds") or {}).items()}
+        return {}
+
+    base, now = configs(baseline), configs(current)
+    return check_confounds({k: (base[k], now[k]) for k in base if k in now}, allowed_confounds(allow),
+                           f"harness gate {current.path} --baseline {baseline.path}")
 
 
 def gate_files(results: Path | str, baseline: Path | str, rules: Sequence[str] | None = None,

@@ -126,7 +126,7 @@ def cell_row(run_label: str, value_label: str, result: RunResult) -> dict[str, A
         "run": run_label, "value": value_label,
         "queries": suite.get("queries", 0), "passed": suite.get("passed", 0),
         "pass_rate": suite.get("pass_rate"), "pass_rate_ci95": suite.get("pass_rate_ci95"),
-        **{k: v for k, v in suite.items() if "@" in k},
+        **{k: v for k, v in suite.items() if "@" in k or k.startswith("keyword_zero")},  # evaluation/knowledge_update.py
         "context_tokens": suite.get("context_tokens"),  # what the results cost in the agent's context
         "text_score_nonzero_share": suite.get("text_score_nonzero", 0) / max(1, suite.get("queries", 0)),
         "chunks": result.summary["index"]["chunks"],
@@ -212,3 +212,26 @@ def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric:
         pairs += column_pairs(columns, baseline=reference, clusters=first.get("clusters"),
                               unit=first.get("unit", "query"), tags={"run": run, "metric": metric})
     return comparison_rows(pairs, family=" (this table)")
+
+
+def matrix_confounds(spec: dict[str, Any], cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every value whose cell differs from the reference value's cell of the same run in embedder, result
+    count, candidate pool or corpus (harness.evaluation.confounds) that the spec does not declare the point
+    (`intended_confounds`): [{run, value, confounds: {name: "reference vs value"}}], which the report flags."""
+    from harness.evaluation.confounds import allowed_confounds, config_confounds
+
+    intended = allowed_confounds(spec.get("intended_confounds"), option="intended_confounds")
+    reference = spec["values"][0]["label"]
+    out = []
+    for run in dict.fromkeys(c["run"] for c in cells):
+        ref = next((c for c in cells if c["run"] == run and c["value"] == reference), None)
+        if ref is None:
+            continue
+        for cell in cells:
+            if cell["run"] != run or cell["value"] == reference:
+                continue
+            found = {k: v for k, v in config_confounds(ref["config"], cell["config"]).items() if k not in intended}
+            if found:
+                out.append({"run": run, "value": cell["value"], "confounds": found})
+    return out
+

@@ -244,7 +244,11 @@ def _check_shape(doc: dict[str, Any], kind: str, path: Path) -> None:
                               "run writes")
 
 
-def diff_files(base: Path | str, now: Path | str) -> DiffResult:
+def diff_files(base: Path | str, now: Path | str, allow_confounds: Any = ()) -> DiffResult:
+    """The queries that moved between two runs.  Runs that differ in embedder, result count, candidate pool
+    or corpus (harness.evaluation.confounds) are refused unless `allow_confounds` names the difference."""
+    from harness.evaluation.confounds import allowed_confounds, check_confounds
+
     base, now = Path(base), Path(now)
     _, base_doc = read_json(base, "baseline file")
     _, now_doc = read_json(now, "results file")
@@ -261,6 +265,10 @@ def diff_files(base: Path | str, now: Path | str) -> DiffResult:
     _check_shape(now_doc, kinds[1], now)
     result = DiffResult(base, now, _label(base_doc, base), _label(now_doc, now), kinds[0], [], 0)
     base_runs, now_runs = _runs(base_doc, kinds[0]), _runs(now_doc, kinds[0])
+    result.notes += check_confounds({prefix.rstrip("."): (base_runs[prefix].get("config") or {},
+                                                          now_runs[prefix].get("config") or {})
+                                     for prefix in base_runs if prefix in now_runs},
+                                    allowed_confounds(allow_confounds), f"harness diff {base} {now}")
     for prefix in [p for p in base_runs if p in now_runs]:
         changes = config_differences(base_runs[prefix].get("config") or {}, now_runs[prefix].get("config") or {})
         result.config_changes += [f"{prefix.rstrip('.')}: {c}" if prefix else c for c in changes]

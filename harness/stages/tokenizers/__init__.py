@@ -21,6 +21,8 @@ queries joined with AND return nothing, OpenClaw issue #83384):
   cjk-char       every Han/Kana/Hangul character its own token; CJK query terms become ordered character
                  phrases (QMD, 2026-05).
   cjk-bigram     overlapping character bigrams for CJK runs (a lone CJK character stays a unigram).
+  opencc         OpenCC script folding (t2s) around a `base` tokenizer, at index and query time.
+  colloquial-expansion  a colloquial -> technical list around a `base` tokenizer (query side, OR-ed).
   qmd            QMD 2.8.3: porter unicode61 over CJK-spaced text; QMD's query builder (prefix terms,
                  phrases, negation, hyphen/dot branches; `qmd_query_bug` keeps its CJK '-'/'.' failure).
 
@@ -52,6 +54,7 @@ from harness.stages.tokenizers.cjk import (
     cjk_segments,
     is_cjk_char,
 )
+from harness.stages.tokenizers.folding import ColloquialExpansion, OpenCCFolding
 from harness.stages.tokenizers.jieba import Jieba
 from harness.stages.tokenizers.qmd import (
     QmdTokenizer,
@@ -64,4 +67,4 @@ from harness.stages.tokenizers.unicode61 import Unicode61
 __all__ = ["TOKENIZERS", "Join", "Normalize", "QueryPlan", "QueryTermsTokenizer", "Tokenizer", "fts5_terms",
            "has_token_char", "join_terms", "quote_fts5",
            "CjkBigram", "CjkChar", "CjkTermsTokenizer", "bigrams", "cjk_segments", "is_cjk_char",
-           "Jieba", "QmdTokenizer", "normalize_cjk_for_fts", "qmd_query_parts", "Trigram", "TrigramFixed", "Unicode61"]
+           "ColloquialExpansion", "OpenCCFolding", "Jieba", "QmdTokenizer", "normalize_cjk_for_fts", "qmd_query_parts", "Trigram", "TrigramFixed", "Unicode61"]

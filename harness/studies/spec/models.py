@@ -102,6 +102,9 @@ class MatrixStudy(_Study):
     """per-query columns kept in NAME.json, not tested"""
     vary_label: str = "value"
     """the heading of the values' column"""
+    intended_confounds: list[Literal["embedder", "result-count", "candidate-pool", "corpus", "all"]] = []
+    """what the values may differ in besides their stage because it is the point (harness.evaluation.confounds);
+    a value that differs from the reference in another is flagged in the report"""
 
     @model_validator(mode="after")
     def _values_given(self) -> "MatrixStudy":
