@@ -131,13 +131,16 @@ expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroi
 ROBUSTNESS_PRESETS := openclaw-2026.02 openclaw-2026.08 qmd lancedb-pro
 robustness: $(STAMP) ## Chinese robustness: traditional/English/colloquial/full-width forms x fixing stages, per preset -> reports/robustness/
 	$(foreach p,$(ROBUSTNESS_PRESETS),$(HARNESS) matrix experiments/robustness-$(p).toml --out reports/robustness/$(p) &&) true
+	$(DOCS)
 
 knowledge-update: $(STAMP) ## Knowledge updates: decay half-lives and MMR on superseded facts, stable facts, old logs -> reports/knowledge-update/
 	$(HARNESS) matrix experiments/decay-sweep.toml --out reports/knowledge-update
+	$(DOCS)
 
 embedders: $(STAMP) ## The embedder as a confound: every preset with e5-small and with USE multilingual v3 -> reports/embedders/
 	$(BIN)/python -m harness.reporting.embedder_speed --out reports/embedders/speed.json
 	$(HARNESS) matrix experiments/embedders.toml --out reports/embedders
+	$(DOCS)
 
 # `make timing TARGET=locomo` (CACHE=cold: an empty embedding cache) records the target's wall and CPU time
 # in reports/timings/timings.json, which the docs quote; measure on a quiet machine.
