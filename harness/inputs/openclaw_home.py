@@ -71,7 +71,8 @@ class Installation:
                 f"workspace: {self.workspace}",
                 f"memory index: {self.index_path or 'none'}",
                 f"sessions: {len(self.session_files)} transcript files" + (
-                    f" and the agent database {self.agent_db}" if self.agent_db else "")]
+                    f" and the agent database {self.agent_db}" if self.agent_db else "") + (
+                    f"; {len(self.archives)} pruned-session archives" if self.archives else "")]
 
 
 def _read_config(path: Path) -> dict[str, Any]:
