@@ -113,9 +113,10 @@ def check_index_model(index: MemoryIndex, config: dict[str, Any], agent: str, co
     block, fields = search_fields(config, agent)
     wanted: list[tuple[str, Any, Any]] = []
     provider = block.get("provider")
-    if isinstance(provider, str) and provider.strip():
-        provider = "openai" if provider.strip() == "auto" else provider.strip()  # 2026.9.6: auto is openai
-        wanted.append(("provider", provider, meta.provider))
+    if isinstance(provider, str) and provider.strip() and provider.strip() != "auto":
+        # "auto" is resolved at run time (2026.2.22 tries local, openai, gemini ...; 2026.9.6 takes openai): the
+        # index's meta records what it became, so there is nothing to compare it with
+        wanted.append(("provider", provider.strip(), meta.provider))
     if isinstance(block.get("model"), str) and block["model"].strip():
         wanted.append(("model", block["model"].strip(), meta.model))
     dims = block.get("outputDimensionality")

@@ -125,7 +125,7 @@ def check_index_embedder(embedder: Any, settings: Any, source: str) -> None:
     for key in ("model", "provider"):
         want = configured.get(key)
         if key == "provider" and want == "auto":
-            want = "openai"
+            continue  # resolved at run time: the index records what it became
         have = embedder.get(key)
         if isinstance(want, str) and want.strip() and isinstance(have, str) and want.strip() != have:
             raise ConfigError(f"{source}: openclaw.json ({settings.source}) now configures embedding {key} "
