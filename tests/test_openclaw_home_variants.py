@@ -450,3 +450,16 @@ def test_init_md_suggests_the_qrels_judge_writes(tmp_path):
 
     qrels = judge_dir_of([r.files["experiment.toml"]]) / "qrels.trec"
     assert f"--qrels {qrels}" in text or f"--qrels {Path(qrels).relative_to(Path.cwd()) if Path.cwd() in qrels.parents else qrels}" in text
+
+
+def test_grades_on_spans_that_no_longer_hold_are_not_exported_and_the_others_carry_their_anchor():
+    from harness.studies.judge.export import anchor_grades
+    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
+
+    hold, gone = PoolItem("MEMORY.md", 4, 5, span(MEMORY, 4, 5)), PoolItem("MEMORY.md", 8, 8, span(MEMORY, 8, 8))
+    pool = Pool([], 10, [], {"q1": PoolQuery("q1", "酒店", "x", "tuning", [hold], [gone])})
+    grades = {"explicit": {"q1": {hold.key: {"path": "MEMORY.md", "start": 4, "end": 5, "grade": 3},
+                                  gone.key: {"path": "MEMORY.md", "start": 8, "end": 8, "grade": 2}}}}
+    assert anchor_grades(grades, pool) == 1
+    assert list(grades["explicit"]["q1"]) == [hold.key]
+    assert grades["explicit"]["q1"][hold.key]["anchor"] == anchor_of(span(MEMORY, 4, 5))
