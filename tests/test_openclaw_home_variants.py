@@ -463,3 +463,15 @@ def test_grades_on_spans_that_no_longer_hold_are_not_exported_and_the_others_car
     assert anchor_grades(grades, pool) == 1
     assert list(grades["explicit"]["q1"]) == [hold.key]
     assert grades["explicit"]["q1"][hold.key]["anchor"] == anchor_of(span(MEMORY, 4, 5))
+
+
+def test_a_search_answered_unavailable_has_no_results_and_is_counted(tmp_path):
+    ws = tmp_path / ".openclaw/workspace"
+    t = Transcript("s1", T0, ws).user("酒店").call("c1", "memory_search", {"query": "我住在哪家酒店"})
+    t._message({"role": "toolResult", "toolCallId": "c1", "toolName": "memory_search", "content": [{"type": "text",
+                "text": json.dumps({"results": [], "disabled": True, "unavailable": True, "timedOut": True})}]})
+    home = simple_home(tmp_path, {"memory": {"search": PROVIDER}}, sessions=[t])
+    r = init_openclaw_home(home, tmp_path / "eval", index_vectors=False)
+    q = r.mining.queries[0]
+    assert q.text == "我住在哪家酒店" and q.returned == 0 and r.mining.unavailable == 1
+    assert any("answered unavailable" in n for n in r.notes)

@@ -332,6 +332,9 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
         notes.append(f"no sessions for agent {inst.agent!r} under {inst.home / 'agents' / inst.agent}: nothing to mine")
     mining = mine(read_sessions(inst.session_files, inst.agent_db, stats, inst.archives), stats,
                   tuning_share=tuning_share)
+    if mining.unavailable:
+        notes.append(f"{mining.unavailable} memory_search call(s) were answered unavailable (timed out, disabled or "
+                     "paused): their queries are mined, their empty results are not taken for what memory returned")
     if not mining.queries:
         raise DataError(inst.home, None, None, f"no memory_search calls found in {mining.sessions} session(s) of agent "
                                                f"{inst.agent!r}: nothing to evaluate yet")
@@ -453,7 +456,7 @@ def init_document(r: HomeInit) -> dict[str, Any]:
                "tuning": len(m.split("tuning")), "held_out": len(m.split("held-out")),
                "tuning_by_language": m.by_language("tuning"), "held_out_by_language": m.by_language("held-out"),
                "cut": m.cut.astimezone(r.tz).isoformat() if m.cut else None, "tuning_share": m.tuning_share,
-               "memory_get_calls": m.gets, "top": [{"id": q.id, "text": q.text, "count": q.count,
+               "memory_get_calls": m.gets, "unavailable_calls": m.unavailable, "top": [{"id": q.id, "text": q.text, "count": q.count,
                                                     "sessions": len(q.sessions), "language": q.language, "split": q.split}
                                                    for q in sorted(m.queries, key=lambda q: (-q.count, q.id))[:10]]}
     implicit = {"queries_with_positive": sum(any(j.grade > 0 for j in q.implicit) for q in m.queries),

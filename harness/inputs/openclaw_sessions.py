@@ -328,7 +328,8 @@ class _SessionBuilder:
         if payload is None:
             return
         if payload.get("disabled") or payload.get("unavailable"):
-            call.unavailable = True
+            call.unavailable = True  # timed out, no provider, paused: its empty list is not what memory holds
+            return
         rows = payload.get("results")
         if not isinstance(rows, list):
             return

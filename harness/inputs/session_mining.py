@@ -144,6 +144,7 @@ class Mining:
     tuning_share: float
     stats: ReadStats
     formats: Counter  # transcript formats seen
+    unavailable: int = 0  # calls the tool answered unavailable (timed out, disabled): no results recorded
 
     @property
     def duplicates(self) -> int:
@@ -204,7 +205,7 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
     dropped: Counter = Counter()
     examples: dict[str, list[str]] = {}
     session_start: dict[str, datetime | None] = {}
-    calls = gets = with_searches = 0
+    calls = gets = with_searches = unavailable = 0
     formats: Counter = Counter()
     for session in sessions:
         formats[session.release_format.split(" (")[0]] += 1
@@ -245,6 +246,7 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
             for r in call.results or []:
                 if r.anchor:
                     anchors.setdefault((r.path, r.start, r.end), r.anchor)
+            unavailable += call.unavailable
             if call.results is not None:
                 q.returned += 1
                 if q.returned == 1:
@@ -274,7 +276,7 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
     for i, q in enumerate(queries, start=1):
         q.id = f"q{i:04d}"
     return Mining(queries, calls, dropped, examples, len(session_start), with_searches, gets, cut, tuning_share, stats,
-                  formats)
+                  formats, unavailable)
 
 
 def _split(queries: list[MinedQuery], session_start: dict[str, datetime | None], share: float) -> datetime | None:
