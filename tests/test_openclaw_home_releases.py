@@ -59,7 +59,8 @@ def test_a_real_release_writes_what_the_readers_read(tmp_path, version, embeddin
 @pytest.mark.slow
 def test_the_real_2026_9_6_home_with_user_md_an_agents_own_settings_and_a_changed_model(tmp_path, monkeypatch):
     """The release writes the home (issue 36): USER.md, which it indexes, beside MEMORY.md; the agent's own
-    agents.entries.main.memory.search.query.maxResults = 4 over the defaults' 6; then openclaw.json names
+    agents.entries.main.memory.search.query.maxResults = 4 (and minScore 0, so that 4 come back) over the
+    defaults' 6 and 0.35; then openclaw.json names
     another embedding model.  The readers follow the release: USER.md in the corpus, 4 results as the release
     returned them, every implicit judgment's anchor holding on the unchanged files, and the changed model
     one line with exit 2."""
@@ -87,7 +88,7 @@ def test_the_real_2026_9_6_home_with_user_md_an_agents_own_settings_and_a_change
 
     def with_entry(self):
         doc = plain(self)
-        doc["agents"]["entries"] = {"main": {"memory": {"search": {"query": {"maxResults": 4}}}}}
+        doc["agents"]["entries"] = {"main": {"memory": {"search": {"query": {"maxResults": 4, "minScore": 0}}}}}
         return doc
 
     monkeypatch.setattr(OpenClawHome, "config", with_entry)
@@ -113,6 +114,7 @@ def test_the_real_2026_9_6_home_with_user_md_an_agents_own_settings_and_a_change
 
     experiment = load_experiment(r.files["experiment.toml"])
     assert experiment.search.max_results == 4
+    assert [p for p in experiment.postprocess if p.name == "min_score"][0].params["min_score"] == 0
     assert "USER.md" in load_dataset(experiment).texts()
     config = json.loads(home.config_path.read_text(encoding="utf-8"))
     config["memory"]["search"]["model"] = "another-embedding-model"
