@@ -29,7 +29,7 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
          config: Optional[Path] = typer.Option(None, help="openclaw.json (default: in the workspace, else beside it)"),
          queries: Optional[Path] = typer.Option(None, help="use this queries file instead of writing a template"),
          preset: str = typer.Option("openclaw-2026.08", help="preset that openclaw.json values override"),
-         agent: Optional[str] = typer.Option(None, help="apply the agents.list[] overrides of this agent id"),
+         agent: Optional[str] = typer.Option(None, help="the agent (its agents.entries.<id> or agents.list[] overrides)"),
          force: bool = typer.Option(False, help="replace an existing experiment.toml (kept as experiment.toml.bak); "
                                                 "a queries file is never replaced"),
          now: Optional[str] = typer.Option(None, help="YYYY-MM-DD or today: the day temporal decay ages dated "
@@ -40,7 +40,10 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
          redact: bool = typer.Option(False, help="--openclaw-home: mask numbers, e-mail addresses, URLs and key-like "
                                                  "strings in every report and page"),
          index_vectors: bool = typer.Option(True, help="--openclaw-home: use the vectors the agent's index holds (off: "
-                                                       "the preset's own embedding model)")) -> None:
+                                                       "the preset's own embedding model)"),
+         reembed: bool = typer.Option(False, help="--openclaw-home: embed the corpus and the queries with the model "
+                                                  "openclaw.json configures (its OpenAI-compatible endpoint), not the "
+                                                  "index's vectors: for an index built with another model")) -> None:
     """Write an experiment for your own OpenClaw workspace (a queries template), or, with --openclaw-home, for
     an installation: the agent's own questions from its sessions, judged by what it read."""
     from datetime import date
@@ -54,7 +57,7 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
             raise ConfigError("--queries, --config and --now are for a workspace; --openclaw-home reads them from the "
                               "installation (openclaw.json, the sessions, the last session's day)")
         _init_home(openclaw_home or Path("~/.openclaw"), out, agent, None if preset == "openclaw-2026.08" else preset,
-                   tuning_share, redact, index_vectors, force)
+                   tuning_share, redact, index_vectors, force, reembed)
         return
 
     try:
@@ -83,7 +86,7 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
 
 
 def _init_home(home: Path, out: Optional[Path], agent: Optional[str], preset: Optional[str], tuning_share: float,
-               redact: bool, index_vectors: bool, force: bool) -> None:
+               redact: bool, index_vectors: bool, force: bool, reembed: bool = False) -> None:
     from harness.inputs.home_init import init_openclaw_home
     from harness.reporting.home_report import shown
 
@@ -91,7 +94,7 @@ def _init_home(home: Path, out: Optional[Path], agent: Optional[str], preset: Op
         raise ConfigError(f"--tuning-share: must be in (0, 1], got {tuning_share}")
     folder = out or Path("evals") / f"openclaw-{agent or 'main'}"
     r = init_openclaw_home(home, folder, agent=agent, preset=preset, tuning_share=tuning_share, redact=redact,
-                           index_vectors=index_vectors, force=force)
+                           index_vectors=index_vectors, force=force, reembed=reembed)
     m, inst = r.mining, r.installation
     typer.echo(f"agent {inst.agent!r} of {shown(inst.home)}: workspace {shown(inst.workspace)}")
     if inst.index_path:
@@ -102,7 +105,7 @@ def _init_home(home: Path, out: Optional[Path], agent: Optional[str], preset: Op
     dropped = ", ".join(f"{n} {why}" for why, n in m.dropped.items()) or "none"
     typer.echo(f"queries: {m.calls} memory_search calls -> {len(m.queries)} distinct ({languages}); "
                f"{m.duplicates} repeats counted once; dropped: {dropped}")
-    typer.echo(f"split by time: {len(m.split('tuning'))} tuning" + (f" (before {m.cut.date()})" if m.cut else "")
+    typer.echo(f"split by time: {len(m.split('tuning'))} tuning" + (f" (before {m.cut.astimezone(r.tz).date()})" if m.cut else "")
                + f", {len(m.split('held-out'))} held out (later)")
     positives = sum(j.grade > 0 for q in m.queries for j in q.implicit)
     zeros = sum(j.grade == 0 for q in m.queries for j in q.implicit)

@@ -5,7 +5,10 @@ marginals; weighted = "quadratic" gives Cohen's weighted kappa for graded labels
 squared grade distance).  The 95% interval resamples the clusters the items come in (a query's chunks, and a
 session's queries, are not independent draws): a percentile bootstrap over clusters, BOOTSTRAP_RESAMPLES
 draws with the harness's seed; with fewer than MIN_CLUSTERS clusters, or when a resample has no spread, it is
-"n too small" rather than a number.
+"n too small" rather than a number.  A resample in which one judge gives every item the same label (and the other
+does not) has kappa 0 whatever the labels are: when more than the interval's tail share of the resamples are such
+(few items of the minority label, in few clusters), the percentile interval would only report that, e.g. the
+useless [0, 1], so none is given and the method says why and how often.
 """
 from __future__ import annotations
 
@@ -93,13 +96,22 @@ def agreement(name: str, pairs: Sequence[tuple[int, int]], clusters: Sequence[st
         rng = np.random.default_rng(SEED)
         stack = np.stack(tables)
         draws = []
+        degenerate = 0
         for _ in range(resamples):
             pick = rng.integers(0, len(tables), len(tables))
-            value = _kappa(stack[pick].sum(axis=0), weighted)
+            table = stack[pick].sum(axis=0)
+            constant = ((table.sum(axis=1) > 0).sum() < 2, (table.sum(axis=0) > 0).sum() < 2)
+            if constant[0] != constant[1]:
+                degenerate += 1  # one judge constant in this resample, not the other: kappa 0 whatever they say
+            value = _kappa(table, weighted)
             if value == value:
                 draws.append(value)
-        if len(draws) >= resamples // 2 and np.ptp(draws) > 0:
-            alpha = (1 - LEVEL) / 2
+        alpha = (1 - LEVEL) / 2
+        if degenerate > alpha * resamples:
+            method += (f"; no interval: in {degenerate:,} of {resamples:,} resamples one judge gives every item the "
+                       f"same label (kappa 0 whatever the other does), so the percentile interval "
+                       f"would only say that; more judged items of the rarer label, in more clusters, are needed")
+        elif len(draws) >= resamples // 2 and np.ptp(draws) > 0:
             low, high = (float(v) for v in np.quantile(draws, [alpha, 1 - alpha]))
         else:
             method += "; n too small (the resamples have no spread)"

@@ -386,7 +386,7 @@ def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit:
         elif np.all(np.abs(means - means[0]) <= 1e-12):
             out[name] = over_clusters(j, f"every {unit} has the same mean")
         elif g < SMALL_SAMPLE and n / g < SMALL_CLUSTER:
-            out[name] = over_clusters(j, f"fewer than {SMALL_SAMPLE} {unit}s of about one query each")
+            out[name] = over_clusters(j, f"fewer than {SMALL_SAMPLE} {plural(unit, None)} of about one query each")
         else:
             boot_columns.append(j)
     if not boot_columns:

@@ -27,8 +27,8 @@ from typing import Any
 
 from harness.errors import DataError, OutputExistsError
 from harness.inputs.index_report import IndexReport, index_report
-from harness.inputs.openclaw_config import read_openclaw_config
-from harness.inputs.openclaw_home import Installation, locate
+from harness.inputs.openclaw_config import agent_key, agent_roster, read_openclaw_config
+from harness.inputs.openclaw_home import Installation, locate, user_timezone
 from harness.inputs.openclaw_index import MemoryIndex
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
 from harness.inputs.session_mining import (
@@ -38,7 +38,7 @@ from harness.inputs.session_mining import (
     Mining,
     mine,
 )
-from harness.inputs.workspace import discover_files
+from harness.inputs.workspace import AGENT_DB_ROOT_FILES, MEMORY_FILES, discover_files
 from harness.inputs.workspace_init import toml_value, write_keeping
 
 RELEASE_PRESETS = {"2026.2.22": "openclaw-2026.02", "2026.8.1": "openclaw-2026.08", "2026.9.6": "openclaw-2026.09"}
@@ -61,26 +61,103 @@ def preset_for(release: str) -> str:
     return max(older)[1] if older else FALLBACK_PRESET
 
 
-def search_block(config: dict[str, Any], agent: str) -> dict[str, Any]:
-    """The memory-search settings OpenClaw resolves for the agent, merged key by key in its order: a top-level
-    memorySearch, agents.defaults.memorySearch, memory.search, then the agent's own (one level deep: remote and
-    the rest replace wholesale, as the releases' mergeConfig does for these keys)."""
+def search_fields(config: dict[str, Any], agent: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The memory-search settings OpenClaw resolves for the agent, and the field each came from, merged key by
+    key in its order: a top-level memorySearch, agents.defaults.memorySearch, memory.search, then the agent's
+    own block (agents.entries.<id> or agents.list[]: memorySearch, then memory.search).  As 2026.9.6's
+    produceMemorySearchConfig (dist/memory-search-*.mjs) does, the agent's key wins over the default's one
+    by one (`overrides?.model ?? defaults?.model`), and inside `remote` key by key too (baseUrl, apiKey,
+    headers)."""
     out: dict[str, Any] = {}
-    layers = [config.get("memorySearch")]
+    fields: dict[str, str] = {}
+    layers: list[tuple[str, Any]] = [("memorySearch", config.get("memorySearch"))]
     agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
     defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
-    layers.append(defaults.get("memorySearch"))
+    layers.append(("agents.defaults.memorySearch", defaults.get("memorySearch")))
     memory = config.get("memory") if isinstance(config.get("memory"), dict) else {}
-    layers.append(memory.get("search"))
-    for entry in agents.get("list") or []:
-        if isinstance(entry, dict) and entry.get("id") == agent:
-            layers.append(entry.get("memorySearch"))
-            own = entry.get("memory")
-            layers.append(own.get("search") if isinstance(own, dict) else None)
-    for layer in layers:
-        if isinstance(layer, dict):
-            out.update(layer)
-    return out
+    layers.append(("memory.search", memory.get("search")))
+    entry = next((e for e in agent_roster(config) if agent_key(e.id) == agent_key(agent)), None)
+    if entry is not None:
+        layers.append((f"{entry.field}.memorySearch", entry.entry.get("memorySearch")))
+        own = entry.entry.get("memory")
+        layers.append((f"{entry.field}.memory.search", own.get("search") if isinstance(own, dict) else None))
+    for name, layer in layers:
+        if not isinstance(layer, dict):
+            continue
+        for key, value in layer.items():
+            if key == "remote" and isinstance(value, dict) and isinstance(out.get("remote"), dict):
+                out["remote"] = {**out["remote"], **value}
+            else:
+                out[key] = value
+            fields[key] = f"{name}.{key}"
+    return out, fields
+
+
+def search_block(config: dict[str, Any], agent: str) -> dict[str, Any]:
+    """search_fields' settings alone."""
+    return search_fields(config, agent)[0]
+
+
+REBUILD = ("rebuild the index with the configured model (`openclaw memory index --force`, as OpenClaw {release} "
+           "pauses vector search until it is rebuilt) and run init again, or rerun init with --reembed (the corpus "
+           "embedded by the configured model through its endpoint), or with --no-index-vectors (the harness's own "
+           "model)")
+
+
+def check_index_model(index: MemoryIndex, config: dict[str, Any], agent: str, config_path: Path | None) -> None:
+    """The index's vectors belong to the model openclaw.json configures, or the run would compare two models'
+    vectors: the index meta's provider, model and dimensions against the agent's resolved provider, model and
+    outputDimensionality (what the config does not set is not compared).  A difference is one DataError naming
+    the field and what to do."""
+    meta = index.meta
+    block, fields = search_fields(config, agent)
+    wanted: list[tuple[str, Any, Any]] = []
+    provider = block.get("provider")
+    if isinstance(provider, str) and provider.strip() and provider.strip() != "auto":
+        # "auto" is resolved at run time (2026.2.22 tries local, openai, gemini ...; 2026.9.6 takes openai): the
+        # index's meta records what it became, so there is nothing to compare it with
+        wanted.append(("provider", provider.strip(), meta.provider))
+    if isinstance(block.get("model"), str) and block["model"].strip():
+        wanted.append(("model", block["model"].strip(), meta.model))
+    dims = block.get("outputDimensionality")
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        wanted.append(("outputDimensionality", dims, meta.dims))
+    for key, configured, stored in wanted:
+        if stored is not None and configured != stored:
+            raise DataError(config_path or index.path, None, fields.get(key, key),
+                            f"is {configured!r}, but the memory index {index.path} holds vectors of "
+                            f"{meta.provider}/{meta.model} ({meta.dims} dimensions): queries embedded by one model "
+                            f"cannot be compared with another's vectors; " + REBUILD.format(release=index.release))
+
+
+def reembed_table(config: dict[str, Any], agent: str, config_path: Path | None) -> dict[str, Any]:
+    """--reembed: the [embedder] table of the configured provider (an OpenAI-compatible endpoint) and model, for
+    the corpus and the queries alike."""
+    block, fields = search_fields(config, agent)
+    provider = block.get("provider") if isinstance(block.get("provider"), str) else "openai"
+    provider = "openai" if provider in ("auto", "") else provider
+    remote = block.get("remote") if isinstance(block.get("remote"), dict) else {}
+    base_url = remote.get("baseUrl") if isinstance(remote.get("baseUrl"), str) else \
+        "https://api.openai.com/v1" if provider == "openai" else None
+    model = block.get("model") if isinstance(block.get("model"), str) else None
+    where = config_path or Path("openclaw.json")
+    if provider not in ("openai", "openai-compatible") or not base_url:
+        raise DataError(where, None, fields.get("provider", "memory.search.provider"),
+                        f"--reembed embeds through an OpenAI-compatible endpoint; provider {provider!r} "
+                        f"{'has no remote.baseUrl' if not base_url else 'is not one'}: use --no-index-vectors")
+    if not model:
+        raise DataError(where, None, "memory.search.model", "--reembed needs the model openclaw.json configures; "
+                                                            "set memory.search.model")
+    table: dict[str, Any] = {"name": "openai-compatible", "base_url": base_url, "model": model}
+    host = urllib.parse.urlsplit(base_url).hostname or ""
+    if host not in LOOPBACK:
+        table["api_key_env"] = "OPENAI_API_KEY" if provider == "openai" else "EMBEDDINGS_API_KEY"
+    for role, keys in (("query_params", ("queryInputType", "inputType")),
+                       ("passage_params", ("documentInputType", "inputType"))):
+        value = next((block[k] for k in keys if isinstance(block.get(k), str) and block[k]), None)
+        if value:
+            table[role] = {"input_type": value}
+    return table
 
 
 def provider_table(index: MemoryIndex, config: dict[str, Any], agent: str) -> tuple[dict[str, Any], list[str]]:
@@ -113,10 +190,19 @@ def provider_table(index: MemoryIndex, config: dict[str, Any], agent: str) -> tu
         value = next((block[k] for k in keys if isinstance(block.get(k), str) and block[k]), None)
         if value:
             table[role] = {"input_type": value}
-    if isinstance(block.get("model"), str) and meta.model and block["model"] != meta.model:
-        notes.append(f"openclaw.json configures model {block['model']!r}, the index holds vectors of {meta.model!r} "
-                     "(OpenClaw re-embeds at its next sync); the run uses the index's model for both")
     return table, notes
+
+
+def root_files_for(inst: Installation, index: MemoryIndex | None) -> tuple[str, ...]:
+    """The root files the agent's release indexes: MEMORY.md and USER.md from 2026.8.1 on (a home with an agent
+    database, or an index in its format), MEMORY.md and memory.md before."""
+    def version_tuple(version: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in version.split("-")[0].split(".") if p.isdigit())
+
+    release = index.release if index is not None else None
+    newer = inst.agent_db is not None or inst.rule != "2026.2.22" or (
+        release is not None and version_tuple(release) >= version_tuple("2026.8.1"))
+    return AGENT_DB_ROOT_FILES if newer else MEMORY_FILES
 
 
 @dataclass
@@ -130,18 +216,20 @@ class HomeInit:
     imported: Any | None  # ImportResult
     files: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    tz: Any = None  # the configured timezone dates are printed in (None: the machine's)
 
 
 def _yaml(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def queries_yaml(queries: list[MinedQuery], header: str) -> str:
+def queries_yaml(queries: list[MinedQuery], header: str, tz: Any = None) -> str:
     """A queries file of mined queries: each with `judged:` (its implicit judgments; empty when the agent left
-    none) so that `harness judge` can add explicit ones beside them."""
+    none) so that `harness judge` can add explicit ones beside them.  Dates in `tz` (the configured
+    agents.defaults.userTimezone; None: the machine's)."""
     lines = [f"# {line}" if line else "#" for line in header.splitlines()] + [""]
     for q in queries:
-        when = q.first.date().isoformat() if q.first else "unknown date"
+        when = q.first.astimezone(tz).date().isoformat() if q.first else "unknown date"
         note = (f"mined: asked {q.count} time(s) in {len(q.sessions)} session(s), first {when}; {q.language}; "
                 f"{q.split}" + (f"; maxResults {', '.join(map(str, q.max_results))}" if q.max_results else ""))
         lines += [f"- id: {q.id}", f"  text: {_yaml(q.text)}", f"  cluster: {_yaml(q.cluster)}",
@@ -151,7 +239,8 @@ def queries_yaml(queries: list[MinedQuery], header: str) -> str:
         if q.implicit:
             lines.append("  judged:")
             lines += [f"    - {{path: {_yaml(j.path)}, lines: [{j.start}, {j.end}], grade: {j.grade}, by: implicit, "
-                      f"evidence: {_yaml(j.evidence)}}}" for j in q.implicit]
+                      f"evidence: {_yaml(j.evidence)}" + (f", anchor: {_yaml(j.anchor)}" if j.anchor else "") + "}"
+                      for j in q.implicit]
         else:
             lines.append("  judged: []")
     return "\n".join(lines) + "\n"
@@ -213,23 +302,29 @@ set = ["tokenizer.name=\\"trigram\\""]
 
 def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | None = None, preset: str | None = None,
                        tuning_share: float = DEFAULT_TUNING_SHARE, redact: bool = False, index_vectors: bool = True,
-                       force: bool = False, cache: Any = None) -> HomeInit:
+                       force: bool = False, cache: Any = None, reembed: bool = False) -> HomeInit:
+    """`reembed`: the corpus and the queries embedded by the model openclaw.json configures (through its
+    OpenAI-compatible endpoint) instead of the index's vectors: what OpenClaw does once the index is rebuilt."""
     inst = locate(home, agent)
+    tz = user_timezone(inst.config)
     out = Path(os.path.abspath(Path(out_dir).expanduser()))
     experiment_path = out / "experiment.toml"
     if experiment_path.exists() and not force:
         raise OutputExistsError(f"{experiment_path} already exists; pass --force to replace it (the old files are kept "
                                 "as .bak; labels made with `harness judge` are never touched)")
     notes = list(inst.notes)
-    listed = {e.get("id") for e in (inst.config.get("agents", {}) or {}).get("list", []) or [] if isinstance(e, dict)}
+    listed = {agent_key(e.id) for e in agent_roster(inst.config)}
     settings = read_openclaw_config(inst.config_path, agent=inst.agent if inst.agent in listed else None) \
         if inst.config_path else None
     if not inst.workspace.is_dir():
-        raise DataError(inst.workspace, None, None, f"the agent's workspace is not there (agent {inst.agent!r}); "
-                                                    "check agents.defaults.workspace in openclaw.json")
-    discovery = discover_files(inst.workspace, settings.extra_paths if settings else ())
-
+        where = (f"{inst.workspace_field} in {inst.config_path} names it" if inst.workspace_field else
+                 f"OpenClaw {inst.rule}'s default place for agent {inst.agent!r}; set {inst.entry_field or 'its entry'}"
+                 ".workspace in openclaw.json if it is elsewhere")
+        raise DataError(inst.workspace, None, None, f"the workspace of agent {inst.agent!r} is not there ({where})")
     index = MemoryIndex(inst.index_path) if inst.index_path else None
+    root_files = root_files_for(inst, index)
+    discovery = discover_files(inst.workspace, settings.extra_paths if settings else (), root_files)
+
     if index is None:
         notes.append(f"no memory index for agent {inst.agent!r} (OpenClaw writes it at its first memory search); the "
                      "experiment embeds with the preset's model")
@@ -237,9 +332,13 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
     chosen_preset = preset or preset_for(release or "")
 
     stats = ReadStats(other_agents=dict(inst.other_agents))
-    if not inst.session_files and inst.agent_db is None:
+    if not inst.session_files and inst.agent_db is None and not inst.archives:
         notes.append(f"no sessions for agent {inst.agent!r} under {inst.home / 'agents' / inst.agent}: nothing to mine")
-    mining = mine(read_sessions(inst.session_files, inst.agent_db, stats), stats, tuning_share=tuning_share)
+    mining = mine(read_sessions(inst.session_files, inst.agent_db, stats, inst.archives), stats,
+                  tuning_share=tuning_share)
+    if mining.unavailable:
+        notes.append(f"{mining.unavailable} memory_search call(s) were answered unavailable (timed out, disabled or "
+                     "paused): their queries are mined, their empty results are not taken for what memory returned")
     if not mining.queries:
         raise DataError(inst.home, None, None, f"no memory_search calls found in {mining.sessions} session(s) of agent "
                                                f"{inst.agent!r}: nothing to evaluate yet")
@@ -248,7 +347,12 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
     if index is not None:
         configured = search_block(inst.config, inst.agent).get("model")
         report = index_report(index, discovery, configured if isinstance(configured, str) else None)
-        if index_vectors:
+        if reembed:
+            embedder = reembed_table(inst.config, inst.agent, inst.config_path)
+            notes.append(f"--reembed: the corpus and the queries embedded by {embedder['model']} through "
+                         f"{embedder['base_url']} (the index's vectors, of {index.meta.model}, are not used)")
+        elif index_vectors:
+            check_index_model(index, inst.config, inst.agent, inst.config_path)
             from harness.stages.embedders.openclaw_index import import_index_vectors
 
             if not index.meta.model or not index.meta.dims:
@@ -263,13 +367,15 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
                                 "--no-index-vectors")
 
     last = max((q.last for q in mining.queries if q.last), default=None)
-    now = (last.date() if last else date.today()).isoformat()
+    now = (last.astimezone(tz).date() if last else date.today()).isoformat()
     out.mkdir(parents=True, exist_ok=True)
     dataset = {"name": "workspace", "path": str(inst.workspace), "queries": str(out / "queries.yaml")}
     if inst.config_path:
         dataset.update(config=str(inst.config_path), follow_config=True)
     if inst.agent in listed:
         dataset["agent"] = inst.agent
+    if tuple(root_files) != MEMORY_FILES:
+        dataset["root_files"] = list(root_files)
     dataset.update(judgments="implicit", cluster="session")
     files: dict[str, Path] = {}
     header = (f"The questions agent {inst.agent!r} asked its memory (memory_search), mined by `harness init "
@@ -283,10 +389,10 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
             notes.append("no held-out queries: the sessions are too few to split by time")
             continue
         split_header = header + f"\nThis file: the {split} queries" + (
-            f" (first asked before {mining.cut.date()})" if split == "tuning" and mining.cut else
-            f" (first asked on or after {mining.cut.date()})" if mining.cut else "") + "."
+            f" (first asked before {mining.cut.astimezone(tz).date()})" if split == "tuning" and mining.cut else
+            f" (first asked on or after {mining.cut.astimezone(tz).date()})" if mining.cut else "") + "."
         files[queries_name] = out / queries_name
-        _write_new(files[queries_name], queries_yaml(chosen, split_header), force)
+        _write_new(files[queries_name], queries_yaml(chosen, split_header, tz), force)
         ds = {**dataset, "queries": str(out / queries_name)}
         description = (f"OpenClaw agent {inst.agent!r} of {inst.home}: its {len(chosen)} {split} questions, implicit "
                        "judgments; " + (f"the index's own vectors ({index.meta.model})" if embedder else "the preset's embedder"))
@@ -298,7 +404,7 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
     files["pool.toml"] = out / "pool.toml"
     if not files["pool.toml"].exists():
         files["pool.toml"].write_text(pool_toml(), encoding="utf-8")
-    result = HomeInit(out, inst, chosen_preset, release, mining, report, imported, files, notes)
+    result = HomeInit(out, inst, chosen_preset, release, mining, report, imported, files, notes, tz)
     doc = init_document(result)
     files["init.json"] = out / "init.json"
     files["init.json"].write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
@@ -353,8 +459,8 @@ def init_document(r: HomeInit) -> dict[str, Any]:
                "dropped_examples": m.dropped_examples, "by_language": m.by_language(),
                "tuning": len(m.split("tuning")), "held_out": len(m.split("held-out")),
                "tuning_by_language": m.by_language("tuning"), "held_out_by_language": m.by_language("held-out"),
-               "cut": m.cut.isoformat() if m.cut else None, "tuning_share": m.tuning_share,
-               "memory_get_calls": m.gets, "top": [{"id": q.id, "text": q.text, "count": q.count,
+               "cut": m.cut.astimezone(r.tz).isoformat() if m.cut else None, "tuning_share": m.tuning_share,
+               "memory_get_calls": m.gets, "unavailable_calls": m.unavailable, "top": [{"id": q.id, "text": q.text, "count": q.count,
                                                     "sessions": len(q.sessions), "language": q.language, "split": q.split}
                                                    for q in sorted(m.queries, key=lambda q: (-q.count, q.id))[:10]]}
     implicit = {"queries_with_positive": sum(any(j.grade > 0 for j in q.implicit) for q in m.queries),

@@ -155,8 +155,9 @@ class OpenClawSettings:
         out = []
         blocks = {block_of(path) for path, _ in self.values.values()} | {block_of(e.field) for e in self.extra_paths}
         for block in sorted(blocks):
-            agent = block.startswith("agents.list[")
-            inner = block.split("].", 1)[1] if agent else block
+            agent = block.startswith(("agents.list[", "agents.entries."))
+            inner = (block.split("].", 1)[1] if block.startswith("agents.list[") else
+                     re.sub(r"^agents\.entries\.[^.]+\.", "", block)) if agent else block
             expected = layout.agent_block if agent else layout.block
             if inner != expected:
                 where = f"agents.list[].{layout.agent_block}" if agent else layout.block
@@ -443,33 +444,32 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
     memory = _object(doc.get("memory", {}), path, "memory")
     if "search" in memory:  # OpenClaw 2026.8 on
         layers.append(("memory.search", memory["search"]))
-    agent_list = agents.get("list", [])
-    if not isinstance(agent_list, list):
-        raise DataError(path, None, "agents.list", "must be a list")
+    roster = agent_roster(doc, path)
+    roster_field = "agents.entries" if roster and roster[0].field.startswith("agents.entries") or \
+        isinstance(agents.get("entries"), dict) else "agents.list"
 
-    def agent_blocks(i: int, entry: dict[str, Any]) -> list[tuple[str, Any]]:
-        out = [(f"agents.list[{i}].memorySearch", entry["memorySearch"])] if "memorySearch" in entry else []
+    def agent_blocks(a: RosterEntry) -> list[tuple[str, Any]]:
+        entry = a.entry
+        out = [(f"{a.field}.memorySearch", entry["memorySearch"])] if "memorySearch" in entry else []
         own = entry.get("memory")
         if isinstance(own, dict) and "search" in own:
-            out.append((f"agents.list[{i}].memory.search", own["search"]))
+            out.append((f"{a.field}.memory.search", own["search"]))
         return out
 
     if agent is not None:
-        # OpenClaw compares ids trimmed and lower-cased, and the first entry with the id wins
-        matches = [i for i, a in enumerate(agent_list) if isinstance(a, dict) and isinstance(a.get("id"), str)
-                   and agent_key(a["id"]) == agent_key(agent)]
+        # OpenClaw compares ids normalised (normalizeAgentId), and the first entry with the id wins
+        matches = [a for a in roster if agent_key(a.id) == agent_key(agent)]
         if not matches:
-            known = [a.get("id") for a in agent_list if isinstance(a, dict)]
-            raise DataError(path, None, "agents.list", f"no agent with id {agent!r} (--agent or [dataset] agent); "
-                                                       f"ids: {known}")
+            raise DataError(path, None, roster_field, f"no agent with id {agent!r} (--agent or [dataset] agent); "
+                                                      f"ids: {[a.id for a in roster]}")
         if len(matches) > 1:
-            settings.notes.append(f"agents.list[{', '.join(map(str, matches))}] all have the id {agent!r}: the first, "
-                                  f"agents.list[{matches[0]}], applies (as OpenClaw takes the first)")
-        layers += agent_blocks(matches[0], agent_list[matches[0]])
+            settings.notes.append(f"{', '.join(a.field for a in matches)} all have the id {agent!r}: the first, "
+                                  f"{matches[0].field}, applies (as OpenClaw takes the first)")
+        layers += agent_blocks(matches[0])
     else:
-        for i, a in enumerate(agent_list):
-            for block, _ in agent_blocks(i, a) if isinstance(a, dict) else []:
-                settings.notes.append(f"{block} (agent {a.get('id')!r}): not evaluated "
+        for a in roster:
+            for block, _ in agent_blocks(a):
+                settings.notes.append(f"{block} (agent {a.id!r}): not evaluated "
                                       "(choose an agent to apply its overrides)")
     for prefix, layer in layers:
         _read_layer(_object(layer, path, prefix), prefix, path, settings)
@@ -484,8 +484,46 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
 
 
 def agent_key(agent_id: str) -> str:
-    """An agent id as OpenClaw compares it (normalizeAgentId: trimmed, lower case)."""
-    return agent_id.strip().lower()
+    """An agent id as OpenClaw compares it (normalizeAgentId: lower case, anything but [a-z0-9_-] a '-',
+    trimmed; empty is main)."""
+    value = re.sub(r"[^a-z0-9_-]+", "-", agent_id.strip().lower()).strip("-")
+    return value or "main"
+
+
+@dataclass(frozen=True)
+class RosterEntry:
+    """One configured agent: its id as written, the field path of its entry, and the entry."""
+
+    id: str
+    field: str  # "agents.entries.<id>" or "agents.list[<i>]"
+    entry: dict[str, Any]
+
+
+def agent_roster(doc: dict[str, Any], source: Path | str | None = None) -> list[RosterEntry]:
+    """The configured agents, as OpenClaw 2026.8.1 and 2026.9.6 read them (readAgentRosterProperty and
+    collectAgentEntries, dist/agent-scope-config-*.mjs): `agents.entries` (an object keyed by agent id, what
+    `openclaw agents add` writes) when the config has it, else `agents.list` (an array of {id, ...}, OpenClaw
+    2026.2.22's form); never both.  Entries that are not objects (or, in a list, have no string id) are
+    skipped as the release skips them."""
+    agents = doc.get("agents") if isinstance(doc, dict) else None
+    if not isinstance(agents, dict):
+        return []
+    if agents.get("entries") is not None:
+        entries = agents["entries"]
+        if not isinstance(entries, dict):
+            if source is not None:
+                raise DataError(source, None, "agents.entries", "must be an object keyed by agent id")
+            return []
+        return [RosterEntry(str(k), f"agents.entries.{k}", v) for k, v in entries.items() if isinstance(v, dict)]
+    entries = agents.get("list")
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        if source is not None:
+            raise DataError(source, None, "agents.list", "must be a list")
+        return []
+    return [RosterEntry(e["id"], f"agents.list[{i}]", e) for i, e in enumerate(entries)
+            if isinstance(e, dict) and isinstance(e.get("id"), str)]
 
 
 def openclaw_snippet(config: dict[str, Any], *, agent: str | None = None, preset: str | None = None,

@@ -2,23 +2,32 @@
 workspace, memory index and session transcripts are, and in which release's format.
 
     home/openclaw.json                                     the config (JSON5), optional
-    workspace: agents.list[id].workspace, else (the default agent) agents.defaults.workspace, else
-               home/workspace (the default agent) or home/workspace-<id> (any other)   [resolveAgentWorkspaceDir]
+    agents:    agents.entries (an object keyed by id: what `openclaw agents add` writes in 2026.8.1 and
+               2026.9.6), else agents.list (2026.2.22's array)              [openclaw_config.agent_roster]
+    workspace: the agent entry's workspace, else (rule of 2026.8.1 and 2026.9.6, a home with an agent
+               database or agents.entries) the owner agent: agents.defaults.workspace or home/workspace; any
+               other: agents.defaults.workspace/<id>, else home/workspace-<id>.  (2026.2.22: the default
+               agent agents.defaults.workspace, else home/workspace; any other home/workspace-<id>.)
+                                                                            [resolveAgentWorkspaceDir]
     index:     home/agents/<id>/agent/openclaw-agent.sqlite (2026.8.1 on), else memorySearch.store.path
                ({agentId} replaced) or home/memory/<id>.sqlite (2026.2.22)         [harness.inputs.openclaw_index]
     sessions:  home/agents/<id>/sessions/*.jsonl (2026.2.22) and/or the transcript_events table of the agent
-               database (2026.8.1 on)                                               [harness.inputs.openclaw_sessions]
+               database (2026.8.1 on), and the archives session maintenance leaves (<id>.jsonl.deleted.<time>,
+               zstd-compressed as .zst by 2026.8.1)                                 [harness.inputs.openclaw_sessions]
 
-Read from the releases' own code: resolveAgentWorkspaceDir and resolveDefaultAgentId (2026.2.22
-dist/agents-*.js), resolveStorePath (the legacy index path), resolveOpenClawAgentSqlitePath (2026.8.1
-dist/openclaw-agent-db.paths-*.js, 2026.9.6 dist/state/openclaw-state-read.worker.js).  Nothing here writes to
-the installation.
+Read from the releases' own code: resolveAgentWorkspaceDir, resolveAgentConfig and tryResolveDefaultAgentId
+(2026.2.22 dist/agents-*.js; 2026.8.1 dist/agent-scope-config-*.js; 2026.9.6
+dist/agent-scope-config-*.mjs, where the owner agent is the one entry marked default, else the sole agent,
+else none: several agents and none marked means `--agent` must choose), resolveStorePath (the legacy index
+path), resolveOpenClawAgentSqlitePath (2026.8.1 dist/openclaw-agent-db.paths-*.js, 2026.9.6
+dist/state/openclaw-state-read.worker.js).  Nothing here writes to the installation.
 """
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +35,7 @@ import json5
 
 from harness.errors import DataError
 from harness.inputs.layout import read_utf8
+from harness.inputs.openclaw_config import RosterEntry, agent_roster
 
 DEFAULT_HOME = Path("~/.openclaw")
 DEFAULT_AGENT = "main"
@@ -50,6 +60,10 @@ class Installation:
     agent_db: Path | None  # the agent database (2026.8.1 on), if there
     other_agents: dict[str, int] = field(default_factory=dict)  # other agents' ids -> transcripts seen (ignored)
     notes: list[str] = field(default_factory=list)
+    archives: list[Path] = field(default_factory=list)  # sessions/<id>.jsonl.deleted.<time>[.zst]: pruned sessions
+    entry_field: str | None = None  # the agent's entry in openclaw.json ("agents.entries.<id>", "agents.list[0]")
+    workspace_field: str | None = None  # the field the workspace came from (None: the release's default place)
+    rule: str = "2026.2.22"  # whose agent rules the home follows (2026.2.22, or 2026.8.1 and later)
 
     def describe(self) -> list[str]:
         return [f"OpenClaw home {self.home}, agent {self.agent!r}",
@@ -57,7 +71,8 @@ class Installation:
                 f"workspace: {self.workspace}",
                 f"memory index: {self.index_path or 'none'}",
                 f"sessions: {len(self.session_files)} transcript files" + (
-                    f" and the agent database {self.agent_db}" if self.agent_db else "")]
+                    f" and the agent database {self.agent_db}" if self.agent_db else "") + (
+                    f"; {len(self.archives)} pruned-session archives" if self.archives else "")]
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -74,18 +89,51 @@ def _read_config(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _agent_entries(config: dict[str, Any]) -> list[dict[str, Any]]:
-    agents = config.get("agents")
-    entries = agents.get("list") if isinstance(agents, dict) else None
-    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+def _roster(config: dict[str, Any]) -> list[RosterEntry]:
+    return agent_roster(config)
 
 
-def default_agent(config: dict[str, Any]) -> str:
-    """OpenClaw's resolveDefaultAgentId: the agents.list[] entry marked default, else the first, else main."""
-    entries = _agent_entries(config)
-    marked = [e for e in entries if e.get("default") is True and isinstance(e.get("id"), str)]
-    chosen = marked[0] if marked else entries[0] if entries and isinstance(entries[0].get("id"), str) else None
-    return normalise_agent_id(chosen["id"]) if chosen else DEFAULT_AGENT
+def default_agent(config: dict[str, Any], *, rule: str = "2026.2.22") -> str | None:
+    """The agent OpenClaw uses when none is named.  2026.2.22 (resolveDefaultAgentId): the entry marked
+    default, else the first, else main.  2026.8.1 and 2026.9.6 (tryResolveDefaultAgentId, and the legacy
+    owner of the workspace): exactly one entry marked default (unless agents.ownership is "explicit", where
+    agents.defaults.systemAgent.agentId names it), else the sole agent, else main when no roster is
+    configured at all; None when several agents are configured and none is the owner."""
+    entries = _roster(config)
+    if rule == "2026.2.22":
+        marked = [e for e in entries if e.entry.get("default") is True]
+        chosen = marked[0] if marked else entries[0] if entries else None
+        return normalise_agent_id(chosen.id) if chosen else DEFAULT_AGENT
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    ids = [normalise_agent_id(e.id) for e in entries]
+    if agents.get("ownership") == "explicit":
+        system = (agents.get("defaults") or {}).get("systemAgent") if isinstance(agents.get("defaults"), dict) else None
+        named = system.get("agentId") if isinstance(system, dict) and isinstance(system.get("agentId"), str) else None
+        if named and normalise_agent_id(named) in ids:
+            return normalise_agent_id(named)
+    else:
+        marked = [e for e in entries if e.entry.get("default") is True]
+        if len(marked) == 1:
+            return normalise_agent_id(marked[0].id)
+    if not entries:
+        return None if agents.get("entries") is not None or agents.get("list") is not None else DEFAULT_AGENT
+    return ids[0] if len(set(ids)) == 1 else None
+
+
+def user_timezone(config: dict[str, Any]) -> Any:
+    """The timezone OpenClaw shows the user's dates in (resolveUserTimezone, 2026.9.6 dist/date-time-*.mjs):
+    agents.defaults.userTimezone when it names a zone, else the machine's."""
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    name = defaults.get("userTimezone")
+    if isinstance(name, str) and name.strip():
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            return ZoneInfo(name.strip())
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return datetime.now().astimezone().tzinfo
 
 
 def _user_path(value: str, home: Path) -> Path:
@@ -95,6 +143,17 @@ def _user_path(value: str, home: Path) -> Path:
         return Path(str(home.parent) + value[1:]) if home.name == ".openclaw" else Path(value).expanduser()
     path = Path(value)
     return path if path.is_absolute() else (home / path)
+
+
+def _rule(home: Path, config: dict[str, Any]) -> str:
+    """Whose agent rules the home follows: 2026.8.1's (kept by 2026.9.6) once any agent has its database or
+    the config has agents.entries or memory.search, else 2026.2.22's."""
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    if agents.get("entries") is not None or isinstance(config.get("memory"), dict) and "search" in config["memory"]:
+        return "2026.8.1"
+    if any((home / "agents").glob(f"*/{AGENT_DB.as_posix()}")):
+        return "2026.8.1"
+    return "2026.2.22"
 
 
 def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Installation:
@@ -108,22 +167,42 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
         home = home / ".openclaw"  # the user's home folder was given
     config_path = home / "openclaw.json"
     config = _read_config(config_path) if config_path.is_file() else {}
-    default = default_agent(config)
-    agent_id = normalise_agent_id(agent) if agent else default
-    entries = {normalise_agent_id(e["id"]): e for e in _agent_entries(config) if isinstance(e.get("id"), str)}
-    entry = entries.get(agent_id, {})
+    rule = _rule(home, config)
+    roster = _roster(config)
+    roster_field = "agents.list" if (roster[0].field.startswith("agents.list") if roster else rule == "2026.2.22") \
+        else "agents.entries"
+    entries: dict[str, RosterEntry] = {}
+    for e in roster:
+        entries.setdefault(normalise_agent_id(e.id), e)  # the first entry with an id wins, as in the release
     agents_dir = home / "agents"
-    if agent and agent_id not in entries and not (agents_dir / agent_id).is_dir() and agent_id != default:
-        known = sorted(set(entries) | ({p.name for p in agents_dir.iterdir() if p.is_dir()} if agents_dir.is_dir()
-                                       else set()))
-        raise DataError(config_path if config_path.is_file() else home, None, "agents.list",
+    on_disk = {p.name for p in agents_dir.iterdir() if p.is_dir()} if agents_dir.is_dir() else set()
+    default = default_agent(config, rule=rule)
+    if agent is None and default is None:
+        raise DataError(config_path, None, roster_field,
+                        f"{len(entries)} agents are configured and none is the default: pass --agent (one of "
+                        f"{', '.join(sorted(entries))}), as OpenClaw {rule} on asks for one")
+    agent_id = normalise_agent_id(agent) if agent else default
+    entry = entries[agent_id].entry if agent_id in entries else {}
+    if agent and agent_id not in entries and agent_id not in on_disk and agent_id != default:
+        known = sorted(set(entries) | on_disk)
+        raise DataError(config_path if config_path.is_file() else home, None, roster_field,
                         f"no agent {agent_id!r} in this installation; agents: {', '.join(known) or 'none'}")
     defaults = config.get("agents", {}).get("defaults", {}) if isinstance(config.get("agents"), dict) else {}
-    configured = entry.get("workspace") if isinstance(entry.get("workspace"), str) else None
-    if not configured and agent_id == default and isinstance(defaults, dict) and isinstance(defaults.get("workspace"), str):
-        configured = defaults["workspace"]
-    workspace = _user_path(configured, home) if configured and configured.strip() else \
-        home / ("workspace" if agent_id == default else f"workspace-{agent_id}")
+    fallback = defaults.get("workspace") if isinstance(defaults, dict) and isinstance(defaults.get("workspace"), str) \
+        and defaults["workspace"].strip() else None
+    configured = entry.get("workspace") if isinstance(entry.get("workspace"), str) and entry["workspace"].strip() \
+        else None
+    workspace_field = f"{entries[agent_id].field}.workspace" if configured else None
+    if configured:
+        workspace = _user_path(configured, home)
+    elif agent_id == default:
+        workspace = _user_path(fallback, home) if fallback else home / "workspace"
+        workspace_field = "agents.defaults.workspace" if fallback else None
+    elif fallback and rule != "2026.2.22":
+        workspace = _user_path(fallback, home) / agent_id
+        workspace_field = "agents.defaults.workspace"
+    else:
+        workspace = home / f"workspace-{agent_id}"
 
     notes: list[str] = []
     agent_db = agents_dir / agent_id / AGENT_DB
@@ -142,6 +221,7 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
 
     sessions_dir = agents_dir / agent_id / "sessions"
     session_files = sorted(sessions_dir.glob("*.jsonl")) if sessions_dir.is_dir() else []
+    archives = sorted(p for p in sessions_dir.glob("*.jsonl.deleted.*")) if sessions_dir.is_dir() else []
     others: dict[str, int] = {}
     if agents_dir.is_dir():
         for other in sorted(p for p in agents_dir.iterdir() if p.is_dir() and p.name != agent_id):
@@ -150,7 +230,9 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
                 count += _count_rows(other / AGENT_DB, "session_windows")
             others[other.name] = count
     return Installation(home, agent_id, config_path if config_path.is_file() else None, config, workspace,
-                        index_path, session_files, agent_db, others, notes)
+                        index_path, session_files, agent_db, others, notes, archives=archives,
+                        entry_field=entries[agent_id].field if agent_id in entries else None,
+                        workspace_field=workspace_field, rule=rule)
 
 
 def _legacy_index_path(config: dict[str, Any], entry: dict[str, Any], home: Path, agent_id: str) -> Path:

@@ -1,6 +1,7 @@
 """An OpenClaw agent's session transcripts, streamed: the memory_search and memory_get calls the agent made,
 what they returned, and which memory files its replies cited.  Nothing else of a transcript is kept: not
-the user's messages, not the replies' text, not the snippets or file text the tools returned.
+the user's messages, not the replies' text, not the snippets or file text the tools returned (of a snippet only
+its hash, the anchor of an implicit judgment: harness.inputs.anchors).
 
 Formats, read from the releases' own code:
 
@@ -24,6 +25,17 @@ extension in 2026.8.1 and 2026.9.6): memory_search {query, maxResults?, minScore
 memory_get {path, from?, lines?} returns {path, text}.  2026.9.6's compact tool surface calls them through
 `tool_call {id: "memory_search", args}`, its toolResult's text {tool: {name}, result: {content, details}}.
 
+Pruned sessions: session maintenance (2026.8.1's default prunes sessions older than 30 days) renames a
+transcript to `<sessionId>.jsonl.deleted.<time>`, zstd-compressed with a `.zst` suffix when the runtime can
+(2026.8.1 dist/artifacts-*.js encodeSessionArchiveContent, one zstd frame of the JSONL).  They are read like
+any transcript (decompressed as a stream) and counted apart; an archive that cannot be read is counted and
+named, never skipped in silence.
+
+One session in two copies (a JSONL file beside the agent database of 2026.8.1 and later, e.g. left from an
+upgrade or written while the database copy was being kept): the release reads the database, and doctor's
+migration imports a JSONL only when the database lacks it; the harness reads the complete copy (the one with
+more transcript entries; on a tie the database's) and says for how many sessions it chose which.
+
 A line (or row) that is not a JSON object is skipped and counted with its file and line; a file that is
 not an OpenClaw transcript (no session header: another tool's JSONL in the folder) is ignored and counted.
 Files are read line by line, never whole.
@@ -39,9 +51,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from harness.errors import DataError
+from harness.inputs.anchors import anchor_of
 
 SEARCH = "memory_search"
 GET = "memory_get"
+READ = "read"  # the generic file tool (pi-coding-agent's read {path, offset?, limit?}): a memory file read so counts
 WRAPPER = "tool_call"  # 2026.9's compact tool surface
 CITED = re.compile(r"((?:[\w.\-一-鿿]+/)*[\w.\-一-鿿]+\.md)(?:#L(\d+)(?:-L(\d+))?)?")
 MAX_BAD_LINES_LISTED = 20
@@ -53,6 +67,7 @@ class Returned:
     start: int
     end: int
     score: float | None
+    anchor: str | None = None  # the returned snippet's hash (harness.inputs.anchors), never its text
 
 
 @dataclass
@@ -79,6 +94,7 @@ class GetCall:
     start: int | None  # from
     lines: int | None
     time: datetime | None
+    tool: str = GET  # memory_get, or read (the generic file tool on a memory path)
 
     def overlaps(self, path: str, start: int, end: int) -> bool:
         if self.path.lstrip("./") != path.lstrip("./"):
@@ -106,6 +122,8 @@ class Session:
     citations: list[Citation] = field(default_factory=list)
     turns: int = 0
     release_format: str = ""  # which release's transcript format
+    entries: int = 0  # transcript entries read (JSON objects): which of two copies is complete
+    archived: bool = False  # read from a pruned session's archive (<id>.jsonl.deleted.<time>[.zst])
 
 
 @dataclass
@@ -119,6 +137,9 @@ class ReadStats:
     other_harness: int = 0  # sessions of other agent harnesses in the agent database (ignored)
     other_agents: dict[str, int] = field(default_factory=dict)
     bytes: int = 0
+    archives_read: int = 0  # pruned sessions read from their archives
+    archives_unreadable: list[str] = field(default_factory=list)  # "file: why"
+    both_copies: dict[str, int] = field(default_factory=dict)  # sessions in a JSONL and the database -> which read
 
     def bad(self, where: str, why: str) -> None:
         self.bad_lines += 1
@@ -135,10 +156,39 @@ class ReadStats:
                        f"(no session header), ignored: {', '.join(self.not_transcripts[:5])}")
         if self.other_harness:
             out.append(f"{self.other_harness} session(s) of other agent harnesses (ACP) in the agent database, ignored")
+        if self.archives_read:
+            out.append(f"{self.archives_read} pruned session(s) read from session maintenance's archives "
+                       "(sessions/<id>.jsonl.deleted.<time>[.zst])")
+        if self.archives_unreadable:
+            out.append(f"{len(self.archives_unreadable)} pruned session archive(s) could not be read, their searches "
+                       "are not mined: " + "; ".join(self.archives_unreadable[:5]))
+        if self.both_copies:
+            total = sum(self.both_copies.values())
+            which = ", ".join(f"{n} from {w}" for w, n in sorted(self.both_copies.items()))
+            out.append(f"{total} session(s) are both in a JSONL transcript and in the agent database; the complete "
+                       f"copy (more entries; the database's on a tie, as the release reads it) was read: {which}")
         ignored = {a: n for a, n in self.other_agents.items() if n}
         if ignored:
             out.append("sessions of other agents ignored: " + ", ".join(f"{a} ({n})" for a, n in ignored.items()))
         return out
+
+
+def memory_path(path: Any, cwd: str | None) -> str | None:
+    """A read tool's path as a memory file's workspace-relative path (MEMORY.md, memory.md, USER.md,
+    memory/...: 2026.9.6's isMemoryPath), or None for any other file.  An absolute path counts when it lies in
+    the session's cwd (the workspace)."""
+    if not isinstance(path, str) or not path.strip():
+        return None
+    value = path.strip().replace("\\", "/")
+    if value.startswith("/"):
+        if not cwd or not value.startswith(cwd + "/"):
+            return None
+        value = value[len(cwd) + 1:]
+    while value.startswith("./"):
+        value = value[2:]
+    if value in ("MEMORY.md", "memory.md", "USER.md") or value.startswith("memory/") and value.endswith(".md"):
+        return value
+    return None
 
 
 def _time(value: Any) -> datetime | None:
@@ -196,16 +246,21 @@ class _SessionBuilder:
         self.turn = -1
         self.order = 0
         self.pending: dict[str, tuple[str, Any]] = {}  # tool call id -> (tool, call object)
+        self.cwd: str | None = None  # the header's cwd (the workspace): absolute read paths relative to it
 
     def header(self, entry: dict[str, Any]) -> None:
         if isinstance(entry.get("id"), str) and entry["id"]:
             self.session.id = entry["id"]
         self.session.started = _time(entry.get("timestamp"))
+        self.session.entries += 1
+        if isinstance(entry.get("cwd"), str) and entry["cwd"]:
+            self.cwd = entry["cwd"].rstrip("/")
         version = entry.get("version")
         if isinstance(version, int):
             self.session.release_format += f" (transcript version {version})"
 
     def entry(self, entry: dict[str, Any]) -> None:
+        self.session.entries += 1
         if entry.get("type") != "message" or not isinstance(entry.get("message"), dict):
             return
         message = entry["message"]
@@ -232,7 +287,17 @@ class _SessionBuilder:
                 name, args = _tool_name(part.get("name")), part.get("arguments")
                 if name == WRAPPER and isinstance(args, dict):
                     name, args = _tool_name(args.get("id") or args.get("name")), args.get("args")
-                if not isinstance(args, dict) or name not in (SEARCH, GET):
+                if not isinstance(args, dict) or name not in (SEARCH, GET, READ):
+                    continue
+                if name == READ:
+                    path = memory_path(args.get("path"), self.cwd)
+                    if path is None:
+                        continue  # a read of another file: not a memory judgment
+                    start, lines = _number(args.get("offset")), _number(args.get("limit"))
+                    self.session.gets.append(GetCall(self.session.id, turn, self.order, path,
+                                                     int(start) if start is not None else None,
+                                                     int(lines) if lines is not None else None, when, READ))
+                    self.order += 1
                     continue
                 call_id = str(part.get("id", ""))
                 if name == SEARCH and isinstance(args.get("query"), str):
@@ -263,7 +328,8 @@ class _SessionBuilder:
         if payload is None:
             return
         if payload.get("disabled") or payload.get("unavailable"):
-            call.unavailable = True
+            call.unavailable = True  # timed out, no provider, paused: its empty list is not what memory holds
+            return
         rows = payload.get("results")
         if not isinstance(rows, list):
             return
@@ -277,12 +343,31 @@ class _SessionBuilder:
             start, end = _number(row.get("startLine")), _number(row.get("endLine"))
             if start is None or end is None:
                 continue
-            kept.append(Returned(row["path"], int(start), int(end), _number(row.get("score"))))
+            snippet = row.get("snippet")
+            kept.append(Returned(row["path"], int(start), int(end), _number(row.get("score")),
+                                 anchor_of(snippet) if isinstance(snippet, str) else None))
         call.results = kept
 
 
+def _open_transcript(path: Path):
+    """A transcript file as binary lines: plain, or a zstd archive (`.zst`) decompressed as a stream."""
+    if path.name.endswith(".zst"):
+        import io
+
+        import zstandard
+
+        raw = open(path, "rb")
+        try:
+            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+        except Exception:
+            raw.close()
+            raise
+        return io.BufferedReader(reader)
+    return open(path, "rb")
+
+
 def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, "rb") as fh:
+    with _open_transcript(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
             stats.bytes += len(raw)
             if not raw.strip():
@@ -299,8 +384,14 @@ def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]]
             yield lineno, obj
 
 
+def archive_session_id(path: Path) -> str:
+    """The session id of an archive name `<id>.jsonl.deleted.<time>[.zst]`."""
+    return path.name.split(".jsonl.", 1)[0]
+
+
 def read_jsonl_session(path: Path, stats: ReadStats) -> Session | None:
-    """One 2026.2.22 transcript file; None when it is not an OpenClaw transcript."""
+    """One JSONL transcript file (plain, or a pruned session's archive); None when it is not an OpenClaw
+    transcript."""
     builder: _SessionBuilder | None = None
     stats.files += 1
     for _, entry in _lines(path, stats):
@@ -308,14 +399,26 @@ def read_jsonl_session(path: Path, stats: ReadStats) -> Session | None:
             if entry.get("type") != "session":
                 stats.not_transcripts.append(path.name)
                 return None
-            builder = _SessionBuilder(path.stem, str(path), "2026.2.22 JSONL")
+            builder = _SessionBuilder(archive_session_id(path), str(path), "JSONL")
             builder.header(entry)
             continue
         builder.entry(entry)
     if builder is None:
         return None
     stats.sessions += 1
+    builder.session.release_format = jsonl_format(builder.session.release_format)
     return builder.session
+
+
+def jsonl_format(label: str) -> str:
+    """A JSONL transcript's release shape, from its header's version (CURRENT_SESSION_VERSION in the releases'
+    session manager): 3 is what OpenClaw 2026.2.22 and 2026.8.1 write, 4 what 2026.9.6 writes; another
+    version is named as it is."""
+    match = re.search(r"transcript version (\d+)", label)
+    version = int(match[1]) if match else None
+    shape = {3: "2026.2.22 JSONL", 4: "2026.9.6 JSONL"}.get(version, "JSONL" if version is None else
+                                                            "JSONL of an unknown release")
+    return shape + (f" (transcript version {version})" if version is not None else "")
 
 
 def read_database_sessions(path: Path, stats: ReadStats) -> Iterator[Session]:
@@ -387,16 +490,47 @@ def read_database_sessions(path: Path, stats: ReadStats) -> Iterator[Session]:
         yield builder.session
 
 
-def read_sessions(files: Iterable[Path], agent_db: Path | None, stats: ReadStats) -> Iterator[Session]:
-    """Every session of the agent: the JSONL transcripts, then those of the agent database that are not
-    already among them (an upgraded installation can hold both)."""
+def read_sessions(files: Iterable[Path], agent_db: Path | None, stats: ReadStats,
+                  archives: Iterable[Path] = ()) -> Iterator[Session]:
+    """Every session of the agent: the JSONL transcripts and those of the agent database, a session in both
+    read from its complete copy (module docstring); then the pruned sessions' archives not among them."""
+    jsonl: dict[str, Session] = {}
     seen: set[str] = set()
     for path in files:
         session = read_jsonl_session(path, stats)
-        if session is not None:
+        if session is None:
+            continue
+        if agent_db is None:
             seen.add(session.id)
             yield session
+        else:
+            jsonl.setdefault(session.id, session)
     if agent_db is not None:
         for session in read_database_sessions(agent_db, stats):
-            if session.id not in seen:
-                yield session
+            copy = jsonl.pop(session.id, None)
+            if copy is not None:
+                chosen = copy if copy.entries > session.entries else session
+                which = "the JSONL (the database copy is shorter)" if chosen is copy else "the database"
+                stats.both_copies[which] = stats.both_copies.get(which, 0) + 1
+                stats.sessions -= 1  # one session, read twice
+                session = chosen
+            seen.add(session.id)
+            yield session
+        for session in jsonl.values():
+            seen.add(session.id)
+            yield session
+    for path in archives:
+        sid = archive_session_id(path)
+        if sid in seen:
+            continue
+        try:
+            session = read_jsonl_session(path, stats)
+        except Exception as exc:  # a damaged archive (zstandard.ZstdError, OSError): counted and named
+            stats.archives_unreadable.append(f"{path.name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            continue
+        if session is None:
+            continue
+        session.archived = True
+        stats.archives_read += 1
+        seen.add(session.id)
+        yield session

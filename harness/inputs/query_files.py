@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 QUERY_FIELDS = ("id", "text", "kind", "path", "lines", "contains", "note", "cluster", "asked", "judged")
 JUDGMENT_SOURCES = ("explicit", "implicit", "llm")  # who judged: a person, the agent's behaviour, an LLM
-JUDGED_FIELDS = ("path", "lines", "grade", "by", "evidence")
+JUDGED_FIELDS = ("path", "lines", "grade", "by", "evidence", "anchor")
 MAX_GRADE = 3
 
 # A query is a question, not a document: longer texts are cut to this many characters (with a note).
@@ -83,6 +83,7 @@ class JudgedSpan:
     grade: int
     by: str = "explicit"
     evidence: str | None = None
+    anchor: str | None = None  # the judged text's hash (harness.inputs.anchors): checked against today's file
 
     @property
     def doc_id(self) -> str:
@@ -114,7 +115,14 @@ def _judged(value: Any, source: str, line: int) -> list[JudgedSpan]:
         evidence = item.get("evidence")
         if evidence is not None and not isinstance(evidence, str):
             raise DataError(source, line, f"{where}.evidence", "must be a string")
-        out.append(JudgedSpan(path, lines[0], lines[1], grade, by, evidence))
+        anchor = item.get("anchor")
+        if anchor is not None:
+            from harness.inputs.anchors import parse_anchor
+
+            if not isinstance(anchor, str) or parse_anchor(anchor) is None:
+                raise DataError(source, line, f"{where}.anchor", "must be \"<16 hex digits>:<characters>\" (what "
+                                                                 "harness init and harness judge write)")
+        out.append(JudgedSpan(path, lines[0], lines[1], grade, by, evidence, anchor))
     return out
 
 

@@ -16,15 +16,17 @@ Queries
                  (one conversation, one topic), so intervals and tests resample sessions.
 
 Implicit judgments (what the agent did; labelled "implicit" wherever they go, never merged with labels)
-    read         a returned chunk the agent then opened with memory_get in the same turn (same path,
-                 overlapping lines): grade 1;
+    read         a returned chunk the agent then opened with memory_get, or with the generic `read` tool on a
+                 memory file, in the same turn (same path, overlapping lines): grade 1.  When one turn runs
+                 several searches, a read credits the latest search before it whose results held that path
+                 and range (the one it was made for), not every earlier search that also returned it;
     cited        a returned chunk whose path the turn's reply cites (with overlapping lines when it cites
                  lines): grade 1;
     reformulated a search followed in the same turn by a search with another query and no memory_get in
                  between: the agent was not satisfied, so its returned chunks that were never read or cited
                  get grade 0.
-A chunk the search returned and the agent read later in the same turn, after a reformulated search too, is a
-positive for it (the question was the same).  Across a query's occurrences a chunk read or cited once is a
+A chunk a search returned and the agent read later in the same turn, after a reformulated search that did
+not return it, is a positive for the first search.  Across a query's occurrences a chunk read or cited once is a
 positive; one only ever passed over is a 0.
 """
 from __future__ import annotations
@@ -98,6 +100,7 @@ class ImplicitLabel:
     grade: int  # 1 positive, 0 not satisfied
     evidence: str  # "read", "cited", "read+cited", "reformulated"
     count: int = 1  # occurrences that gave it
+    anchor: str | None = None  # the returned snippet's hash: the text the agent saw (harness.inputs.anchors)
 
     @property
     def doc_id(self) -> str:
@@ -141,6 +144,7 @@ class Mining:
     tuning_share: float
     stats: ReadStats
     formats: Counter  # transcript formats seen
+    unavailable: int = 0  # calls the tool answered unavailable (timed out, disabled): no results recorded
 
     @property
     def duplicates(self) -> int:
@@ -163,9 +167,16 @@ def _occurrence_labels(call: SearchCall, session: Session, turn_searches: Sequen
         return labels, False
     later_gets = [g for g in session.gets if g.turn == call.turn and g.order > call.order]
     cites = [c for c in session.citations if c.turn == call.turn]
+
+    def made_for_this(get) -> bool:
+        """The get's search: the latest search before it in the turn whose results it overlaps."""
+        holders = [s for s in turn_searches if s.order < get.order and s.results and
+                   any(get.overlaps(r.path, r.start, r.end) for r in s.results)]
+        return bool(holders) and max(holders, key=lambda s: s.order) is call
+
     for r in call.results:
         key = (r.path, r.start, r.end)
-        if any(g.overlaps(r.path, r.start, r.end) for g in later_gets):
+        if any(g.overlaps(r.path, r.start, r.end) and made_for_this(g) for g in later_gets):
             labels.setdefault(key, set()).add("read")
         for c in cites:
             same = c.path.lstrip("./") == r.path.lstrip("./") or r.path.endswith("/" + c.path.lstrip("./"))
@@ -190,10 +201,11 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
     by_key: dict[str, MinedQuery] = {}
     forms: dict[str, Counter] = {}
     labels: dict[str, dict[tuple[str, int, int], dict[str, int]]] = {}
+    anchors: dict[tuple[str, int, int], str] = {}  # chunk -> the snippet anchor first returned for it
     dropped: Counter = Counter()
     examples: dict[str, list[str]] = {}
     session_start: dict[str, datetime | None] = {}
-    calls = gets = with_searches = 0
+    calls = gets = with_searches = unavailable = 0
     formats: Counter = Counter()
     for session in sessions:
         formats[session.release_format.split(" (")[0]] += 1
@@ -231,6 +243,10 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
                 q.max_results.append(call.max_results)
             if call.min_score is not None and call.min_score not in q.min_scores:
                 q.min_scores.append(call.min_score)
+            for r in call.results or []:
+                if r.anchor:
+                    anchors.setdefault((r.path, r.start, r.end), r.anchor)
+            unavailable += call.unavailable
             if call.results is not None:
                 q.returned += 1
                 if q.returned == 1:
@@ -250,16 +266,17 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
             positive = [e for e in ("read", "cited") if tally.get(e)]
             if positive:
                 q.implicit.append(ImplicitLabel(path, start, end, 1, "+".join(positive),
-                                                sum(tally.get(e, 0) for e in positive)))
+                                                sum(tally.get(e, 0) for e in positive), anchors.get((path, start, end))))
             elif tally.get("passed over"):
-                q.implicit.append(ImplicitLabel(path, start, end, 0, "reformulated", tally["passed over"]))
+                q.implicit.append(ImplicitLabel(path, start, end, 0, "reformulated", tally["passed over"],
+                                                anchors.get((path, start, end))))
     # time order: when each was first asked (ties and missing times: the session order, then the text)
     queries.sort(key=lambda q: (q.first is None, q.first or datetime.min, q.key))
     cut = _split(queries, session_start, tuning_share)
     for i, q in enumerate(queries, start=1):
         q.id = f"q{i:04d}"
     return Mining(queries, calls, dropped, examples, len(session_start), with_searches, gets, cut, tuning_share, stats,
-                  formats)
+                  formats, unavailable)
 
 
 def _split(queries: list[MinedQuery], session_start: dict[str, datetime | None], share: float) -> datetime | None:

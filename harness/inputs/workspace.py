@@ -72,6 +72,10 @@ from harness.stages.chunkers import split_lines
 from harness.text_files import encoding_problem, os_problem
 
 MEMORY_FILES = ("MEMORY.md", "memory.md")
+# the root files OpenClaw 2026.8.1 and 2026.9.6 index (listMemoryFiles, dist/internal-*.mjs): MEMORY.md exactly
+# (resolveCanonicalRootMemoryFile; memory.md is a legacy file they skip) and USER.md
+AGENT_DB_ROOT_FILES = ("MEMORY.md", "USER.md")
+ROOT_FILE_CHOICES = ("MEMORY.md", "memory.md", "USER.md")
 MEMORY_DIR = "memory"
 MEMORY_DIR_PATTERN = "**/*.md"  # OpenClaw: any file whose name ends in .md, at any depth
 PROVENANCE_FILE = "provenance.json"  # written beside the files of every layout
@@ -213,9 +217,12 @@ def _link_on_the_way(root: Path, rel_parts: Sequence[str]) -> str | None:
     return None
 
 
-def discover_files(workspace: Path | str, extra_paths: Iterable[ExtraPath | str | dict] = ()) -> Discovery:
+def discover_files(workspace: Path | str, extra_paths: Iterable[ExtraPath | str | dict] = (),
+                   root_files: Sequence[str] = MEMORY_FILES) -> Discovery:
     """The files OpenClaw's builtin engine would index for this workspace and these extra paths.
-    See the module docstring for exactly what happens with links and paths outside the workspace."""
+    See the module docstring for exactly what happens with links and paths outside the workspace.
+    `root_files`: the files at the workspace root that are indexed (2026.2.22: MEMORY.md and memory.md;
+    2026.8.1 and 2026.9.6: MEMORY.md and USER.md, AGENT_DB_ROOT_FILES)."""
     workspace = Path(workspace).expanduser()
     if not workspace.is_dir():
         raise DataError(workspace, None, None, "workspace must be an existing folder")
@@ -224,7 +231,7 @@ def discover_files(workspace: Path | str, extra_paths: Iterable[ExtraPath | str 
     found: list[tuple[str, Path]] = []
     skipped: list[Skipped] = []
 
-    for name in MEMORY_FILES:
+    for name in root_files:
         candidate = root / name
         if candidate.is_symlink():
             skipped.append(Skipped(name, "symbolic link"))
@@ -420,6 +427,24 @@ def _judged_query(spec: QuerySpec, texts: dict[str, str], judgments: str,
     chosen = [j for j in spec.judged or [] if j.by == judgments]
     kept = []
     for j in chosen:
+        if j.anchor is not None and j.path in texts:
+            from dataclasses import replace
+
+            from harness.inputs.anchors import reanchor
+
+            moved = reanchor(texts[j.path], j.start, j.end, j.anchor)
+            if moved is None:
+                if notes is not None:
+                    notes.append(f"{spec.source}:{spec.line}: query {spec.id!r}: the {j.by} judgment of {j.path} "
+                                 f"lines {j.start}-{j.end} is dropped: the file changed since it was judged and the "
+                                 "judged text is no longer in it (anchor)")
+                continue
+            if moved != (j.start, j.end):
+                if notes is not None:
+                    notes.append(f"{spec.source}:{spec.line}: query {spec.id!r}: the {j.by} judgment of {j.path} "
+                                 f"lines {j.start}-{j.end} is re-anchored to lines {moved[0]}-{moved[1]}, where the "
+                                 "judged text is now")
+                j = replace(j, start=moved[0], end=moved[1])
         if j.path not in texts or j.end > texts[j.path].count("\n") + 1:  # OpenClaw numbers the line after a final newline
             if notes is not None:
                 notes.append(f"{spec.source}:{spec.line}: query {spec.id!r}: the {j.by} judgment of {j.path} lines "
@@ -541,6 +566,10 @@ class WorkspaceDataset:
     cluster: str | None = None
     """what the queries' `cluster` stands for (e.g. "session" for questions mined from an agent's sessions);
     default: the group a queries file gives (`cluster:`)"""
+    root_files: list[str] | None = None
+    """the files at the workspace root that are indexed, as the agent's release indexes them: default MEMORY.md
+    and memory.md (OpenClaw 2026.2.22); ["MEMORY.md", "USER.md"] for 2026.8.1 and 2026.9.6 (what `harness init
+    --openclaw-home` writes for their homes)"""
     follow_config: bool = False
     """true (what `harness init` writes): openclaw.json's memory-search settings apply at every run, the
     experiment's own tables winning; false: the experiment's tables alone, openclaw.json read for its
@@ -553,6 +582,15 @@ class WorkspaceDataset:
 
         if value not in JUDGMENT_SOURCES:
             raise ValueError(f"must be one of {', '.join(JUDGMENT_SOURCES)}")
+        return value
+
+    @field_validator("root_files")
+    @classmethod
+    def _root_files(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None:
+            wrong = [v for v in value if v not in ROOT_FILE_CHOICES]
+            if wrong:
+                raise ValueError(f"{wrong[0]!r} is not a root memory file; choose among {', '.join(ROOT_FILE_CHOICES)}")
         return value
 
     @field_validator("errors")
@@ -579,7 +617,8 @@ class WorkspaceDataset:
     def discovery(self) -> Discovery:
         if "discovery" not in self._cache:
             settings = self.settings()
-            found = discover_files(self.path, settings.extra_paths if settings else ())
+            found = discover_files(self.path, settings.extra_paths if settings else (),
+                                   tuple(self.root_files) if self.root_files is not None else MEMORY_FILES)
             self._cache["discovery"], self._cache["texts"] = readable_texts(found, self.errors)
         return self._cache["discovery"]
 

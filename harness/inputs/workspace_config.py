@@ -106,11 +106,32 @@ def openclaw_layer(experiment: dict[str, Any], preset: str | None, source: str) 
 
     path = project_path(Path(str(dataset["config"])).expanduser())
     settings = read_openclaw_config(path, agent=dataset.get("agent"))
+    check_index_embedder(experiment.get("embedder"), settings, source)
     try:
         tables = settings.experiment_tables(preset)
     except ConfigError as exc:
         raise ConfigError(f"{source} [dataset] config: {exc}") from None
     return OpenClawLayer(path, tables, settings, preset, bool(dataset.get("follow_config", False)))
+
+
+def check_index_embedder(embedder: Any, settings: Any, source: str) -> None:
+    """An experiment on the agent's index vectors (`[embedder] name = "openclaw-index"`, what `harness init
+    --openclaw-home` writes) whose openclaw.json now configures another embedding provider or model: the
+    queries would go to the new model and be compared with the old model's vectors, so the run stops, as
+    OpenClaw 2026.9.6 pauses vector search until the index is rebuilt."""
+    if not isinstance(embedder, dict) or embedder.get("name") != "openclaw-index":
+        return
+    configured = settings.embedding
+    for key in ("model", "provider"):
+        want = configured.get(key)
+        if key == "provider" and want == "auto":
+            continue  # resolved at run time: the index records what it became
+        have = embedder.get(key)
+        if isinstance(want, str) and want.strip() and isinstance(have, str) and want.strip() != have:
+            raise ConfigError(f"{source}: openclaw.json ({settings.source}) now configures embedding {key} "
+                              f"{want.strip()!r}, the agent's index (its [embedder]) holds vectors of {have!r}: "
+                              "rebuild the index (`openclaw memory index --force`) and rerun `harness init "
+                              "--openclaw-home`, or rerun it with --reembed or --no-index-vectors")
 
 
 def layer_notes(record: dict[str, Any] | None) -> list[str]:

@@ -87,12 +87,15 @@ def init_markdown(doc: dict[str, Any], *, redact: bool = False) -> str:
     if doc["notes"]:
         parts += ["## Notes\n", *(f"- {maybe(n, redact)}" for n in doc["notes"]), ""]
     files = doc["files"]
+    # `harness judge` writes its qrels into judge/ beside the experiment (harness.studies.judge.run.judge_dir_of)
+    experiment = files.get("experiment.toml")
+    qrels = shown(str(Path(experiment).parent / "judge" / "qrels.trec")) if experiment else "judge/qrels.trec"
     parts += ["## Next\n",
               f"- `harness run {shown(files.get('experiment.toml'))}`: your agent's questions against its own index",
               f"- `harness judge {shown(files.get('experiment.toml'))}`: grade the pooled results in a local page "
               "(explicit judgments)",
               f"- `harness sweep {shown(files.get('experiment.toml'))} --holdout {shown(files.get('holdout.toml'))}`: "
               "tune on the earlier questions, check on the later ones",
-              f"- `harness eval --run {shown(files.get('agent-run.trec'))} --qrels judge/qrels.trec`: what the agent's own "
+              f"- `harness eval --run {shown(files.get('agent-run.trec'))} --qrels {qrels}`: what the agent's own "
               "memory_search returned, scored against your grades", ""]
     return "\n".join(parts)

