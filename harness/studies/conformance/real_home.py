@@ -332,7 +332,7 @@ def mined(home: Path, agent: str | None = None) -> tuple[Any, list[Any], Any]:
 
     inst = locate(home, agent)
     stats = ReadStats(other_agents=dict(inst.other_agents))
-    sessions = list(read_sessions(inst.session_files, inst.agent_db, stats))
+    sessions = list(read_sessions(inst.session_files, inst.agent_db, stats, inst.archives))
     calls = [c for s in sessions for c in s.searches]
     return inst, calls, mine(iter(sessions), stats)
 
