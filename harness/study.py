@@ -275,8 +275,8 @@ def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> S
         recommended = run_doc["recommended_threshold"]
         lines.append(f"{run_doc['label']} / {run_doc['preset']}: AUROC {auroc['estimate']:.3f} "
                      f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run_doc['best_threshold']:.4g} "
-                     f"(U {run_doc['best']['utility']:.3f}), recommended "
-                     f"{'none' if recommended is None else format(recommended, '.4g')}")
+                     f"(U {run_doc['best']['utility']:.3f}), verdict: "
+                     f"{run_doc.get('verdict') or ('none' if recommended is None else format(recommended, '.4g'))}")
     name = spec["name"]
     lines.append(f"wrote {out_dir}/{name}.json, .md, .png")
     return StudyRun("abstention", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),

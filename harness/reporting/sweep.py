@@ -423,12 +423,14 @@ def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
         return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
                 "suggested.\n")
     partial = bool(doc["not_expressible_in_openclaw_json"])
-    verdict = ("**Change to" if result.cv.carried_by is None else
-               "**An abstention change, not a retrieval improvement: change to")
-    text = [f"{verdict} {label(result.recommended)}**: {result.cv.reason}.\n"]
+    negatives_only = result.cv.carried_by is not None
+    text = [f"**{result.cv.verdict[0].upper() + result.cv.verdict[1:]}: change to {label(result.recommended)}**"
+            + (" (not a retrieval improvement)" if negatives_only else "") + f": {result.cv.reason}.\n"]
     if doc["openclaw_snippet"] is not None:
-        text += ["openclaw.json snippet (the settings that change" + ("; what it cannot set follows" if partial
-                                                                      else "") + "):\n",
+        what = ("openclaw.json snippet of this abstention change (it changes what is left silent on queries "
+                "with nothing relevant, not what is found" if negatives_only else
+                "openclaw.json snippet (the settings that change")
+        text += [what + ("; what it cannot set follows" if partial else "") + "):\n",
                  "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
     else:
         text.append("None of the change can be written in this release's openclaw.json.\n")

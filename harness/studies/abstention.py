@@ -145,6 +145,7 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA) -> None:
         if row["recommended_threshold"] is not None and not p < alpha:
             row["recommended_before_holm"] = row["recommended_threshold"]
             row["recommended_threshold"] = None
+            row["verdict"] = f"none: not after Holm over {len(finite)} rows (p {p:.3g}); before: {row['verdict']}"
             row["reason"] = (f"no threshold after Holm over the {len(finite)} rows of this table (p = "
                              f"{row['cv']['p_value']:.3g} -> {p:.3g}); before the correction: {row['reason']}")
 
