@@ -13,7 +13,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
+.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -118,6 +118,21 @@ timing: $(STAMP) ## Time a make target and record it -> reports/timings/timings.
 SIZE ?= default
 statistics: $(STAMP) ## Coverage and error rates of the intervals and tests in simulation (SIZE=full: minutes) -> reports/statistics/
 	$(BIN)/python -m harness.cli.coverage --size $(SIZE) --out $(if $(filter default,$(SIZE)),reports/statistics,reports/statistics-full)
+
+gate-power: $(STAMP) ## The gate's statistical rules on the same queries: false alarms and power, 2,000 simulated pairs each -> reports/gate-power/
+	$(BIN)/python -m harness.cli.gate_power --out reports/gate-power
+
+drift: $(STAMP) ## Reproduction tolerance: e5 vectors and scores with 1 vs 2 threads on king78 round 4 -> reports/drift/
+	$(BIN)/python -m harness.cli.drift --out reports/drift
+
+# The headline runs as standard TREC run and qrels files beside their results.json (tests/test_trec_headlines.py
+# recomputes the README's figures from them with ir_measures): the king78 rounds (chunk level: passes = P@1),
+# LoCoMo's four presets (chunk level: recall_any@10 = Success@10), T2Ranking (document level: nDCG@10).
+TREC_EXPORT := $(HARNESS) export --suite-only --trec-only
+trec: $(STAMP) ## TREC run + qrels beside the README headline runs -> reports/*/trec/
+	for r in round1 round2 round3 round4; do $(TREC_EXPORT) --level chunk reports/$$r/results.json --out reports/$$r/trec || exit 1; done
+	for p in openclaw-2026.02 openclaw-2026.08 qmd lancedb-pro; do $(TREC_EXPORT) --level chunk reports/locomo/$$p-turns/results.json --out reports/locomo/$$p-turns/trec || exit 1; done
+	for p in openclaw-2026.02 openclaw-2026.08; do $(TREC_EXPORT) --level document reports/t2ranking/$$p-passages/results.json --out reports/t2ranking/$$p-passages/trec || exit 1; done
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
 	$(HARNESS) scale --out reports/scale

@@ -379,6 +379,7 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
         f"**Objective** (what the selection maximises and what the tests read): {result.objective.description}. "
         f"{len(result.objective.query_ids)} queries count ("
         + ", ".join(f"{n} {kind}" for kind, n in doc["objective"]["by_kind"].items()) + ").\n",
+        reproduction_text() + "\n",
         "## Recommendation\n",
         recommendation_text(result, doc),
         "\n## Configured and in-sample best\n",
@@ -415,6 +416,16 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
     md.append("\n![curves](sweep.png)\n")
     _atomic_write(out_dir / "sweep.md", "\n".join(md))
     return doc
+
+
+def reproduction_text() -> str:
+    """The reproduction tolerance (reports/drift) and what it means for a sweep's counts."""
+    from harness.reporting.markdown import reproduction_tolerance, tolerance_sentence
+
+    return (tolerance_sentence(reproduction_tolerance()) + " A sweep counts queries: a query whose deciding "
+            "margin lies inside that noise can pass in one run of a setting and fail in the next, so gains of a "
+            "query or two, and the choice among settings that tie within them, are not reproducible; the "
+            "per-setting margins of this sweep are not checked against the tolerance one by one.")
 
 
 def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
