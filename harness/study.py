@@ -421,6 +421,20 @@ def redraw_abstention_file(path: Path | str, *, out: Path | str | None = None) -
     return StudyRun("abstention", (Path(page),), (f"redrew {page} with the spec's text",), document=doc)
 
 
+def recalibrate_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness abstention FILE --recalibrate`: the calibrations anew from the stored per-query scores."""
+    from harness.reporting.abstention import write_abstention_report
+    from harness.reporting.documents import write_document
+    from harness.studies.abstention import load_abstention_spec, recalibrated_document
+
+    spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
+    doc = recalibrated_document(spec, doc)
+    write_document(Path(out_dir) / f"{spec['name']}.json", "abstention", doc)
+    page = write_abstention_report(doc, out_dir)
+    lines = [f"{r['label']} / {r['preset']}: verdict: {r['verdict']}" for r in doc["runs"]]
+    return StudyRun("abstention", (Path(page),), (*lines, f"recalibrated {page} from the stored scores"), document=doc)
+
+
 def redraw_benchmark_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness benchmark FILE --redraw`."""
     from harness.reporting.benchmark import write_benchmark_report

@@ -134,3 +134,23 @@ def test_sign_flip_floor_over_two_clusters_is_one_half():
     test = sign_flip_test(d, clusters=["x", "x", "y", "y"], unit="conversation")
     assert test.floor == pytest.approx(0.5) and test.p_value == pytest.approx(0.5)
     assert decide(bootstrap_difference(d, np.zeros(4)), test).outcome == CANNOT_DECIDE
+
+
+def test_repeated_grouped_splits_report_the_spread_of_the_held_out_gain():
+    from harness.evaluation.cross_validation import (
+        REPEAT_SEEDS,
+        cross_validate,
+        repeated_gains,
+    )
+
+    rng = np.random.default_rng(3)
+    matrix = (rng.random((6, 60)) < 0.5).astype(float)  # equally good settings: the choice hangs on the split
+    ids = [f"q{i:02d}" for i in range(60)]
+    groups = [f"g{i // 2}" for i in range(60)]  # 30 groups: five grouped folds, not leave-one-out
+    repeats = repeated_gains(None, matrix, configured=0, query_ids=ids, groups=groups)
+    assert repeats["seeds"] == list(REPEAT_SEEDS) and len(repeats["gains"]) == len(REPEAT_SEEDS)
+    assert repeats["min"] - 1e-12 <= repeats["mean"] <= repeats["max"] + 1e-12 and repeats["min"] < repeats["max"]
+    # the published split (seed 0) is one more split of the same procedure
+    cv = cross_validate(None, None, matrix, configured=0, query_ids=ids, groups=groups, resamples=200, flips=200)
+    again = repeated_gains(None, matrix, configured=0, query_ids=ids, groups=groups, seeds=[0])
+    assert again["gains"][0] == pytest.approx(cv.gain.estimate)

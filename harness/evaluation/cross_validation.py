@@ -239,6 +239,34 @@ def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_
                            units, unit_name, by_kind, carried)
 
 
+REPEAT_SEEDS = tuple(range(1, 21))  # repeated_gains: 20 further grouped splits, seeds 1-20 (the published one is SEED)
+
+
+def repeated_gains(select: Selector | None, per_query_matrix: np.ndarray, *, configured: int,
+                   query_ids: Sequence[str], kinds: Sequence[str | None] | None = None,
+                   groups: Sequence[str | None] | None = None, folds: int = FOLDS,
+                   leave_one_out_max: int = LEAVE_ONE_OUT_MAX, seeds: Sequence[int] = REPEAT_SEEDS,
+                   **_: object) -> dict[str, object]:
+    """The held-out gain (procedure minus configuration, mean over queries) over repeated grouped splits,
+    one per seed: how much the published gain owes to its one split.  Leave-one-out has one split only
+    (then the seeds all give it).  Returns the seeds, each split's gain, their mean, min and max."""
+    matrix = np.asarray(per_query_matrix, dtype=float)
+    select = select or best_on_average(prefer=configured)
+    n = matrix.shape[1]
+    everyone = np.ones(n, dtype=bool)
+    gains = []
+    for seed in seeds:
+        held_out = np.empty(n)
+        for fold in query_folds(list(query_ids), kinds, groups=groups, folds=folds,
+                                leave_one_out_max=leave_one_out_max, seed=seed):
+            train = everyone.copy()
+            train[fold] = False
+            held_out[fold] = matrix[int(select(matrix[:, train])), fold]
+        gains.append(float((held_out - matrix[configured]).mean()))
+    return {"seeds": list(seeds), "gains": gains, "mean": float(np.mean(gains)), "min": float(min(gains)),
+            "max": float(max(gains))}
+
+
 def _labels(ids: Sequence[str], groups: Sequence[str | None] | None) -> list[str] | None:
     """Cluster labels for the statistics: a query's group, or the query itself."""
     if groups is None:

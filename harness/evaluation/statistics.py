@@ -294,6 +294,16 @@ def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, clus
         return {name: Interval(math.nan, math.nan, math.nan, level, "no queries", 0, unit) for name in names}
     codes = cluster_codes(clusters, n)
     support = {name: _support(name, x[:, j], differences, supports) for j, name in enumerate(names)}
+    scales = {name: _scale(support[name]) for name in names}
+    if any(scales.values()):  # [0, s] or [-s, s]: in units of s, a rate or a difference of rates
+        x = x.copy()
+        for j, name in enumerate(names):
+            if scales[name]:
+                x[:, j] /= scales[name]
+                support[name] = RATE if support[name][0] == 0 else RATE_DIFFERENCE  # type: ignore[index]
+        out = bootstrap_means({name: x[:, j] for j, name in enumerate(names)}, clusters=clusters, unit=unit,
+                              level=level, resamples=resamples, seed=seed, supports=support)
+        return {name: _scaled(out[name], scales[name] or 1.0) for name in names}
     if codes is not None:
         return _cluster_intervals(names, x, codes, unit, level, resamples, seed, support)
     out: dict[str, Interval] = {}
@@ -337,6 +347,24 @@ def _support(name: str, values: np.ndarray, differences: Sequence[str], supports
             raise ValueError(f"{name}: a difference of [0, 1] figures outside [-1, 1]")
         return RATE_DIFFERENCE
     return RATE if _within(values, 0, 1) else None
+
+
+def _scale(support: Support) -> float | None:
+    """s for a support [0, s] or [-s, s] other than a rate's: the quantity in units of s is a rate or a
+    difference of rates, and takes their bounded rules (a utility scaled per class, its differences)."""
+    if support is None or support in (RATE, RATE_DIFFERENCE):
+        return None
+    low, high = support
+    if high > 0 and (low == 0 or math.isclose(low, -high)):
+        return float(high)
+    return None
+
+
+def _scaled(interval: Interval, scale: float) -> Interval:
+    if scale == 1.0:
+        return interval
+    return Interval(interval.estimate * scale, interval.low * scale, interval.high * scale, interval.level,
+                    interval.method + (f" (in units of {scale:.4g}, the values' range)"), interval.units, interval.unit)
 
 
 def _clipped(interval: Interval, support: Support) -> Interval:
