@@ -17,7 +17,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
+.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -95,6 +95,7 @@ abstention: $(STAMP) ## Abstention: top-1 score AUROC and minScore per preset (k
 
 locomo: $(STAMP) ## LoCoMo: the four presets (turns, sessions), tokenizer and chunker matrices, abstention -> reports/locomo/
 	$(HARNESS) benchmark experiments/benchmark-locomo.toml --out reports/locomo
+	$(TREC_LOCOMO)
 	$(HARNESS) abstention experiments/abstention-locomo.toml --out reports/locomo/abstention
 	$(HARNESS) matrix experiments/tokenizers-locomo.toml --out reports/locomo/tokenizers
 	$(HARNESS) matrix experiments/chunkers-locomo.toml --out reports/locomo/chunkers
@@ -111,6 +112,7 @@ locomo-zh: $(STAMP) ## Chinese LoCoMo: presets, tokenizer and chunker matrices o
 
 t2ranking: $(STAMP) ## T2Ranking 100-query sample: the four presets and the tokenizer matrix -> reports/t2ranking/
 	$(HARNESS) benchmark experiments/benchmark-t2ranking.toml --out reports/t2ranking
+	$(TREC_T2RANKING)
 	$(HARNESS) matrix experiments/tokenizers-t2ranking.toml --out reports/t2ranking/tokenizers
 	$(DOCS)
 
@@ -155,6 +157,29 @@ statistics: $(STAMP) ## Coverage and error rates of the intervals and tests in s
 	$(BIN)/python -m harness.cli.coverage --size $(SIZE) --out $(if $(filter default,$(SIZE)),reports/statistics,reports/statistics-full)
 	$(DOCS)
 
+gate-power: $(STAMP) ## The gate's statistical rules on the same queries: false alarms and power, 2,000 simulated pairs each -> reports/gate-power/
+	$(BIN)/python -m harness.cli.gate_power --out reports/gate-power
+	$(DOCS)
+
+drift: $(STAMP) ## Reproduction tolerance: e5 vectors and scores with 1 vs 2 threads on king78 round 4 -> reports/drift/
+	$(BIN)/python -m harness.cli.drift --out reports/drift
+	$(DOCS)
+
+# The headline runs as standard TREC run and qrels files beside their results.json (tests/test_trec_headlines.py
+# recomputes the README's figures from them with ir_measures): the king78 rounds (chunk level: passes = P@1),
+# LoCoMo's four presets (chunk level: recall_any@10 = Success@10), T2Ranking (document level: nDCG@10).
+TREC_EXPORT := $(HARNESS) export --suite-only --trec-only
+# each target that rewrites one of these results.json rewrites its TREC files too (else they would disagree)
+TREC_ROUND = $(TREC_EXPORT) --level chunk $(ROUNDS_DIR)/$(1)/results.json --out $(ROUNDS_DIR)/$(1)/trec
+TREC_ROUNDS = for r in round1 round2 round3 round4; do $(TREC_EXPORT) --level chunk $(ROUNDS_DIR)/$$r/results.json --out $(ROUNDS_DIR)/$$r/trec || exit 1; done
+TREC_LOCOMO = for p in openclaw-2026.02 openclaw-2026.08 qmd lancedb-pro; do $(TREC_EXPORT) --level chunk reports/locomo/$$p-turns/results.json --out reports/locomo/$$p-turns/trec || exit 1; done
+TREC_T2RANKING = for p in openclaw-2026.02 openclaw-2026.08; do $(TREC_EXPORT) --level document reports/t2ranking/$$p-passages/results.json --out reports/t2ranking/$$p-passages/trec || exit 1; done
+trec: $(STAMP) ## TREC run + qrels beside the README headline runs -> reports/*/trec/
+	$(TREC_ROUNDS)
+	$(TREC_LOCOMO)
+	$(TREC_T2RANKING)
+	$(DOCS)
+
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
 	$(HARNESS) scale --out reports/scale
 	$(DOCS)
@@ -167,19 +192,24 @@ validate: $(STAMP) ## Validate datasets/king78 (records, logs, queries)
 
 round1: $(STAMP) ## Round 1: daily logs + one combined file of 16 records
 	$(HARNESS) run experiments/round1.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round1
+	$(call TREC_ROUND,round1)
 	$(DOCS)
 round2: $(STAMP) ## Round 2: as round 1 without daily logs
 	$(HARNESS) run experiments/round2.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round2
+	$(call TREC_ROUND,round2)
 	$(DOCS)
 round3: $(STAMP) ## Round 3: one file per record, all 78
 	$(HARNESS) run experiments/round3.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round3
+	$(call TREC_ROUND,round3)
 	$(DOCS)
 round4: $(STAMP) ## Round 4: as round 3 plus search keywords and tags (main job)
 	$(HARNESS) run experiments/round4.toml --preset $(PRESET) --profile $(PROFILE) --out $(ROUNDS_DIR)/round4
+	$(call TREC_ROUND,round4)
 	$(DOCS)
 
 ablation: $(STAMP) ## All four rounds, reports/ablation/ (PRESET=openclaw-2026.08, PROFILE=vps)
 	$(HARNESS) ablation --preset $(PRESET) --profile $(PROFILE) --out $(ABLATION_DIR) --rounds-out $(ROUNDS_DIR)
+	$(TREC_ROUNDS)
 	$(DOCS)
 
 # The presets against the real QMD and OpenClaw (installed from the npm registry into the user's cache

@@ -275,8 +275,8 @@ def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> S
         recommended = run_doc["recommended_threshold"]
         lines.append(f"{run_doc['label']} / {run_doc['preset']}: AUROC {auroc['estimate']:.3f} "
                      f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run_doc['best_threshold']:.4g} "
-                     f"(U {run_doc['best']['utility']:.3f}), recommended "
-                     f"{'none' if recommended is None else format(recommended, '.4g')}")
+                     f"(U {run_doc['best']['utility']:.3f}), verdict: "
+                     f"{run_doc.get('verdict') or ('none' if recommended is None else format(recommended, '.4g'))}")
     name = spec["name"]
     lines.append(f"wrote {out_dir}/{name}.json, .md, .png")
     return StudyRun("abstention", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),
@@ -419,6 +419,20 @@ def redraw_abstention_file(path: Path | str, *, out: Path | str | None = None) -
     spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
     page = redraw_abstention(spec, doc, out_dir)
     return StudyRun("abstention", (Path(page),), (f"redrew {page} with the spec's text",), document=doc)
+
+
+def recalibrate_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness abstention FILE --recalibrate`: the calibrations anew from the stored per-query scores."""
+    from harness.reporting.abstention import write_abstention_report
+    from harness.reporting.documents import write_document
+    from harness.studies.abstention import load_abstention_spec, recalibrated_document
+
+    spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
+    doc = recalibrated_document(spec, doc)
+    write_document(Path(out_dir) / f"{spec['name']}.json", "abstention", doc)
+    page = write_abstention_report(doc, out_dir)
+    lines = [f"{r['label']} / {r['preset']}: verdict: {r['verdict']}" for r in doc["runs"]]
+    return StudyRun("abstention", (Path(page),), (*lines, f"recalibrated {page} from the stored scores"), document=doc)
 
 
 def redraw_benchmark_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:

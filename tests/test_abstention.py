@@ -209,3 +209,25 @@ def test_spec_errors_name_the_file(tmp_path):
 
     with pytest.raises(ConfigError, match="bad.toml"):
         load_abstention_spec(spec)
+
+
+def test_a_gain_over_silence_in_two_of_ten_groups_cannot_decide():
+    """Issue 37's LoCoMo / lancedb-pro row: the best threshold silences every negative and answers 3
+    answerable questions in 2 of 10 conversations.  Its gain over staying silent rests on those 2
+    conversations, where an exact sign-flip cannot go below p = 0.5: no recommendation, and the verdict
+    says "cannot decide", not a bare "none" or "yes"."""
+    rng = np.random.default_rng(7)
+    n = 400
+    groups = [f"conv-{i // 40}" for i in range(n)]
+    answerable = np.arange(n) % 4 != 0
+    top1 = rng.uniform(0.5, 0.9, n)
+    relevant = np.where(answerable & (rng.random(n) < 0.6), top1, math.nan)
+    lifted = [i for i in range(n) if answerable[i] and groups[i] in ("conv-3", "conv-7")][:3]
+    top1[lifted] = relevant[lifted] = 0.95
+    cal = calibrate(top1, relevant, answerable, [f"q{i}" for i in range(n)], configured=None, resamples=500,
+                    groups=groups, unit="conversation")
+    assert cal.cv.recommended is not None  # against the configuration (answer everything) it looks like a gain
+    assert cal.recommended_threshold is None
+    assert cal.versus_trivial_tests["silent_all"].informative == 2
+    assert cal.verdict.startswith("cannot decide with 2 of 10 conversations")
+    assert cal.as_dict()["verdict"] == cal.verdict

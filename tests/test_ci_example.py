@@ -163,5 +163,5 @@ def test_the_shell_twin_passes_then_fails_a_worse_preset_with_cases_named_after_
     doc = validate_junit(out / "junit.xml")
     assert sorted(failing_names(doc, "queries")) == list(lost)  # each lost query fails, named after it
     # while the example gate file's interval rules do not call a 2-query loss among 12 a regression
-    assert failing_names(doc, "metrics") == [] and "may not get worse with two-sample p < 0.05" in log
+    assert failing_names(doc, "metrics") == [] and "may not get worse with paired p < 0.05" in log  # same queries
     assert json.loads((out / "eval.json").read_text())["measures"] == ["mrr@6", "ndcg@6", "recall@6"]

@@ -93,22 +93,23 @@ def test_flips_report_mode_keeps_the_gate_on_the_metrics(tmp_path):
     assert result.passed and "warn T6: passed -> failed (margin now -0.0500) - reported, not counted" in result.text()
 
 
-def test_interval_rule_is_a_one_sided_two_sample_test(tmp_path):
-    # 40 queries, 30 at rank 1 and 10 at rank 2: MRR 0.875
-    many = [f"Q{i:02d}" for i in range(40)]
-
-    def doc(second: int) -> dict:
-        return results([row(q, rank=2 if i < second else 1) for i, q in enumerate(many)])
+def test_interval_rule_is_a_one_sided_two_sample_test_on_different_queries(tmp_path):
+    # 40 queries, 30 at rank 1 and 10 at rank 2: MRR 0.875; the runs being compared also scored a query
+    # the baseline has not (X00, at rank 1), so the query sets differ and the rule is the two-sample
+    # permutation test of the 41 values against the 40
+    def doc(second: int, extra: bool = True) -> dict:
+        return results([row(f"Q{i:02d}", rank=2 if i < second else 1) for i in range(40)]
+                       + ([row("X00", rank=1)] if extra else []))
 
     def permutation_p(second_now: int, second_base: int) -> float:
         """Independently of the harness: scipy's two-sample permutation test of the same values."""
-        now = np.array([0.5] * second_now + [1.0] * (40 - second_now))
+        now = np.array([0.5] * second_now + [1.0] * (41 - second_now))
         base = np.array([0.5] * second_base + [1.0] * (40 - second_base))
         return stats.permutation_test((now, base), lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
                                       alternative="less", n_resamples=20_000, vectorized=True,
                                       rng=np.random.default_rng(1)).pvalue
 
-    base = write(tmp_path / "b.json", doc(10))
+    base = write(tmp_path / "b.json", doc(10, extra=False))
     small = write(tmp_path / "small.json", doc(13))  # MRR 0.8375: a drop chance explains
     large = write(tmp_path / "large.json", doc(22))  # MRR 0.725: it does not
     rules = ["mrr@6:interval"]
@@ -127,6 +128,25 @@ def test_interval_rule_is_a_one_sided_two_sample_test(tmp_path):
     assert not run_gate(base, large, rules).failed_checks  # an improvement never fails it
     exact = run_gate(small, base, ["mrr@6:drop=0.02"])  # the exact rule flaps where the test does not
     assert [c.metric for c in exact.failed_checks] == ["mrr@6"]
+
+
+def test_interval_rule_pairs_the_queries_both_runs_share(tmp_path):
+    """On the same queries (the gate's usual case) `interval` is the paired one-sided sign-flip test
+    (issue 37: the unpaired test there alarmed 0-3.5% of the time at 5% and missed most real drops)."""
+    many = [f"Q{i:02d}" for i in range(40)]
+    base_ranks = [2 if i < 10 else 1 for i in range(40)]
+    now_ranks = [1 if i < 1 else 2 if i < 19 else 1 for i in range(40)]  # 1 gains, 9 lose: MRR 0.875 -> 0.775
+    base = write(tmp_path / "b.json", results([row(q, rank=r) for q, r in zip(many, base_ranks)]))
+    now = write(tmp_path / "n.json", results([row(q, rank=r) for q, r in zip(many, now_ranks)]))
+    gate = run_gate(now, base, ["mrr@6:interval"])
+    check = gate.checks[0]
+    d = np.array([1 / n - 1 / b for n, b in zip(now_ranks, base_ranks)])
+    independent = stats.permutation_test((d,), np.mean, permutation_type="samples", alternative="less",
+                                         n_resamples=20_000, rng=np.random.default_rng(1)).pvalue
+    assert check.extra.get("paired") and check.test.p_value == pytest.approx(independent, abs=0.01)
+    assert check.test.p_value < 0.05 and [c.metric for c in gate.failed_checks] == ["mrr@6"]
+    assert "paired one-sided sign-flip p = " in gate.text()
+    assert not run_gate(base, now, ["mrr@6:interval"]).failed_checks  # the other way it is an improvement
 
 
 def test_interval_of_a_count_is_on_the_counts_scale(tmp_path):

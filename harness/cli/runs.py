@@ -121,13 +121,15 @@ def gate(results: Path = typer.Argument(..., help="results.json, ablation.json o
 def export(results: Path = typer.Argument(..., help="results.json of a run"),
            out: Optional[Path] = typer.Option(None, help="output folder (default: export/ beside results.json)"),
            suite_only: bool = typer.Option(False, "--suite-only",
-                                           help="only the round's suite queries (whose means the summary reports)")
+                                           help="only the round's suite queries (whose means the summary reports)"),
+           level: Optional[list[str]] = typer.Option(None, help="chunk or document, repeatable (default both)"),
+           trec_only: bool = typer.Option(False, "--trec-only", help="only the TREC files, no ranx JSON"),
            ) -> None:
     """Write the run's runs and qrels, chunk and document level, as TREC files and ranx JSON."""
     from harness.evaluation.run_files import export_results
 
     check_output(out, folder=True)
-    export = export_results(results, out, suite_only=suite_only)
+    export = export_results(results, out, suite_only=suite_only, levels=level or None, ranx=not trec_only)
     typer.echo(f"wrote {len(export.written)} files to {export.folder}: " + ", ".join(p.name for p in export.written))
     for line in export.not_written:
         typer.echo(f"not written: {line}")

@@ -62,12 +62,19 @@ def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/
 @command()
 def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), help="abstention spec TOML"),
                out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
-               redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON")
+               redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON"),
+               recalibrate: bool = typer.Option(False, help="calibrate anew from the per-query scores the existing "
+                                                "JSON stores (no search)")
                ) -> None:
     """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per preset."""
-    from harness.study import redraw_abstention_file, run_abstention_file
+    from harness.study import (
+        recalibrate_abstention_file,
+        redraw_abstention_file,
+        run_abstention_file,
+    )
 
-    echo_study(redraw_abstention_file(spec, out=out) if redraw else run_abstention_file(spec, out=out))
+    echo_study(recalibrate_abstention_file(spec, out=out) if recalibrate else
+               redraw_abstention_file(spec, out=out) if redraw else run_abstention_file(spec, out=out))
 
 
 @command()

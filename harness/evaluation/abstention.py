@@ -29,9 +29,11 @@ per-query arrays, one entry per query:
    read it as they read any per-query objective.
 3. **A recommendation**: `calibrate` chooses the threshold on training queries (the middle of the
    plateau of best U, on an even grid over the observed scores), scores it on held-out ones, and
-   recommends it only when its held-out U beats the configured minScore by interval and test
-   (cross_validate's rule) and also beats, by interval, the two policies that need no score: answering
-   everything (minScore 0) and staying silent on everything (U = w).
+   recommends it only when its held-out U beats the configured minScore and also the two policies
+   that need no score, answering everything (minScore 0) and staying silent on everything (U = w),
+   each by harness.evaluation.verdicts.decide: interval and paired test at the data's unit, on units
+   that can reach the level (else "cannot decide with G units").  The verdict names what carries it
+   (how many negatives it silences, what it does to the answerable queries).
 
     >>> cal = calibrate(top1, relevant_score, answerable, ids, kinds, configured=0.35)
     >>> cal.auroc                      # Interval(estimate, low, high, ...)
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -60,9 +62,10 @@ from harness.evaluation.statistics import (
     MIN_CLUSTERS,
     SEED,
     Interval,
-    bootstrap_difference,
+    PairedTest,
     plural,
 )
+from harness.evaluation.verdicts import CANNOT_DECIDE, decide
 
 ABSTENTION_WEIGHT = 0.5
 MAX_THRESHOLDS = 400  # evenly spaced candidate thresholds over the observed scores
@@ -233,24 +236,70 @@ class Calibration:
     # held-out U of the procedure against each threshold that needs no score (paired bootstrap intervals):
     # "answer_all" (minScore 0) and "silent_all" (above every score)
     versus_trivial: dict[str, Interval]
+    versus_trivial_tests: dict[str, PairedTest] = field(default_factory=dict)  # the paired tests behind them
+
+    def trivial_decisions(self) -> dict[str, Any]:
+        return {name: decide(g, self.versus_trivial_tests[name]) for name, g in self.versus_trivial.items()
+                if name in self.versus_trivial_tests}
 
     @property
     def recommended_threshold(self) -> float | None:
         """The in-sample best, when cross-validation recommends it over the configured threshold and its
-        held-out gain over both trivial policies also lies above zero."""
-        if self.cv.recommended is None or any(not g.low > 0 for g in self.versus_trivial.values()):
-            return None  # (an interval too small to exist shows nothing: not > 0)
+        held-out gain over both trivial policies is decided positive (verdicts.decide)."""
+        decisions = self.trivial_decisions()
+        if self.cv.recommended is None or len(decisions) < len(self.versus_trivial) \
+                or not all(d.better for d in decisions.values()):
+            return None
         return float(self.curve["threshold"][self.cv.recommended])
 
     @property
     def reason(self) -> str:
-        beaten = [name.replace("_", " ") for name, g in self.versus_trivial.items() if not g.low > 0]
+        decisions = self.trivial_decisions()
+        beaten = [name for name, d in decisions.items() if not d.better]
         if self.cv.recommended is not None and beaten:
             return (f"no threshold: the held-out gain over the configuration holds ({self.cv.reason}), but not "
-                    f"over {' or '.join(beaten)} (" + "; ".join(
-                        f"{n.replace('_', ' ')} {g.estimate:+.4f} [{g.low:+.4f}, {g.high:+.4f}]"
-                        for n, g in self.versus_trivial.items()) + ")")
+                    f"over {' or '.join(n.replace('_', ' ') for n in beaten)} (" + "; ".join(
+                        f"{n.replace('_', ' ')}: {d.text}" for n, d in decisions.items()) + ")")
         return self.cv.reason
+
+    def answerable_change(self) -> float | None:
+        """Held-out change in the share of answerable queries answered correctly (the answerable part of
+        the utility gain, unscaled)."""
+        part = self.cv.by_kind.get("answerable")
+        if part is None or self.answerable == 0:
+            return None
+        scale = (1 - self.weight) * (self.answerable + self.unanswerable) / self.answerable
+        return float(part["gain"]["estimate"]) / scale if scale else None  # type: ignore[index]
+
+    @property
+    def verdict(self) -> str:
+        """The verdict column: what is recommended and what carries it, or why nothing is."""
+        threshold = self.recommended_threshold
+        if threshold is not None:
+            negative = self.cv.by_kind.get("negative", {})
+            change = self.answerable_change()
+            parts = [f"abstention change: minScore {threshold:.4g}"]
+            if negative:
+                parts.append(f"silences {negative['gained']} of {negative['queries']} negatives")
+            if change is not None:
+                parts.append(f"answered correctly {change:+.3f} on answerable queries")
+            return "; ".join(parts)
+        decisions = self.trivial_decisions()
+        if self.cv.recommended is not None:
+            undecided = [(n, d) for n, d in decisions.items() if d.outcome == CANNOT_DECIDE]
+            if undecided:
+                name, d = undecided[0]
+                return f"{d.text.split(' (')[0]} against {name.replace('_', ' ')}"
+            return "none: does not beat " + " or ".join(n.replace("_", " ") for n, d in decisions.items()
+                                                         if not d.better)
+        cv_decision = decide(self.cv.gain, self.cv.test) if self.cv.test is not None else None
+        if self.cv.in_sample_best == self.cv.configured or all(c == self.cv.configured for c in self.cv.chosen):
+            return "none: the configured minScore is the best"
+        if cv_decision is not None and cv_decision.outcome == CANNOT_DECIDE:
+            return cv_decision.text.split(" (")[0]
+        if cv_decision is not None and cv_decision.outcome == "worse":
+            return "none: a tuned threshold loses held out"
+        return "none: held-out gain not shown"
 
     def row(self, threshold: float) -> dict[str, float]:
         i = int(np.argmin(np.abs(self.curve["threshold"].to_numpy() - threshold)))
@@ -268,7 +317,11 @@ class Calibration:
                 "fold_thresholds": {"min": min(fold_thresholds), "max": max(fold_thresholds),
                                     "median": float(np.median(fold_thresholds))},
                 "versus_trivial": {k: v.as_dict() for k, v in self.versus_trivial.items()},
-                "recommended_threshold": self.recommended_threshold, "reason": self.reason, "cv": self.cv.as_dict()}
+                "versus_trivial_tests": {k: {"p_value": t.p_value, "p_floor": t.floor, "p_text": t.p_text(),
+                                             "informative": t.informative, "units": t.units, "unit": t.unit}
+                                         for k, t in self.versus_trivial_tests.items()},
+                "recommended_threshold": self.recommended_threshold, "verdict": self.verdict, "reason": self.reason,
+                "cv": self.cv.as_dict()}
 
 
 def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable: Sequence[bool],
@@ -301,18 +354,24 @@ def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable
     curve = pd.DataFrame({"threshold": grid, "answered_correctly": correct[:, mask].mean(axis=1),
                           "silent": silent[:, ~mask].mean(axis=1), "utility": values.mean(axis=1)})
     configured_index = int(np.flatnonzero(grid == reference)[0])
+    n_pos = int(mask.sum())
+    # what a per-query utility can be: 0, or its class's scale (utility_values), whatever the sample holds
+    support = (0.0, max((1 - weight) * len(mask) / n_pos, weight * len(mask) / (len(mask) - n_pos)))
     strata = list(kinds) if kinds is not None else ["answerable" if m else "unanswerable" for m in mask]
     cv = cross_validate(middle_of_best(prefer=configured_index), None, values, configured=configured_index,
                         query_ids=query_ids, kinds=strata, groups=groups, unit=unit, folds=folds,
                         leave_one_out_max=LEAVE_ONE_OUT_MAX, objective=utility_description(weight),
-                        resamples=resamples, seed=seed)
+                        resamples=resamples, seed=seed, support=support)
     trivial = {"answer_all": int(np.flatnonzero(grid == 0.0)[0]), "silent_all": len(grid) - 1}
     labels = [f"g:{g}" if g is not None else f"q:{q}" for q, g in zip(query_ids, groups)] if groups is not None \
         and any(g is not None for g in groups) else None
     at_unit = dict(clusters=labels, unit=cv.unit)
-    versus = {name: bootstrap_difference(cv.held_out, values[i], resamples=resamples, seed=seed, **at_unit)
-              for name, i in trivial.items()}
+    from harness.evaluation.comparison import paired_difference
+
+    paired = {name: paired_difference(cv.held_out, values[i], resamples=resamples, seed=seed, support=support,
+                                      **at_unit) for name, i in trivial.items()}
     split = None if labels is None else ([l for l, m in zip(labels, mask) if m], [l for l, m in zip(labels, mask) if not m])
     auroc_interval = bootstrap_auroc(top[mask], top[~mask], resamples=resamples, seed=seed, clusters=split, unit=cv.unit)
     return Calibration(weight, auroc_interval, curve, configured, float(grid[cv.in_sample_best]), cv,
-                       int(mask.sum()), int((~mask).sum()), versus)
+                       int(mask.sum()), int((~mask).sum()), {k: v.interval for k, v in paired.items()},
+                       {k: v.test for k, v in paired.items()})

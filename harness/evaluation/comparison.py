@@ -91,15 +91,16 @@ class Comparison:
 
 def paired_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
                       clusters: Sequence[Hashable] | None = None, unit: str = "query", level: float | None = None,
-                      resamples: int | None = None, flips: int | None = None, seed: int | None = None
-                      ) -> PairedDifference:
+                      resamples: int | None = None, flips: int | None = None, seed: int | None = None,
+                      support: Any = "values") -> PairedDifference:
     """mean(a - b) over the same queries: the paired interval (statistics.bootstrap_difference) and the
     two-sided sign-flip test (statistics.sign_flip_test), both at the unit of `clusters`, with the same
-    seed.  Options left None take the statistics module's defaults."""
+    seed.  Options left None take the statistics module's defaults; `support` is what a and b can be
+    (statistics.bootstrap_difference: (low, high), None for unbounded, "values" for rates read off them)."""
     from harness.evaluation import statistics as st
 
     seed = st.SEED if seed is None else seed
-    interval = st.bootstrap_difference(a, b, clusters=clusters, unit=unit, seed=seed,
+    interval = st.bootstrap_difference(a, b, clusters=clusters, unit=unit, seed=seed, support=support,
                                        level=st.LEVEL if level is None else level,
                                        resamples=st.BOOTSTRAP_RESAMPLES if resamples is None else resamples)
     test = st.sign_flip_test(a, b, clusters=clusters, unit=unit, seed=seed, flips=st.FLIPS if flips is None else flips)

@@ -33,6 +33,7 @@ from harness.evaluation.statistics import (
     best_index,
     plural,
 )
+from harness.evaluation.verdicts import CANNOT_DECIDE, decide
 
 FOLDS = 5
 LEAVE_ONE_OUT_MAX = 20  # suites this small are cross-validated one query at a time
@@ -140,6 +141,27 @@ class CrossValidation:
     def p_text(self) -> str:
         return self.test.p_text() if self.test is not None else f"{self.p_value:.3g}"
 
+    @property
+    def verdict(self) -> str:
+        """The verdict column, naming what carries it: "abstention change: silences 7 of 10 negatives;
+        retrieval +0.000", "retrieval change: held-out gain +0.0340", "cannot decide with 2 of 10
+        conversations", "keep the configuration" (never a bare "change")."""
+        if self.recommended is not None:
+            answerable = self.by_kind.get("answerable")
+            retrieval = f"retrieval {answerable['gain']['estimate']:+.3f}" if answerable else None  # type: ignore[index]
+            if self.carried_by == "negatives":
+                negative = self.by_kind[NEGATIVE]
+                return "; ".join(x for x in (f"abstention change: silences {negative['gained']} of "
+                                             f"{negative['queries']} negatives", retrieval) if x)
+            return f"retrieval change: held-out gain {self.gain.estimate:+.4f}" + (f" ({retrieval} on answerable "
+                                                                                   "queries)" if answerable else "")
+        if self.test is not None and self.in_sample_best != self.configured \
+                and any(c != self.configured for c in self.chosen):
+            decision = decide(self.gain, self.test)
+            if decision.outcome == CANNOT_DECIDE:
+                return decision.text.split(" (")[0]
+        return "keep the configuration"
+
     def as_dict(self) -> dict[str, object]:
         return {"objective": self.objective, "folds": len(self.folds), "chosen": list(self.chosen),
                 "held_out_mean": self.held_out_mean, "configured_mean": self.configured_mean,
@@ -148,7 +170,7 @@ class CrossValidation:
                 "p_floor": self.test.floor if self.test else None,
                 "p_monte_carlo": self.test.monte_carlo if self.test else None,
                 "units": self.units, "unit": self.unit, "by_kind": self.by_kind, "carried_by": self.carried_by,
-                "recommended": self.recommended, "reason": self.reason}
+                "recommended": self.recommended, "verdict": self.verdict, "reason": self.reason}
 
 
 def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_matrix: np.ndarray, *,
@@ -157,7 +179,7 @@ def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_
                    unit: str = "group", categories: Sequence[object] | None = None, folds: int = FOLDS,
                    leave_one_out_max: int = LEAVE_ONE_OUT_MAX, objective: str = "mean per-query objective",
                    level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, flips: int = FLIPS,
-                   seed: int = SEED) -> CrossValidation:
+                   seed: int = SEED, support: object = "values") -> CrossValidation:
     """Cross-validate `select` over queries.
 
     per_query_matrix: settings x queries, the objective the selection reads; `select(training columns)`
@@ -173,7 +195,8 @@ def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_
     recommended only when the interval lies above zero and the paired sign-flip test on the same
     held-out values agrees; otherwise `reason` says why the configuration stays.  When the gain rests on
     the negative queries alone (answerable queries gain nothing measurable), `carried_by` is
-    "negatives" and the reason says so."""
+    "negatives" and the reason says so.  support: what the per-query scores can be
+    (statistics.bootstrap_difference; "values": rates when they lie in [0, 1])."""
     objective_matrix = np.asarray(per_query_matrix, dtype=float)
     scores = objective_matrix if score is None else np.asarray(score, dtype=float)
     if objective_matrix.ndim != 2 or scores.shape != objective_matrix.shape:
@@ -203,7 +226,7 @@ def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_
     labels = _labels(ids, groups)
     units = len(fold_units(ids, groups))
     unit_name = unit if units < n else "query"
-    options = dict(level=level, resamples=resamples, seed=seed)
+    options = dict(level=level, resamples=resamples, seed=seed, support=support)
     paired = paired_difference(held_out, base, clusters=labels, unit=unit_name, flips=flips, **options)
     gain, test = paired.interval, paired.test
     by_kind = gain_by_kind(held_out, base, kinds, labels, unit_name, categories, flips=flips, **options)
@@ -214,6 +237,34 @@ def cross_validate(select: Selector | None, score: np.ndarray | None, per_query_
     return CrossValidation(objective, fold_list, chosen, held_out, base, configured, in_sample_best,
                            float(scores[in_sample_best].mean()), gain, test.p_value, recommended, reason, test,
                            units, unit_name, by_kind, carried)
+
+
+REPEAT_SEEDS = tuple(range(1, 21))  # repeated_gains: 20 further grouped splits, seeds 1-20 (the published one is SEED)
+
+
+def repeated_gains(select: Selector | None, per_query_matrix: np.ndarray, *, configured: int,
+                   query_ids: Sequence[str], kinds: Sequence[str | None] | None = None,
+                   groups: Sequence[str | None] | None = None, folds: int = FOLDS,
+                   leave_one_out_max: int = LEAVE_ONE_OUT_MAX, seeds: Sequence[int] = REPEAT_SEEDS,
+                   **_: object) -> dict[str, object]:
+    """The held-out gain (procedure minus configuration, mean over queries) over repeated grouped splits,
+    one per seed: how much the published gain owes to its one split.  Leave-one-out has one split only
+    (then the seeds all give it).  Returns the seeds, each split's gain, their mean, min and max."""
+    matrix = np.asarray(per_query_matrix, dtype=float)
+    select = select or best_on_average(prefer=configured)
+    n = matrix.shape[1]
+    everyone = np.ones(n, dtype=bool)
+    gains = []
+    for seed in seeds:
+        held_out = np.empty(n)
+        for fold in query_folds(list(query_ids), kinds, groups=groups, folds=folds,
+                                leave_one_out_max=leave_one_out_max, seed=seed):
+            train = everyone.copy()
+            train[fold] = False
+            held_out[fold] = matrix[int(select(matrix[:, train])), fold]
+        gains.append(float((held_out - matrix[configured]).mean()))
+    return {"seeds": list(seeds), "gains": gains, "mean": float(np.mean(gains)), "min": float(min(gains)),
+            "max": float(max(gains))}
 
 
 def _labels(ids: Sequence[str], groups: Sequence[str | None] | None) -> list[str] | None:
@@ -229,7 +280,7 @@ NEGATIVE = "negative"
 def gain_by_kind(held_out: np.ndarray, base: np.ndarray, kinds: Sequence[str | None] | None,
                  labels: Sequence[str] | None, unit: str, categories: Sequence[object] | None = None, *,
                  level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, flips: int = FLIPS,
-                 seed: int = SEED) -> dict[str, dict[str, object]]:
+                 seed: int = SEED, support: object = "values") -> dict[str, dict[str, object]]:
     """The held-out gain (held_out - base per query) within each query kind, within the answerable
     queries (every kind but negative) when negatives are present, and within each category: queries,
     how many gained and lost, the mean gain with its paired interval and the sign-flip p (at the unit of
@@ -251,7 +302,7 @@ def gain_by_kind(held_out: np.ndarray, base: np.ndarray, kinds: Sequence[str | N
         a, b = held_out[mask], base[mask]
         sub = [labels[i] for i in np.flatnonzero(mask)] if labels is not None else None
         paired = paired_difference(a, b, clusters=sub, unit=unit, level=level, resamples=resamples, flips=flips,
-                                   seed=seed)
+                                   seed=seed, support=support)
         interval, test = paired.interval, paired.test
         out[name] = {"queries": int(mask.sum()), "gained": int((a > b).sum()), "lost": int((a < b).sum()),
                      "gain": interval.as_dict(), "p_value": test.p_value, "p_floor": test.floor,
@@ -289,8 +340,9 @@ def kind_sentence(by_kind: dict[str, dict[str, object]]) -> str:
 def _recommendation(gain: Interval, test: PairedTest, best: int, configured: int, chosen: list[int],
                     in_sample_gain: float, by_kind: dict[str, dict[str, object]], carried: str | None,
                     folds: int, units: int, unit: str) -> tuple[int | None, str]:
-    """The in-sample best is recommended when the held-out gain's interval lies above zero and the paired
-    sign-flip test agrees (p < 1 - level).  Both are asked because with few queries that differ (7 wins,
+    """The in-sample best is recommended by harness.evaluation.verdicts.decide: the held-out gain's
+    interval lies above zero, the paired sign-flip test agrees (p < 1 - level), and the test's floor on
+    these units lies below the level (else "cannot decide with G units").  Both are asked because with few queries that differ (7 wins,
     1 loss, 26 ties) a bootstrap or t interval can exclude zero while the exact test gives p = 0.07:
     the interval's normal-ish approximation is then the weaker of the two.  A gain carried by negative
     queries alone is said to be so: it is an abstention change, not a retrieval improvement."""
@@ -302,7 +354,10 @@ def _recommendation(gain: Interval, test: PairedTest, best: int, configured: int
         return None, "keep the configuration: it is already the best setting on all queries"
     if all(c == configured for c in chosen):
         return None, "keep the configuration: the selection keeps it on every fold's training queries"
-    if gain.low > 0 and test.p_value < 1 - gain.level:
+    decision = decide(gain, test)
+    if decision.outcome == CANNOT_DECIDE:
+        return None, f"keep the configuration: {decision.text}; held-out gain {span}"
+    if decision.better:
         why = (f"held-out gain over the configuration {span} excludes zero "
                f"(paired sign-flip p = {test.p_text()}; {where})")
         if carried == "negatives":

@@ -184,14 +184,17 @@ class Export:
     not_written: list[str] = field(default_factory=list)
 
 
-def export_results(results: Path | str, out_dir: Path | str | None = None, *, suite_only: bool = False) -> Export:
+def export_results(results: Path | str, out_dir: Path | str | None = None, *, suite_only: bool = False,
+                   levels: Sequence[str] | None = None, ranx: bool = True) -> Export:
     """Write a results.json's runs and qrels to `out_dir` (default: export/ beside it):
 
         chunk.run, document.run            TREC runs (tag: the experiment's name)
         chunk.qrels, document.qrels        TREC qrels
         chunk-run.json, chunk-qrels.json, document-run.json, document-qrels.json    ranx JSON
 
-    `suite_only` keeps the round's suite queries, whose means are results.json's summary["suite"].
+    `suite_only` keeps the round's suite queries, whose means are results.json's summary["suite"];
+    `levels` (default both) the levels written; ranx=False writes the TREC files only (`make trec`: the
+    headline runs' trec/ folders, which ir_measures and trec_eval read).
     On the document run, results.json's Recall@c (documents of the first c chunks) is `recall` (the
     whole run) when c is the number of results returned, and equals recall@c whenever those chunks
     overlap at most c documents (one record per file).  A TREC file cannot hold an id with whitespace (a
@@ -207,9 +210,12 @@ def export_results(results: Path | str, out_dir: Path | str | None = None, *, su
     out = Path(out_dir) if out_dir is not None else results.parent / "export"
     tag = str(doc.get("name") or "harness")
     export = Export(out)
-    for level in LEVELS:
-        export.written += [write_ranx_json(runs.run(level), out / f"{level}-run.json"),
-                           write_ranx_json(runs.qrels(level), out / f"{level}-qrels.json")]
+    for level in levels or LEVELS:
+        if level not in LEVELS:
+            raise DataError(results, None, "level", f"{level!r} is not one of {', '.join(LEVELS)}")
+        if ranx:
+            export.written += [write_ranx_json(runs.run(level), out / f"{level}-run.json"),
+                               write_ranx_json(runs.qrels(level), out / f"{level}-qrels.json")]
         for name, write in ((f"{level}.run", lambda p: write_trec_run(runs.run(level), p, tag)),
                             (f"{level}.qrels", lambda p: write_trec_qrels(runs.qrels(level), p))):
             try:

@@ -23,6 +23,12 @@ How an interval is made (Interval.method says which, and Interval.units / unit o
                                                or clusters whose means are all equal: the bounded interval
                                                over the clusters; fewer than MIN_CLUSTERS: "n too small"
 
+Which rule applies depends on the quantity's support, what its values can be, not on where its sample
+happens to lie: a mean of per-query rates (recall, pass) is in [0, 1], a difference of two rates in
+[-1, 1] (bootstrap_difference says so from its inputs), a quantity given `support=None` is unbounded
+(Student t / bootstrap, never a Clopper-Pearson bound).  A difference whose sample is all >= 0 is still
+a difference: reading [0, 1] off such a sample gave a one-sided bound that excluded zero (issue 37).
+
     >>> bootstrap_mean(rr)                          # Interval(estimate, low, high, level, method, units, unit)
     >>> bootstrap_mean(recall_any, clusters=conv, unit="conversation")
     >>> bootstrap_difference(rr_best, rr_default)   # paired: both resampled with the same queries
@@ -221,41 +227,64 @@ def _too_small(estimate: float, level: float, units: int, unit: str, why: str) -
 
 # --- bootstrap intervals ----------------------------------------------------------------------------
 
+Support = tuple[float, float] | None  # the values' possible range (None: unbounded); see _support
+
+
 def bootstrap_mean(values: Sequence[float] | np.ndarray, *, clusters: Clusters = None, unit: str = "query",
                    level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED,
-                   difference: bool = False) -> Interval:
+                   difference: bool = False, support: Support | str = "values") -> Interval:
     """The interval of the mean over queries, by the rules of the module docstring (BCa bootstrap for
     large samples of independent queries; exact or bounded intervals for 0/1 values and small samples;
     the studentized cluster bootstrap when `clusters` are given).  difference=True: the values are
-    differences of two [0, 1] figures (bounded in [-1, 1])."""
+    differences of two [0, 1] figures (bounded in [-1, 1]).  support: what the quantity can be, (low,
+    high) or None (unbounded); "values" (default) reads it off the values for a mean of per-query
+    metric values (in [0, 1]: a rate), never for a difference."""
     x = per_query(values)
+    supports = {} if isinstance(support, str) else {"x": support}
     return bootstrap_means({"x": x}, clusters=clusters, unit=unit, level=level, resamples=resamples, seed=seed,
-                           differences=("x",) if difference else ())["x"]
+                           differences=("x",) if difference else (), supports=supports)["x"]
+
+
+def difference_support(a: Support, b: Support | None = ...) -> Support:  # type: ignore[assignment]
+    """The support of a - b from the supports of a and b (b defaults to a): [la - hb, ha - lb]; None
+    when either is unbounded."""
+    b = a if b is ... else b
+    if a is None or b is None:
+        return None
+    return (float(a[0]) - float(b[1]), float(a[1]) - float(b[0]))
 
 
 def bootstrap_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
-                         clusters: Clusters = None, unit: str = "query", **options) -> Interval:
-    """Paired interval for mean(a) - mean(b): a query (or cluster) is drawn with both of its values, so
-    the interval reflects the per-query differences, not two independent spreads.  When a and b lie in
-    [0, 1], their differences are bounded in [-1, 1] (the bounded interval for small samples)."""
+                         clusters: Clusters = None, unit: str = "query", support: Support | str = "values",
+                         **options) -> Interval:
+    """Paired interval for mean(a - b): a query (or cluster) is drawn with both of its values, so
+    the interval reflects the per-query differences, not two independent spreads.  support: what a and
+    b can be ((low, high), None: unbounded; "values": [0, 1] when both sets of values lie in it, the
+    per-query metrics' rates, else unbounded).  The difference's support follows from theirs ([-1, 1]
+    for two rates) and never from the differences observed: a difference whose sample happens to sit on
+    one side of zero is still a difference (issue 37)."""
     a, b = per_query(a, "a"), per_query(b, "b")
     if len(a) != len(b):
         raise ValueError(f"paired values need the same queries: {len(a)} vs {len(b)}")
-    bounded = _within(a, 0, 1) and _within(b, 0, 1)
-    interval = bootstrap_mean(a - b, clusters=clusters, unit=unit, difference=bounded, **options)
+    if isinstance(support, str):
+        support = (0.0, 1.0) if _within(a, 0, 1) and _within(b, 0, 1) else None
+    interval = bootstrap_mean(a - b, clusters=clusters, unit=unit, support=difference_support(support), **options)
     return Interval(interval.estimate, interval.low, interval.high, interval.level, "paired " + interval.method,
                     interval.units, interval.unit)
 
 
 def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, clusters: Clusters = None,
                     unit: str = "query", level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = SEED, differences: Sequence[str] = ()) -> dict[str, Interval]:
+                    seed: int = SEED, differences: Sequence[str] = (),
+                    supports: Mapping[str, Support] | None = None) -> dict[str, Interval]:
     """Intervals for the means of several per-query columns of the same queries (a summary's Recall,
     MRR, nDCG and pass columns), each by the rules of the module docstring.  The bootstrapped ones come
     from the same resampled queries (or clusters), so they are also paired with one another; the
     resampled means of every column are one product (draw counts x values).  BCa: the acceleration of
     a mean has a closed form (jackknife means (n mean - x_i) / (n - 1)); an undefined BCa falls back to
-    the percentile interval.  `differences`: columns holding differences of [0, 1] figures."""
+    the percentile interval.  `differences`: columns holding differences of [0, 1] figures (support
+    [-1, 1]); `supports`: a column's support given outright ((low, high), None: unbounded); any other
+    column is a mean of per-query metric values, [0, 1] when its values lie in it (_support)."""
     names = list(columns)
     if not names:
         return {}
@@ -264,18 +293,29 @@ def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, clus
     if n == 0:
         return {name: Interval(math.nan, math.nan, math.nan, level, "no queries", 0, unit) for name in names}
     codes = cluster_codes(clusters, n)
+    support = {name: _support(name, x[:, j], differences, supports) for j, name in enumerate(names)}
+    scales = {name: _scale(support[name]) for name in names}
+    if any(scales.values()):  # [0, s] or [-s, s]: in units of s, a rate or a difference of rates
+        x = x.copy()
+        for j, name in enumerate(names):
+            if scales[name]:
+                x[:, j] /= scales[name]
+                support[name] = RATE if support[name][0] == 0 else RATE_DIFFERENCE  # type: ignore[index]
+        out = bootstrap_means({name: x[:, j] for j, name in enumerate(names)}, clusters=clusters, unit=unit,
+                              level=level, resamples=resamples, seed=seed, supports=support)
+        return {name: _scaled(out[name], scales[name] or 1.0) for name in names}
     if codes is not None:
-        return _cluster_intervals(names, x, codes, unit, level, resamples, seed, set(differences))
+        return _cluster_intervals(names, x, codes, unit, level, resamples, seed, support)
     out: dict[str, Interval] = {}
     boot_columns = []
     for j, name in enumerate(names):
         col = x[:, j]
         constant = bool(np.all(col == col[0]))
-        if _binary(col) and name not in differences:
+        if _binary(col) and support[name] == RATE:
             out[name] = _bounded_mean(col, level, "query")
-        elif (n < SMALL_SAMPLE or constant) and name in differences and _within(col, -1, 1):
+        elif (n < SMALL_SAMPLE or constant) and support[name] == RATE_DIFFERENCE:
             out[name] = _bounded_difference(col, level, "query")
-        elif (n < SMALL_SAMPLE or constant) and _within(col, 0, 1):
+        elif (n < SMALL_SAMPLE or constant) and support[name] == RATE:
             out[name] = _bounded_mean(col, level, "query")
         elif constant:
             out[name] = _too_small(float(col[0]), level, n, "query", "every query has the same value")
@@ -285,7 +325,54 @@ def bootstrap_means(columns: Mapping[str, Sequence[float] | np.ndarray], *, clus
             boot_columns.append(j)
     if boot_columns:
         out.update(_bca_intervals([names[j] for j in boot_columns], x[:, boot_columns], level, resamples, seed))
-    return {name: out[name] for name in names}
+    return {name: _clipped(out[name], support[name]) for name in names}
+
+
+RATE, RATE_DIFFERENCE = (0.0, 1.0), (-1.0, 1.0)
+
+
+def _support(name: str, values: np.ndarray, differences: Sequence[str], supports: Mapping[str, Support] | None
+             ) -> Support:
+    """A column's support: given outright, [-1, 1] for a difference of rates, else (a mean of per-query
+    metric values) [0, 1] when the values lie in it, else unbounded.  A given support must hold the values."""
+    if supports is not None and name in supports:
+        given = supports[name]
+        if given is not None:
+            given = (float(given[0]), float(given[1]))
+            if not _within(values, *given):
+                raise ValueError(f"{name}: values outside their stated support [{given[0]:g}, {given[1]:g}]")
+        return given
+    if name in differences:
+        if not _within(values, -1, 1):
+            raise ValueError(f"{name}: a difference of [0, 1] figures outside [-1, 1]")
+        return RATE_DIFFERENCE
+    return RATE if _within(values, 0, 1) else None
+
+
+def _scale(support: Support) -> float | None:
+    """s for a support [0, s] or [-s, s] other than a rate's: the quantity in units of s is a rate or a
+    difference of rates, and takes their bounded rules (a utility scaled per class, its differences)."""
+    if support is None or support in (RATE, RATE_DIFFERENCE):
+        return None
+    low, high = support
+    if high > 0 and (low == 0 or math.isclose(low, -high)):
+        return float(high)
+    return None
+
+
+def _scaled(interval: Interval, scale: float) -> Interval:
+    if scale == 1.0:
+        return interval
+    return Interval(interval.estimate * scale, interval.low * scale, interval.high * scale, interval.level,
+                    interval.method + (f" (in units of {scale:.4g}, the values' range)"), interval.units, interval.unit)
+
+
+def _clipped(interval: Interval, support: Support) -> Interval:
+    """The interval cut to the quantity's support (a bootstrap or t bound can step beyond it)."""
+    if support is None or not interval.defined:
+        return interval
+    return Interval(interval.estimate, max(interval.low, support[0]), min(interval.high, support[1]), interval.level,
+                    interval.method, interval.units, interval.unit)
 
 
 def _t_interval(x: np.ndarray, level: float) -> Interval:
@@ -340,7 +427,7 @@ def _bca_intervals(names: list[str], x: np.ndarray, level: float, resamples: int
 
 
 def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit: str, level: float,
-                       resamples: int, seed: int, differences: set[str]) -> dict[str, Interval]:
+                       resamples: int, seed: int, support: Mapping[str, Support]) -> dict[str, Interval]:
     """Intervals over clusters.  Many queries per cluster: the studentized cluster bootstrap of the mean
     over queries (a ratio: cluster totals over cluster sizes), se = sqrt(G/(G-1) sum_c (S_c - mean
     n_c)^2) / N (the cluster-robust standard error); each resample of G clusters gives t* = (mean* -
@@ -362,10 +449,10 @@ def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit:
         """The clusters as the sample: bounded intervals at the clusters' count, centred on the mean."""
         means = sums[:, j] / sizes
         note = f" ({n:,} queries; {why})"
-        if names[j] in differences and _within(x[:, j], -1, 1):
+        if support[names[j]] == RATE_DIFFERENCE:
             shifted = means - means.mean() + estimates[j]  # centred on the question-weighted mean
             bound = _bounded_difference(np.clip(shifted, -1, 1), level, unit, note)
-        elif _within(x[:, j], 0, 1):
+        elif support[names[j]] == RATE:
             low, high = clopper_pearson(float(estimates[j]) * g, g, level)
             bound = Interval(float(estimates[j]), low, high, level,
                              f"Clopper-Pearson bound at the fractional count over {plural(unit, g)}{note}", g, unit)
@@ -390,7 +477,7 @@ def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit:
         else:
             boot_columns.append(j)
     if not boot_columns:
-        return {name: out[name] for name in names}
+        return {name: _clipped(out[name], support[name]) for name in names}
     cols = sums[:, boot_columns]
     mu = estimates[boot_columns]
     residual = cols - sizes[:, None] * mu
@@ -423,14 +510,10 @@ def _cluster_intervals(names: list[str], x: np.ndarray, codes: np.ndarray, unit:
         student = float(_t_quantile(1 - alpha, g - 1))
         q_low, q_high = min(q_low, -student), max(q_high, student)
         low, high = float(mu[k] - q_high * se[k]), float(mu[k] - q_low * se[k])
-        if names[j] in differences and _within(x[:, j], -1, 1):
-            low, high = max(low, -1.0), min(high, 1.0)
-        elif _within(x[:, j], 0, 1):
-            low, high = max(low, 0.0), min(high, 1.0)
         out[names[j]] = Interval(float(mu[k]), low, high, level,
                                  f"studentized cluster bootstrap over {plural(unit, g)}{over} "
                                  f"({resamples:,} resamples, seed {seed})", g, unit)
-    return {name: out[name] for name in names}
+    return {name: _clipped(out[name], support[name]) for name in names}
 
 
 def bootstrap_pass_rate(passed: Sequence[bool] | np.ndarray, **options) -> Interval:
@@ -455,14 +538,17 @@ def cluster_totals(values: np.ndarray, clusters: Clusters) -> tuple[np.ndarray, 
 
 def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray | None = None, *,
                    clusters: Clusters = None, unit: str = "query", flips: int = FLIPS, seed: int = SEED,
-                   exact_max: int = EXACT_MAX_QUERIES) -> PairedTest:
+                   exact_max: int = EXACT_MAX_QUERIES,
+                   alternative: Literal["two-sided", "less", "greater"] = "two-sided") -> PairedTest:
     """Two-sided paired randomization test of mean(a - b) = 0 (Fisher): under the null each unit's
     difference is as likely to have the opposite sign, so p = P(|sum of sign-flipped d| >= |sum d|).  A
     unit is a query, or with `clusters` a cluster whose queries' differences are summed and flipped
     together.  Units with d = 0 are left out of the enumeration (flipping them changes nothing).  With at
     most `exact_max` informative units every one of the 2^m sign patterns is enumerated (exact p, floor
     2/2^m); otherwise `flips` random patterns are drawn (seeded) and p = (hits + 1) / (flips + 1), which
-    keeps the test valid at any number of flips (floor 1/(flips + 1))."""
+    keeps the test valid at any number of flips (floor 1/(flips + 1)).  alternative="less" / "greater":
+    the one-sided test of mean(a - b) < 0 / > 0, p = P(sum of sign-flipped d <= / >= sum d) (exact floor
+    1/2^m): the gate's question, "did it get worse?", on runs of the same queries."""
     d = per_query(a, "a") - (per_query(b, "b") if b is not None else 0.0)
     n = len(d)
     statistic = float(d.mean()) if n else math.nan
@@ -478,6 +564,23 @@ def sign_flip_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
     observed = abs(float(informative.sum()))
     tolerance = _RELATIVE_TIE * float(np.abs(informative).sum())
     over = f" of {plural(unit, m)}" + (f" ({n:,} queries)" if clustered else "")
+    if alternative != "two-sided":
+        # P(S >= t) with t = sum d ("greater") or -sum d ("less": P(S <= sum d) by the null's symmetry)
+        target = float(informative.sum()) * (1.0 if alternative == "greater" else -1.0)
+        side = f"one-sided ({alternative}) "
+        if m <= exact_max:
+            half = m // 2
+            left, right = signed_sums(informative[:half]), np.sort(signed_sums(informative[half:]))
+            hits = int((len(right) - np.searchsorted(right, target - tolerance - left, side="left")).sum())
+            return PairedTest(statistic, hits / (1 << m), f"exact {side}sign-flip test (2^{m} = {1 << m:,} sign "
+                              f"patterns{over})", floor=1.0 / (1 << m), **base)
+        rng = np.random.default_rng(seed)
+        hits = 0
+        with _one_blas_thread():
+            for size in _blocks(flips):
+                hits += int(np.count_nonzero(_random_signs(rng, size, m) @ informative >= target - tolerance))
+        return PairedTest(statistic, (hits + 1) / (flips + 1), f"Monte Carlo {side}sign-flip test ({flips:,} random "
+                          f"sign patterns{over}, seed {seed})", floor=1.0 / (flips + 1), monte_carlo=True, **base)
     if m <= exact_max:
         p = _exact_two_sided(informative, observed - tolerance)
         return PairedTest(statistic, p, f"exact sign-flip test (2^{m} = {1 << m:,} sign patterns{over})",

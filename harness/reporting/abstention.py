@@ -56,7 +56,7 @@ def summary_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
                 f"p = {p_text(cv['p_value'], cv.get('p_floor') or 0.0, bool(cv.get('p_monte_carlo')))}, "
                 f"Holm {_num(run.get('p_holm'), 3) or 'n/a'})",
             "resampled": plural(cv.get("unit", "query"), cv.get("units")),
-            "recommended": _threshold(run["recommended_threshold"]),
+            "verdict (what carries it)": run.get("verdict") or _threshold(run["recommended_threshold"]),
         })
     return rows
 
@@ -73,8 +73,10 @@ def write_abstention_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
              "minScore (hits scoring >= t kept, no keyword fallback). \"held-out U\": the threshold chosen on the "
              "other folds' queries, scored on each held-out query (harness.evaluation.cross_validation), against "
              "the configured minScore on the same queries; a threshold is recommended only when that gain's "
-             "interval lies above zero, the paired sign-flip test agrees, and its p survives Holm over every row "
-             "of this table. Intervals and tests resample the data set's unit (`resampled`: LoCoMo's "
+             "interval lies above zero, the paired sign-flip test agrees on units that can reach p < 0.05 (an "
+             "exact sign-flip over m units that differ cannot go below 2/2^m: \"cannot decide with m units\"), "
+             "its p survives Holm over every row of this table, and it beats both policies below by the same "
+             "rule; the verdict names what carries it. Intervals and tests resample the data set's unit (`resampled`: LoCoMo's "
              "conversations, king78's records). Two policies need no score at all "
              "(answer everything: U = (1 - w) x the share answered correctly at minScore 0; stay silent on "
              "everything: U = w): a threshold is worth setting only where it beats both.\n",

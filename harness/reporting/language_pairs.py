@@ -59,8 +59,13 @@ def difference_table(doc: dict[str, Any], metric: str) -> pd.DataFrame:
 
 
 def verdict_section(doc: dict[str, Any], metric: str) -> str:
-    """Which systems lose (and gain) on b: a Holm p below 0.05 and an interval that excludes 0."""
+    """Which systems lose (and gain) on b: at the data's unit (the conversation) only when an exact
+    sign-flip over the conversations can reach the level (else "cannot decide with G conversations");
+    the question-level lists (a Holm p below 0.05 and an interval that excludes 0) are descriptive."""
     a, b = doc["a"], doc["b"]
+    st = doc["statistics"]
+    g = st["conversations"]
+    floor = st.get("conversation_floor", 2.0 / 2 ** g)
     lose, gain, level = [], [], []
     for r in doc["tables"][metric]:
         low, high = r["difference"]["ci95"]
@@ -71,12 +76,24 @@ def verdict_section(doc: dict[str, Any], metric: str) -> str:
             gain.append(name)
         else:
             level.append(f"{r['group']}: {r['system']}")
-    lines = [f"### Which systems lose {metric} on {b}\n",
-             f"A system loses on {b} when its {a} − {b} difference has a Holm p below {ALPHA} and an interval above 0 "
-             f"(at the question level; see the note on the unit above).\n",
-             f"- **lose on {b}** ({len(lose)}): " + ("; ".join(lose) or "none"),
-             f"- **gain on {b}** ({len(gain)}): " + ("; ".join(gain) or "none"),
-             f"- **no difference the test can tell** ({len(level)}): " + ("; ".join(level) or "none")]
+    decided = floor < ALPHA
+    lines = [f"### Which systems lose {metric} on {b}\n"]
+    if not decided:
+        lines.append(f"**Verdict at the data's unit: cannot decide with {g} conversations** (an exact sign-flip "
+                     f"over {g} conversations cannot give p below {floor:.3g}, and the level is {ALPHA}). What "
+                     f"follows is descriptive: the {a} − {b} differences with a question-level Holm p below {ALPHA} "
+                     "and an interval that excludes 0, the questions treated as independent (see the note on the "
+                     "unit above); it says what these questions of these conversations show, not what another "
+                     "conversation would.\n")
+        words = (f"larger on {a} at the question level", f"larger on {b} at the question level",
+                 "no question-level difference")
+    else:
+        lines.append(f"A system loses on {b} when its {a} − {b} difference has a Holm p below {ALPHA} and an "
+                     "interval above 0.\n")
+        words = (f"lose on {b}", f"gain on {b}", "no difference the test can tell")
+    lines += [f"- **{words[0]}** ({len(lose)}): " + ("; ".join(lose) or "none"),
+              f"- **{words[1]}** ({len(gain)}): " + ("; ".join(gain) or "none"),
+              f"- **{words[2]}** ({len(level)}): " + ("; ".join(level) or "none")]
     return "\n".join(lines) + "\n"
 
 

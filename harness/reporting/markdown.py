@@ -168,9 +168,46 @@ def seed_cell(seed: dict[str, str] | None) -> str:
             "pass_no_figure": "pass (no figure)", "not_in_suite": "—"}.get(status, status)
 
 
-def our_cell(row: pd.Series, purity: bool = True) -> str:
+def reproduction_tolerance() -> dict[str, Any] | None:
+    """The committed reproduction tolerance (reports/drift/drift.json, `make drift`): how far a score moves
+    between inference thread counts; None when it has not been measured."""
+    import json
+
+    from harness.inputs.layout import project_path
+
+    path = project_path("reports/drift/drift.json")
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def tolerance_sentence(drift: dict[str, Any] | None) -> str:
+    if drift is None:
+        return ("Reproduction tolerance: not measured (`make drift`); margins are not checked against it.")
+    return (f"Reproduction tolerance: a score moves by up to {drift['tolerance']:.1e} between {drift['threads'][0]} "
+            f"and {drift['threads'][1]} inference threads (reports/drift/drift.md, `make drift`); an outcome "
+            f"decided by a margin under {drift['noise_multiple']} x that ({drift['noise_multiple'] * drift['tolerance']:.1e}) "
+            "is marked \"inside reproduction noise\": another thread count or CPU can decide it the other way.")
+
+
+def noise_margins(row: Any, drift: dict[str, Any] | None) -> list[str]:
+    """The deciding margins of a row (the relevant chunk against the best other, the top-1 against minScore)
+    that lie within noise_multiple x the reproduction tolerance."""
+    if drift is None:
+        return []
+    limit = drift["noise_multiple"] * drift["tolerance"]
+    out = []
+    for column, what in (("relevant_margin", "vs best other"), ("min_score_margin", "vs minScore")):
+        value = row.get(column)
+        if value is not None and value == value and abs(float(value)) < limit:
+            out.append(f"{what} {float(value):+.4f}")
+    return out
+
+
+def our_cell(row: pd.Series, purity: bool = True, drift: dict[str, Any] | None = None) -> str:
     """Score of the best relevant hit; ✗ when none is returned; a mark when top-1 is mixed or wrong.
-    `purity` is off when targets of different queries overlap by design (`evaluation.report_purity`)."""
+    `purity` is off when targets of different queries overlap by design (`evaluation.report_purity`);
+    `drift` (reproduction_tolerance()) marks outcomes decided inside reproduction noise."""
     if row["rank"] is None or pd.isna(row["rank"]):
         return "✗"
     cell = f"{row['score']:.3f}"
@@ -182,6 +219,9 @@ def our_cell(row: pd.Series, purity: bool = True) -> str:
         cell += " (below minScore)"
     if row.get("near_tie"):
         cell += f" (near tie: {near_tie_margins(row)})"
+    noise = noise_margins(row, drift)
+    if noise:
+        cell += f" (inside reproduction noise: {', '.join(noise)})"
     return cell
 
 
@@ -500,7 +540,8 @@ def _write_text(path: Path, text: str) -> None:
 # --- ablation -----------------------------------------------------------------------------------
 
 
-def ablation_frame(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
+def ablation_frame(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]],
+                   drift: dict[str, Any] | None = None) -> pd.DataFrame:
     """One row per T-query, columns r1..r4 (ours) and seed r1..r4."""
     first = next(iter(results.values())).per_query
     suite_ids = first[first["kind"] == "suite"]["query_id"].tolist()
@@ -509,7 +550,7 @@ def ablation_frame(results: dict[int, RunResult], seed: dict[tuple[str, int], di
         row: dict[str, Any] = {"#": qid, "query": first.set_index("query_id").loc[qid, "text"]}
         for r, res in results.items():
             q = res.per_query.set_index("query_id").loc[qid]
-            row[f"r{r}"] = our_cell(q) + ("" if q["passed"] else " ❌") if q["in_suite"] else "—"
+            row[f"r{r}"] = our_cell(q, drift=drift) + ("" if q["passed"] else " ❌") if q["in_suite"] else "—"
             row[f"seed r{r}"] = seed_cell(seed.get((qid, r)))
         rows.append(row)
     cols = ["#", "query"] + [f"r{r}" for r in results] + [f"seed r{r}" for r in results]
@@ -697,6 +738,12 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         "paraphrase_misses": paraphrase_misses(results),
         "round_comparisons": round_comparisons(results) if len(results) > 1 else [],
     }
+    drift = reproduction_tolerance()
+    frame = ablation_frame(results, seed, drift)
+    noisy = int(frame.map(lambda c: "inside reproduction noise" in str(c)).to_numpy().sum())
+    doc["reproduction"] = {"tolerance": None if drift is None else drift["tolerance"],
+                           "noise_multiple": None if drift is None else drift["noise_multiple"],
+                           "cells_inside_noise": noisy}
     write_document(out_dir / "ablation.json", "ablation", doc)
     plot_ablation(results, seed, out_dir / "ablation.png")
     env = first.environment
@@ -712,7 +759,9 @@ def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
         "'near tie: ...' = a margin that decided the outcome is below the near-tie threshold (the relevant chunk "
         "against the best other returned chunk, the top-1 against minScore, or the relevant chunk against the "
         "cut of the list).\n\n"
-        + markdown_table(ablation_frame(results, seed))
+        + tolerance_sentence(drift) + (f" {noisy} cell{'s' if noisy != 1 else ''} of this table "
+                                       f"{'are' if noisy != 1 else 'is'} so marked.\n\n" if drift else "\n\n")
+        + markdown_table(frame)
         + "\n## Per round\n\n"
           "Recall, MRR and nDCG are on records (a record scores its best returned chunk; records of one chunk tie "
           "and break by id); pure Recall counts a record 1/m when the chunk that brought it holds m records; "

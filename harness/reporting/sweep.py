@@ -41,6 +41,7 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any
                            "distinct_settings": selection.distinct},
         "p_value_best_vs_default": selection.p_value,
         "cv": {**result.cv.as_dict(), "scheme": cv_scheme(result)},
+        "cv_repeats": result.cv_repeats,
         "robustness": result.robustness,
         "headline": result.headline,
         "holdout": result.holdout,
@@ -379,6 +380,7 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
         f"**Objective** (what the selection maximises and what the tests read): {result.objective.description}. "
         f"{len(result.objective.query_ids)} queries count ("
         + ", ".join(f"{n} {kind}" for kind, n in doc["objective"]["by_kind"].items()) + ").\n",
+        reproduction_text() + "\n",
         "## Recommendation\n",
         recommendation_text(result, doc),
         "\n## Configured and in-sample best\n",
@@ -393,6 +395,7 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
         "\n## Cross-validation: the tuning procedure on queries it did not see\n",
         f"{cv_scheme(result)}: on each fold the best setting is chosen on the other queries and scored on the "
         f"held-out ones.\n",
+        repeats_text(result),
         markdown_table(pd.DataFrame([{
             "configured (mean objective)": f"{cv.configured_mean:.3f}",
             "in-sample best (optimistic)": f"{cv.in_sample_mean:.3f}",
@@ -417,18 +420,41 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
     return doc
 
 
+def repeats_text(result: SweepResult) -> str:
+    """The held-out gain over repeated grouped splits beside the published split's."""
+    r = result.cv_repeats
+    if not r:
+        return ""
+    seeds = r["seeds"]
+    return (f"Over {len(seeds)} further grouped splits (seeds {seeds[0]}-{seeds[-1]}; the published split is seed "
+            f"0) the held-out gain is {r['mean']:+.4f} on average, from {r['min']:+.4f} to {r['max']:+.4f} "
+            f"(published: {result.cv.gain.estimate:+.4f}).\n")
+
+
+def reproduction_text() -> str:
+    """The reproduction tolerance (reports/drift) and what it means for a sweep's counts."""
+    from harness.reporting.markdown import reproduction_tolerance, tolerance_sentence
+
+    return (tolerance_sentence(reproduction_tolerance()) + " A sweep counts queries: a query whose deciding "
+            "margin lies inside that noise can pass in one run of a setting and fail in the next, so gains of a "
+            "query or two, and the choice among settings that tie within them, are not reproducible; the "
+            "per-setting margins of this sweep are not checked against the tolerance one by one.")
+
+
 def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
     if result.recommended is None:
         reason = result.cv.reason.removeprefix("keep the configuration: ")
         return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
                 "suggested.\n")
     partial = bool(doc["not_expressible_in_openclaw_json"])
-    verdict = ("**Change to" if result.cv.carried_by is None else
-               "**An abstention change, not a retrieval improvement: change to")
-    text = [f"{verdict} {label(result.recommended)}**: {result.cv.reason}.\n"]
+    negatives_only = result.cv.carried_by is not None
+    text = [f"**{result.cv.verdict[0].upper() + result.cv.verdict[1:]}: change to {label(result.recommended)}**"
+            + (" (not a retrieval improvement)" if negatives_only else "") + f": {result.cv.reason}.\n"]
     if doc["openclaw_snippet"] is not None:
-        text += ["openclaw.json snippet (the settings that change" + ("; what it cannot set follows" if partial
-                                                                      else "") + "):\n",
+        what = ("openclaw.json snippet of this abstention change (it changes what is left silent on queries "
+                "with nothing relevant, not what is found" if negatives_only else
+                "openclaw.json snippet (the settings that change")
+        text += [what + ("; what it cannot set follows" if partial else "") + "):\n",
                  "```json5\n" + doc["openclaw_snippet"] + "\n```\n"]
     else:
         text.append("None of the change can be written in this release's openclaw.json.\n")

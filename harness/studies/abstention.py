@@ -127,6 +127,28 @@ def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dic
             "environment": runs[0]["environment"] if runs else {}, "runs": rows}
 
 
+def recalibrated_document(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    """`harness abstention SPEC --recalibrate`: every run's calibration computed anew from the per-query
+    scores its JSON stores (top-1 score, first relevant score, answerable, kind, cluster), without searching
+    again: what a change of the statistics needs (the scores are the search's; the JSON keeps them to 6
+    significant digits)."""
+    weight = float(spec.get("weight", doc.get("weight", ABSTENTION_WEIGHT)))
+    rows = []
+    for old in doc["runs"]:
+        s = old["scores"]
+        as_float = [math.nan if x is None else float(x) for x in s["top1"]]
+        relevant = [math.nan if x is None else float(x) for x in s["relevant_score"]]
+        cal = calibrate(as_float, relevant, s["answerable"], s["query_id"], s["kind"],
+                        configured=old["configured_threshold"], weight=weight, groups=s.get("cluster"),
+                        unit=old["cv"].get("unit", "group"))
+        kept = {k: old[k] for k in ("label", "preset", "experiment", "fusion", "without")}
+        rows.append({**kept, **cal.as_dict(), "curve": cal.curve.round(6).to_dict(orient="list"), "scores": s,
+                     "config": old["config"], "timings": old["timings"]})
+    holm_over_table(rows)
+    return {**doc, "description": spec.get("description", ""), "notes": spec.get("notes", ""), "weight": weight,
+            "runs": rows}
+
+
 ALPHA = 0.05
 
 
@@ -145,6 +167,7 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA) -> None:
         if row["recommended_threshold"] is not None and not p < alpha:
             row["recommended_before_holm"] = row["recommended_threshold"]
             row["recommended_threshold"] = None
+            row["verdict"] = f"none: not after Holm over {len(finite)} rows (p {p:.3g}); before: {row['verdict']}"
             row["reason"] = (f"no threshold after Holm over the {len(finite)} rows of this table (p = "
                              f"{row['cv']['p_value']:.3g} -> {p:.3g}); before the correction: {row['reason']}")
 

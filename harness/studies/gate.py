@@ -277,6 +277,15 @@ def check_metric(metric: str, current: GateDocument, baseline: GateDocument, rul
 
             keys_now, keys_base = sorted(now_values), sorted(base_pq.values)
             clusters = {**(base_pq.clusters or {}), **(now_pq.clusters or {})}
+            alternative = "less" if rule.higher_is_better(metric) else "greater"
+            if keys_now == keys_base:  # the same queries: pair them (issue 37), one-sided as the rule asks
+                from harness.evaluation.statistics import sign_flip_test
+
+                check.extra["paired"] = True
+                check.test = sign_flip_test([now_values[k] for k in keys_now], [base_pq.values[k] for k in keys_now],
+                                            clusters=[clusters.get(k, k) for k in keys_now] if clusters else None,
+                                            unit=base_pq.unit, alternative=alternative)
+                return check
             check.test = two_sample_test(
                 [now_values[k] for k in keys_now], [base_pq.values[k] for k in keys_base],
                 clusters_now=[clusters.get(k, k) for k in keys_now] if clusters else None,

@@ -6,10 +6,12 @@ Exact rules compare two numbers:
     op + value         (gate file only) fail unless `now OP value`, e.g. passed >= 12: a floor
 Statistical rules read the per-query values of the files (harness.evaluation.statistics), at the data
 set's unit (whole clusters where the results have them: a LoCoMo conversation's questions move together):
-    METRIC:interval    fail only when `now` is worse and a one-sided two-sample permutation test of now's
-                       per-query values against the baseline's gives p < 1 - LEVEL (0.05 at the default
-                       0.95): unpaired, so it also works when the two runs scored different queries; on runs
-                       of one system it fails 4-5% of the time (reports/statistics, make statistics)
+    METRIC:interval    fail only when `now` is worse at p < 1 - LEVEL (0.05 at the default 0.95), one-sided:
+                       when both files scored the same queries (the gate's usual case) by the paired
+                       one-sided sign-flip test across them; when they scored different queries by a
+                       two-sample permutation test of now's per-query values against the baseline's
+                       (unpaired).  Its false alarms and power on the same queries: reports/statistics
+                       (make statistics, the "gate" section)
     METRIC:paired      fail only when `now` is worse and a paired sign-flip test across the queries both
                        files have gives p < alpha (0.05 by default): the stronger test on the same queries
 Exact rules suit a small literal suite, where every pass is a decision someone made; statistical ones a
@@ -150,7 +152,12 @@ class Check:
             return self.problem
         r = self.rule
         parts = [f"{self.current - self.baseline:+.4g}"]
-        if r.kind == "interval" and self.test is not None:
+        if r.kind == "interval" and self.test is not None and self.extra.get("paired"):
+            parts.append(f"paired one-sided sign-flip p = {self.test.p_text()} over {self.test.queries} queries "
+                         "(the same in both files)"
+                         + (f" in {plural(self.test.unit, self.test.units)}" if self.test.unit != "query" else "")
+                         + f"; may not get worse with paired p < {1 - r.level:.2g}")
+        elif r.kind == "interval" and self.test is not None:
             parts.append(f"two-sample permutation p = {self.test.p_text()} over "
                          f"{plural(self.test.unit, self.test.units)}; {r.describe()}")
         elif r.kind == "paired" and self.test is not None:

@@ -37,7 +37,10 @@ leg(s) that lost the evidence from their top k, or to neither (fusion, post-proc
 
 Resampling unit: LoCoMo's questions cluster by conversation (they share its memory).  With two
 conversations no interval over conversations can be computed, so every interval here resamples
-questions as if they were independent; the report says so.
+questions as if they were independent; the report says so, and no verdict is drawn from them: an exact
+sign-flip over G conversations cannot give p below 2/2^G (0.5 with two), so the verdict at the data's unit
+is "cannot decide with G conversations" (harness.evaluation.verdicts) and the question-level lists are
+descriptive.
 
 Output: <out>/<name>.json (pairing, every comparison, per category, stages), <name>.md, <name>.png
 (harness.reporting.language_pairs); `--redraw` rewrites the Markdown and PNG from the JSON.
@@ -339,6 +342,9 @@ def run_language_pairs(spec: dict[str, Any]) -> dict[str, Any]:
                                             "questions": [len(s.a), len(s.b)]} for s in systems],
            "statistics": {"resampling_unit": "question", "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
                           "sign_flips": FLIPS, "seed": SEED,
-                          "conversations": len(pairing["conversations"])},
+                          "conversations": len(pairing["conversations"]),
+                          # the smallest p an exact sign-flip over the conversations can give (verdicts.py):
+                          # a decision at the data's unit needs it below the level
+                          "conversation_floor": 2.0 / 2 ** len(pairing["conversations"])},
            **compare_systems(systems, pairing["paired"], list(spec["metrics"]))}
     return doc

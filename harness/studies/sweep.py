@@ -458,6 +458,7 @@ class SweepResult:
     preset: str | None = None
     cv_options: dict[str, Any] = field(default_factory=dict)  # how `cv` was made: folds, groups (cv_options)
     unjudged: dict[str, Any] | None = None  # a setting not recommended because its top k is mostly unjudged
+    cv_repeats: dict[str, Any] | None = None  # the held-out gain over repeated grouped splits (repeated_gains)
 
     @property
     def best(self) -> dict[str, Any]:
@@ -505,6 +506,9 @@ def run_sweep(config: Experiment, grid: dict[str, Any], *, embedder: Any = None,
     frame["p_adjusted"] = selection.adjusted
     options = cv_options(objective, folds)
     cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured, **options)
+    from harness.evaluation.cross_validation import repeated_gains
+
+    repeats = repeated_gains(best_on_average(prefer=configured), objective.matrix, configured=configured, **options)
     cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config.experiment_file)
     best = cv.in_sample_best
     t_stats = time.perf_counter()
@@ -513,7 +517,8 @@ def run_sweep(config: Experiment, grid: dict[str, Any], *, embedder: Any = None,
     result = SweepResult(config.name or "sweep", frame, settings, objective, configured, best, selection, cv,
                          robustness(frame, objective, best, configured), headline,
                          min_score_table(frame, configured), legs.max_results, tables, scores,
-                         release_limits=limits, preset=config.preset, cv_options=options, unjudged=unjudged)
+                         release_limits=limits, preset=config.preset, cv_options=options, unjudged=unjudged,
+                         cv_repeats=repeats)
     if holdout is not None:
         result.holdout = score_holdout(result, holdout, embedder=embedder, progress=progress)
     result.timings = {"search_s": t_search - t0, "fuse_and_score_s": t_score - t_search,
