@@ -189,3 +189,22 @@ def test_init_on_openclaws_state_folder_points_to_openclaw_home(tmp_path):
     empty.mkdir()
     result = runner.invoke(app, ["init", str(empty), "--out", str(tmp_path / "e")])  # an ordinary folder: as before
     assert result.exit_code == 2 and "no memory files found" in result.output
+
+
+# --- the benchmark files cannot rot -------------------------------------------------------------------------------
+
+
+def test_ci_runs_every_benchmark_files_assertions():
+    """`make bench` runs on a quiet machine now and then; its files' assertions (the 32 folds that became 20)
+    must not wait for it: `make bench-check` runs every file `make bench` times, untimed, and CI runs it."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    files = re.search(r"^BENCH_FILES := ((?:.*\\\n)*.*)$", makefile, flags=re.MULTILINE)
+    assert files, "no BENCH_FILES in the Makefile"
+    listed = set(files.group(1).replace("\\\n", " ").split())
+    timed_only = {"tests/bench_executor.py"}  # Ray on this machine, run by hand (its docstring says so)
+    assert listed | timed_only == {f"tests/{p.name}" for p in (ROOT / "tests").glob("bench_*.py")}
+    check = re.search(r"^bench-check:.*\n\t(.+)$", makefile, flags=re.MULTILINE)
+    assert check and "$(BENCH_FILES)" in check.group(1) and "--benchmark-disable" in check.group(1)
+    assert "$(BENCH_FILES)" in re.search(r"^BENCH := (.+)$", makefile, flags=re.MULTILINE).group(1)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "make bench-check" in ci and ci.index("make bench-check") > ci.index("make test")
