@@ -208,3 +208,12 @@ def test_ci_runs_every_benchmark_files_assertions():
     assert "$(BENCH_FILES)" in re.search(r"^BENCH := (.+)$", makefile, flags=re.MULTILINE).group(1)
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert "make bench-check" in ci and ci.index("make bench-check") > ci.index("make test")
+
+
+def test_harness_docs_into_head_is_no_internal_error():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"'{sys.executable}' -m harness docs readme | head -n 1", shell=True, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.stdout.startswith("# ") and "internal error" not in proc.stderr and "Traceback" not in proc.stderr

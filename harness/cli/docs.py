@@ -64,6 +64,16 @@ def docs(page: Optional[str] = typer.Argument(None, help="a page to print: readm
                                                           "tutorials/your-agent, or your-agent); none: list them")) -> None:
     """Where the documentation is: the README (`harness docs readme` prints it, installed with the package) and
     the guides (tutorials, how-to, reference, findings) with their paths; `harness docs PAGE` prints one."""
+    try:
+        _docs(page)
+    except BrokenPipeError:  # `harness docs readme | head`: the reader has what it wanted
+        import os
+        import sys
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _docs(page: Optional[str]) -> None:
     folder = docs_folder()
     if page is not None and page.strip().lower() in ("readme", "readme.md"):
         _, text = readme_text()
