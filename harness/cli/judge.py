@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -53,7 +53,7 @@ def _login() -> str:
 
 def _judge(experiments: list[Path], pool: Optional[Path], port: int, page: bool, llm: bool, chat_url: Optional[str],
            chat_model: Optional[str], chat_key_env: Optional[str], extend: Optional[Path], redact: Optional[bool],
-           who: str, lock: object) -> None:
+           who: str, lock: Any) -> None:
     from harness.reporting.judge import write_judge_report
     from harness.studies.judge.run import finish, prepare
 
