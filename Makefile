@@ -17,7 +17,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test architecture reliability docs bench bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
+.PHONY: help install test architecture reliability docs bench bench-check bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -50,12 +50,19 @@ docs: $(STAMP) ## README.md and docs/ from the templates in docs/src/ and the co
 
 # Benchmarks are stored under reports/bench/<machine>/ ; `make bench` fails when a median is more than
 # 2.5x the saved baseline's (wide on purpose: 2-core machines are noisy).
-BENCH := $(BIN)/pytest -q tests/bench_pipeline.py tests/bench_chunkers.py tests/bench_lexical.py tests/bench_sweep.py \
-	tests/bench_openclaw_home.py tests/bench_startup.py \
+BENCH_FILES := tests/bench_pipeline.py tests/bench_chunkers.py tests/bench_lexical.py tests/bench_sweep.py \
+	tests/bench_openclaw_home.py tests/bench_startup.py
+BENCH := $(BIN)/pytest -q $(BENCH_FILES) \
 	--benchmark-enable --benchmark-only --benchmark-storage=file://reports/bench \
 	--benchmark-columns=median,iqr,rounds --benchmark-sort=name
 bench: $(STAMP) ## Benchmarks (pytest-benchmark) compared with the saved baseline on medians
 	$(BENCH) --benchmark-compare --benchmark-compare-fail=median:150%
+
+# The benchmark files' own assertions (what each benchmarked call returns: settings, folds, figures equal
+# across paths), each benchmarked function run once and not timed, so that they cannot rot between `make
+# bench` runs; .ci/run runs it after `make test`.  bench_startup's ratio targets need timing: they skip here.
+bench-check: $(STAMP) ## The benchmark files' assertions, untimed (--benchmark-disable): what CI runs
+	$(BIN)/pytest -q $(BENCH_FILES) --benchmark-disable
 
 bench-baseline: $(STAMP) ## Save a new benchmark baseline under reports/bench/
 	$(BENCH) --benchmark-save=baseline

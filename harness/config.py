@@ -368,9 +368,12 @@ def resolve(experiment: dict[str, Any], *, preset: str | None = None, source: st
 
 def load_experiment(path: Path | str, *, preset: str | None = None, **overrides: Any) -> Experiment:
     """An experiment file, resolved as the CLI resolves it: a relative path is read from the working
-    directory, else from the files the harness ships (`experiments/round3.toml` works outside a clone)."""
+    directory, else from the files the harness ships (`experiments/round3.toml` works outside a clone).
+    The paths the file names are read from its own folder first (harness.inputs.file_relative)."""
+    from harness.inputs.file_relative import experiment_paths
+
     path = project_path(path)
-    experiment = load_toml(path)
+    experiment = experiment_paths(load_toml(path), path)
     if experiment.get("kind", "experiment") != "experiment":  # `kind`: harness.studies.spec
         raise ConfigError(f"{path} kind: the file says {shown(experiment['kind'])}, but an experiment file is read "
                           f"here (`harness study {path}` runs a file by its kind)")

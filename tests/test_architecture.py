@@ -45,6 +45,7 @@ WRITES_ALLOWED = {
     ("openclaw_home_report.py", "validate_snippet"): "a temporary openclaw.json for the real CLI to validate",
     ("judge/pool.py", "Pool.save"): "the judge page's pool, the state the user's labels refer to",
     ("judge/export.py", "export"): "the user's labels as qrels, the input of later judged runs",
+    ("npm_releases.py", "_write_cache"): "the cache of the npm registry's list of OpenClaw releases",
 }
 
 

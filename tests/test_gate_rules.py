@@ -249,3 +249,15 @@ def test_ablation_metrics_carry_the_round_and_a_missing_query_fails(tmp_path):
     assert [c.key for c in result.failed_cases] == ["round4.T12"]
     assert "FAIL round4.T12: missing from the results (the baseline has it)" in result.text()
     assert json.loads(base.read_text())["rounds"]["3"]["summary"]["suite"]["passed"] == 12
+
+
+def test_gate_lines_say_the_suites_own_query_count(tmp_path):
+    """A 10-query suite: the two-sample line said "over 20 queries" (both samples pooled); it says how many each
+    side has, and the paired line how many it paired."""
+    ten = [f"Q{i}" for i in range(10)]
+    base = write(tmp_path / "b.json", results([row(q, rank=1) for q in ten]))
+    now = write(tmp_path / "n.json", results([row(q, rank=2 if i < 3 else 1) for i, q in enumerate(ten)]))
+    text = run_gate(now, base, ["mrr@6:interval", "passed:paired"]).text()
+    n = len(ten)
+    assert "two-sample permutation p = " in text and f"over {n} queries now and {n} in the baseline" in text
+    assert f"over {n} queries;" in text and f"over {2 * n} queries" not in text

@@ -68,6 +68,15 @@ def test_each_embedder_becomes_the_provider_the_release_can_use():
         real_system.provider_for(_config(OC, embedder={"name": "hash"}), "2026.9.6")
 
 
+def _listed(folder, version):
+    """The npm registry's release list, cached in `folder` as harness.studies.npm_releases keeps it, with
+    `version` in it: the release check passes and the install step is what runs."""
+    import json
+    import time
+
+    (folder / "openclaw-versions.json").write_text(json.dumps({"fetched": time.time(), "versions": [version]}))
+
+
 @pytest.mark.parametrize("code, said, message", [
     (3, "SKIP: npm is not on PATH", "cannot be installed (step: install): npm is not on PATH"),
     (3, "SKIP: the npm registry is unreachable (npm view failed)", "the npm registry is unreachable"),
@@ -75,6 +84,7 @@ def test_each_embedder_becomes_the_provider_the_release_can_use():
 ])
 def test_install_errors_name_the_release_and_the_step(monkeypatch, tmp_path, code, said, message):
     monkeypatch.setenv("HARNESS_CONFORMANCE_DIR", str(tmp_path))  # nothing installed there
+    _listed(tmp_path, "2026.99.1")
     monkeypatch.setattr(real_system.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
         a[0], code, stdout=f"conformance install: {said}\n", stderr=""))
     with pytest.raises(RealSystemError, match=r"openclaw 2026\.99\.1") as err:
@@ -195,6 +205,7 @@ class _Wrapped:
 
 def test_an_installer_that_cannot_start_is_a_one_line_error(monkeypatch, tmp_path):
     monkeypatch.setenv("HARNESS_CONFORMANCE_DIR", str(tmp_path))
+    _listed(tmp_path, "2026.9.6")
 
     def no_bash(*a, **k):
         raise FileNotFoundError(2, "No such file or directory", "bash")

@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 
-from harness.cli import examples, judge, runs, studies, study, workspace  # noqa: F401  (each module adds its commands to `app`)
+from harness.cli import docs, examples, judge, runs, studies, study, workspace  # noqa: F401  (each module adds its commands to `app`)
 from harness.cli.common import app
 
 __all__ = ["app", "main"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import typer
+from typer.core import TyperGroup, TyperOption
 from typer.exceptions import TyperException
 
 from harness import __version__
@@ -16,9 +17,48 @@ from harness.profiles import PROFILES, apply_profile, get_profile
 from harness.run_folders import check_output  # noqa: F401  (the commands' check of --out, before any work)
 from harness.text_files import os_problem
 
+# The commands a newcomer reaches for, listed first (and in this order) in `harness --help`; the others follow
+# under "More commands", in the order their modules define them.
+COMMON_COMMANDS = ("init", "run", "sweep", "report", "gate", "judge", "diff", "study", "docs")
+
+
+class _Commands(TyperGroup):
+    """The app's command list: the common commands first, the rest in their own panel."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        first = [n for n in COMMON_COMMANDS if n in names]
+        return first + [n for n in names if n not in first]
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        cmd = super().get_command(ctx, name)
+        if cmd is not None and name not in COMMON_COMMANDS and getattr(cmd, "rich_help_panel", None) is None:
+            cmd.rich_help_panel = "More commands"
+        return cmd
+
+
+def _flags_without_a_type() -> None:
+    """typer (0.2x) shows a type beside every option, `<bool>` beside an on/off flag, which takes no value:
+    the flags show none."""
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_harness", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> Any:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._harness = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_a_type()
+
 # show_locals off: a traceback must never print local variables (an API key could be one of them)
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
-                  help="Evaluate hybrid (vector + BM25) agent-memory retrieval. See README.md and docs/.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, cls=_Commands,
+                  help="Evaluate hybrid (vector + BM25) agent-memory retrieval of your own OpenClaw memory or "
+                       "a shipped experiment: start with `harness init WORKSPACE` or `harness run EXPERIMENT`. "
+                       "`harness docs` prints where the documentation is (the README travels with the package: "
+                       "`harness docs readme`).")
 
 DEFAULT_PRESET = "openclaw-2026.02"
 _options = {"debug": False}

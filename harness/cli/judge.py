@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -19,6 +19,8 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
           import_: Optional[Path] = typer.Option(None, "--import", help="grade the pool from a grades file (YAML: "
                                                  "{query text: {file: grade 0-3}}; harness.studies.judge.grades), "
                                                  "then export without serving the page"),
+          labeller: Optional[str] = typer.Option(None, help="who grades: stored with every grade (default: your "
+                                                            "login name)"),
           llm: bool = typer.Option(False, "--llm", help="also grade every pooled chunk with an LLM judge (\\[chat] in "
                                                         "the pool file, or --chat-url/--chat-model)"),
           chat_url: Optional[str] = typer.Option(None, help="the LLM judge's OpenAI-compatible API root"),
@@ -32,6 +34,31 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
                                                            "redact setting in \\[evaluation])")) -> None:
     """Pool the top-k chunks of several configurations per query and grade them 0-3 in a local page (or by an
     LLM); writes TREC qrels, a judged queries file and a judged experiment for run, sweep, gate and diff."""
+    from harness.studies.judge.lock import JudgeLock
+    from harness.studies.judge.page import check_port
+    from harness.studies.judge.run import judge_dir_of
+
+    check_port(port)
+    who = labeller.strip() if labeller and labeller.strip() else _login()
+    # one `harness judge` per folder: a second one refuses before it pools or opens a page (lock.py says why)
+    with JudgeLock(judge_dir_of(experiments), who) as lock:
+        _judge(experiments, pool, port, page, import_, llm, chat_url, chat_model, chat_key_env, extend, redact, who,
+               lock)
+
+
+def _login() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError, ImportError):
+        return "page"
+
+
+def _judge(experiments: list[Path], pool: Optional[Path], port: int, page: bool, import_: Optional[Path], llm: bool,
+           chat_url: Optional[str],
+           chat_model: Optional[str], chat_key_env: Optional[str], extend: Optional[Path], redact: Optional[bool],
+           who: str, lock: Any) -> None:
     from harness.reporting.judge import write_judge_report
     from harness.studies.judge.run import finish, prepare
 
@@ -59,11 +86,14 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
     if page:
         from harness.studies.judge.page import JudgePage
 
-        server = JudgePage(session.pool, session.store, redact=session.redact, port=port)
-        typer.echo(f"labelling page: {server.url}  (127.0.0.1 only; each grade is saved as you press it; "
-                   "Ctrl-C when you are done, reopen any time to resume)")
-        server.serve()
-        typer.echo(f"{server.saved} grades saved in this session")
+        server = JudgePage(session.pool, session.store, redact=session.redact, port=port, who=who)
+        lock.note(url=server.url)
+        typer.echo(f"labelling page: {server.url}  (127.0.0.1 only; each grade is saved as you press it, with "
+                   f"your name, {who}; Ctrl-C when you are done, reopen any time to resume)")
+        ended = server.serve()
+        if ended == "SIGHUP":  # the terminal is gone: export all the same, printing nowhere
+            _detach_output()
+        typer.echo(f"{server.saved} grades saved in this session (ended by {ended}); exporting them")
     doc = write_judge_report(finish(session, llm_doc), session.judge_dir, session.redact)
     typer.echo(f"graded {doc['graded']} of {doc['items']} pooled chunks ({doc['queries_fully_graded']} of "
                f"{doc['queries']} queries fully)")
@@ -73,3 +103,11 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
         typer.echo(f"agreement {a['name']}: kappa {a['kappa']:.3f} {interval} on {a['items']} items")
     for name, path in doc["files"].items():
         typer.echo(f"wrote {name}: {path}")
+
+
+def _detach_output() -> None:
+    import os
+    import sys
+
+    sink = open(os.devnull, "w", encoding="utf-8")
+    sys.stdout = sys.stderr = sink

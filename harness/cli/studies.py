@@ -171,8 +171,8 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
 
 @command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def scale(ctx: typer.Context) -> None:
-    """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; options as
-    `python -m harness.studies.scale --help` (--quick, --sizes, --out, --queries ...)."""
+    """How cost grows with corpus size (1k-100k chunks) against the memory-bandwidth limit; its options
+    (--quick, --sizes, --out, --queries ...): `harness scale -h`."""
     from harness.cli.scale import main as scale_main
 
     raise typer.Exit(scale_main(ctx.args))

@@ -24,7 +24,7 @@ def study(file: Path = typer.Argument(..., help="any study file: an experiment, 
     """Run any study file by its kind, as the kind's own command does (same output): an experiment as
     `harness run`, a matrix as `harness matrix`, a benchmark, abstention, lossless, expansion or
     language-pairs spec as its command, a sweep grid as `harness sweep EXPERIMENT --grid FILE`.  The kind is
-    the file's `kind` key, else read from its tables (docs/reference/studies.md)."""
+    the file's `kind` key, else read from its tables (`harness docs studies`)."""
     from harness.studies.plan import plan
 
     if dry_run:

@@ -151,7 +151,7 @@ def render(experiment: Path, out: Path = typer.Option(..., help="new or empty fo
 
 @command()
 def presets() -> None:
-    """List the presets (experiments/presets/*.toml)."""
+    """List the presets the harness ships (`--preset NAME` in run, init and the studies)."""
     from harness.config import list_presets
 
     for name, first_line in list_presets().items():

@@ -113,6 +113,7 @@ class PairedTest:
     monte_carlo: bool = False  # random sign patterns (p at the floor means "below it")
     units: int | None = None  # resampling units (queries, or clusters)
     unit: str = "query"
+    first_units: int | None = None  # a two-sample test: how many of `units` are the first sample's (the rest the second's)
 
     def p_text(self) -> str:
         return p_text(self.p_value, self.floor, self.monte_carlo)
@@ -609,7 +610,8 @@ def two_sample_test(now: Sequence[float] | np.ndarray, baseline: Sequence[float]
     conservative there (the paired sign-flip test is the stronger one)."""
     a, b = per_query(now, "now"), per_query(baseline, "baseline")
     if len(a) == 0 or len(b) == 0:
-        return PairedTest(math.nan, math.nan, "no queries in one of the samples", len(a) + len(b), 0, unit=unit)
+        return PairedTest(math.nan, math.nan, "no queries in one of the samples", len(a) + len(b), 0, unit=unit,
+                          first_units=len(a))
     totals_a, sizes_a, clustered_a = _unit_totals(a, clusters_now)
     totals_b, sizes_b, clustered_b = _unit_totals(b, clusters_baseline)
     unit = unit if (clustered_a or clustered_b) else "query"
@@ -617,7 +619,7 @@ def two_sample_test(now: Sequence[float] | np.ndarray, baseline: Sequence[float]
     k, units = len(totals_a), len(totals)
     observed = float(a.mean() - b.mean())
     base = dict(queries=len(a) + len(b), informative=units, units=units, unit=unit, floor=1.0 / (permutations + 1),
-                monte_carlo=True)
+                monte_carlo=True, first_units=k)
     if np.all(totals / sizes == totals[0] / sizes[0]):
         return PairedTest(observed, 1.0, f"no {unit} differs from another", **{**base, "floor": 1.0, "monte_carlo": False})
     rng = np.random.default_rng(seed)

@@ -224,6 +224,29 @@ def write_keeping(path: Path, text: str) -> Path | None:
     return backup
 
 
+def state_folder_hint(folder: Path) -> str | None:
+    """What to say when `harness init` is given OpenClaw's state folder (~/.openclaw: openclaw.json, agents/,
+    memory/<agent>.sqlite, workspace/) or the home folder holding it, where a workspace belongs: the
+    installation's own command, and the workspace inside it."""
+    state = folder / ".openclaw" if (folder / ".openclaw").is_dir() and not (folder / "openclaw.json").exists() \
+        else folder
+    marks = [(state / "agents").is_dir(), (state / "openclaw.json").is_file(), (state / "workspace").is_dir(),
+             any((state / "memory").glob("*.sqlite")) if (state / "memory").is_dir() else False]
+    if not (marks[0] or (marks[1] and any(marks[2:]))):
+        return None
+    try:
+        from harness.inputs.openclaw_home import locate
+
+        workspace: Path | None = locate(state).workspace
+    except (DataError, OSError, ValueError):
+        workspace = state / "workspace" if marks[2] else None
+    inside = f", or `harness init {workspace}` for the workspace alone" if workspace is not None and \
+        workspace.is_dir() else ""
+    return (f"this is OpenClaw's state folder ({state}), not a workspace: no MEMORY.md or memory/*.md here; "
+            f"`harness init --openclaw-home {state}` reads the installation (its workspace, index and sessions)"
+            + inside)
+
+
 def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path | str | None = None,
                    queries: Path | str | None = None, preset: str = DEFAULT_INIT_PRESET, agent: str | None = None,
                    force: bool = False, now: date | None = None) -> InitResult:
@@ -244,7 +267,8 @@ def init_workspace(workspace: Path | str, out_dir: Path | str, *, config: Path |
     settings = read_openclaw_config(config_path, agent=agent) if config_path else None
     found = discover_files(workspace, settings.extra_paths if settings else ())
     if not found.files:
-        raise DataError(workspace, None, None, "no memory files found: expected MEMORY.md, memory.md or memory/**/*.md")
+        raise DataError(workspace, None, None, state_folder_hint(workspace) or
+                        "no memory files found: expected MEMORY.md, memory.md or memory/**/*.md")
     # a file that is not UTF-8 is left out of the template and named; a run stops on it unless told to skip
     discovery, texts = readable_texts(found, "skip")
     undecodable = [s for s in discovery.skipped if s not in found.skipped]

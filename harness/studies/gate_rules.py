@@ -158,8 +158,7 @@ class Check:
                          + (f" in {plural(self.test.unit, self.test.units)}" if self.test.unit != "query" else "")
                          + f"; may not get worse with paired p < {1 - r.level:.2g}")
         elif r.kind == "interval" and self.test is not None:
-            parts.append(f"two-sample permutation p = {self.test.p_text()} over "
-                         f"{plural(self.test.unit, self.test.units)}; {r.describe()}")
+            parts.append(f"two-sample permutation p = {self.test.p_text()} over {self._samples()}; {r.describe()}")
         elif r.kind == "paired" and self.test is not None:
             parts.append(f"paired sign-flip p = {self.test.p_text()} over {self.test.queries} queries"
                          + (f" in {plural(self.test.unit, self.test.units)}" if self.test.unit != "query" else "")
@@ -170,6 +169,14 @@ class Check:
             parts.append(f"judged as {self.judged:g}: {self.set_aside} near-tie flip"
                          f"{'s' if self.set_aside > 1 else ''} not counted")
         return "; ".join(parts)
+
+    def _samples(self) -> str:
+        """The two samples' sizes: '10 queries now and 10 in the baseline' (not the 20 units they pool)."""
+        t = self.test
+        assert t is not None
+        if t.first_units is None or t.units is None:
+            return plural(t.unit, t.units)
+        return f"{plural(t.unit, t.first_units)} now and {t.units - t.first_units:,} in the baseline"
 
     def line(self) -> str:
         mark = "ok  " if self.ok else "FAIL"

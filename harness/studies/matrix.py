@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 def load_matrix(path: Path | str) -> dict[str, Any]:
     """A matrix file; `values_from = "experiments/tokenizers.toml"` takes the values of another matrix
     file, so the same tokenizers or chunkers are compared on another data set without a copy."""
-    spec = load_toml(path, "matrix spec")
+    from harness.inputs.file_relative import spec_paths
+
+    spec = spec_paths(load_toml(path, "matrix spec"), path)
     if "values_from" in spec and "values" not in spec:
         source = project_path(spec["values_from"])
         if not Path(source).is_file():

@@ -55,6 +55,7 @@ from harness.pipeline import (
 )
 from harness.stages.chunkers import Chunk
 from harness.stages.fusion import Hit, Legs
+from harness.studies.npm_releases import check_release
 
 SYSTEM_NAMES = ("openclaw", "memory-lancedb-pro")
 VERSION_PATTERN = re.compile(r"^\d{4}\.\d{1,2}\.\d{1,2}(?:-beta\.\d+)?$")
@@ -103,6 +104,8 @@ def ensure_installed(version: str) -> None:
             return
     except real.NotInstalled:
         pass
+    # a release the npm registry does not list fails here, before Node (~190 MB) is downloaded for it
+    check_release(version, real.conformance_dir())
     try:
         proc = subprocess.run(["bash", str(real.INSTALL_SH), "--only-openclaw", version], capture_output=True,
                               text=True)

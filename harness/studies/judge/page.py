@@ -10,20 +10,30 @@ reopens at the first query that still has an ungraded chunk.
 
 No network and no external assets: the page is one HTML document with its own CSS and script, served only on
 127.0.0.1; requests with another Host header are refused (a web page elsewhere cannot reach it by DNS
-rebinding) and every write carries the page's one-time token.  The page never says which configuration
-returned a chunk.
+rebinding) and every write carries the page's one-time token in a header (X-Judge-Token, which a page elsewhere
+cannot send without a preflight this server never grants), checked before a byte of the body is read; a body
+must state its length and stay under MAX_BODY bytes.  A request that fails never prints a traceback in the
+labeller's terminal.  Each grade is stored with who made it (the labeller's name) and when.  The page never says
+which configuration returned a chunk.
+
+serve() runs until Ctrl-C, SIGTERM or SIGHUP (the terminal closed) and returns which ended it, so that the
+command exports the grades however the session ends.
 """
 from __future__ import annotations
 
+import errno
 import html
 import json
 import re
 import secrets
+import signal
+import sys
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.redact import maybe
 from harness.studies.judge.pool import Pool
 from harness.studies.judge.store import LabelStore
@@ -32,6 +42,29 @@ HOST = "127.0.0.1"
 GRADES = {0: "not relevant", 1: "marginally relevant", 2: "relevant", 3: "highly relevant, answers it"}
 LATIN_TERM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]+")
 HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
+TOKEN_HEADER = "X-Judge-Token"
+MAX_BODY = 16 * 1024  # a grade is ~200 bytes; a chunk key is a path and two line numbers
+
+
+def check_port(port: object) -> int:
+    """--port as a number the page can listen on (0: any free one), else a one-line error."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(f"--port {port}: a port is 0-65535 (0: any free one)")
+    return port
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that failed: one line (a dropped connection: nothing), never a traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        try:
+            sys.stderr.write(f"judge page: a request failed ({type(exc).__name__}: {exc})\n")
+        except (OSError, ValueError):
+            pass
 
 
 def query_terms(text: str) -> list[str]:
@@ -72,8 +105,9 @@ def segments(text: str, terms: list[str]) -> list[list[Any]]:
 class JudgePage:
     """The page's server.  start() serves in a thread (tests), serve() until Ctrl-C (the CLI)."""
 
-    def __init__(self, pool: Pool, store: LabelStore, *, redact: bool = False, port: int = 0):
-        self.pool, self.store, self.redact = pool, store, redact
+    def __init__(self, pool: Pool, store: LabelStore, *, redact: bool = False, port: int = 0, who: str = "page"):
+        self.pool, self.store, self.redact, self.who = pool, store, redact, who
+        port = check_port(port)
         self.order = list(pool.queries)
         self.token = secrets.token_urlsafe(24)
         self._lock = threading.Lock()
@@ -81,6 +115,8 @@ class JudgePage:
         page = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = 30  # seconds a connection may sit silent (a body shorter than its Content-Length)
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -129,21 +165,46 @@ class JudgePage:
                 if urllib.parse.urlsplit(self.path).path != "/api/grade":
                     self._send(404, {"error": "not found"})
                     return
+                # the token first, from a header: nothing of the body is read for a request without it
+                sent = (self.headers.get(TOKEN_HEADER) or "").encode("utf-8", "surrogateescape")
+                if not secrets.compare_digest(sent, page.token.encode("ascii")):
+                    self._refuse(403, "wrong token: reload the page")
+                    return
+                if self.headers.get("Transfer-Encoding"):
+                    self._refuse(411, "a grade states its Content-Length")
+                    return
                 try:
-                    body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                    length = int(self.headers.get("Content-Length") or "")
                 except ValueError:
+                    self._refuse(411, "a grade states its Content-Length")
+                    return
+                if not 0 < length <= MAX_BODY:
+                    self._refuse(413, f"a grade is at most {MAX_BODY} bytes")
+                    return
+                try:
+                    body = json.loads(self.rfile.read(length).decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
                     self._send(400, {"error": "not JSON"})
                     return
-                if not isinstance(body, dict) or body.get("token") != page.token:
-                    self._send(403, {"error": "wrong token: reload the page"})
+                if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("query", "key")):
+                    self._send(400, {"error": "a grade is {query, key, grade}"})
                     return
                 try:
-                    self._send(200, page.grade(str(body.get("query")), str(body.get("key")), body.get("grade")))
+                    self._send(200, page.grade(body["query"], body["key"], body.get("grade")))
                 except (KeyError, ValueError) as exc:
-                    self._send(400, {"error": str(exc)})
+                    self._send(400, {"error": str(exc.args[0]) if exc.args else str(exc)})
 
-        self._server = ThreadingHTTPServer((HOST, port), Handler)
-        self._server.daemon_threads = True
+            def _refuse(self, code: int, error: str) -> None:
+                """Answer without reading the body, and close the connection (its unread bytes go with it)."""
+                self.close_connection = True
+                self._send(code, {"error": error})
+
+        try:
+            self._server = _Server((HOST, port), Handler)
+        except OSError as exc:
+            what = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be opened ({exc.strerror or exc})"
+            raise ConfigError(f"--port {port}: {HOST}:{port} {what}; pick another port, or --port 0 for any free "
+                              "one") from None
         self._thread: threading.Thread | None = None
 
     # -- the data the page reads -----------------------------------------------------------------------
@@ -178,13 +239,13 @@ class JudgePage:
         item = next((it for it in self.pool.queries[qid].items if it.key == key), None)
         if item is None:
             raise KeyError(f"query {qid!r} has no pooled chunk {key!r}")
-        if isinstance(grade, bool) or grade not in (0, 1, 2, 3, None):
+        if not (grade is None or type(grade) is int and 0 <= grade <= 3):
             raise ValueError(f"a grade is 0, 1, 2 or 3, got {grade!r}")
         with self._lock:
             if grade is None:
-                self.store.delete(qid, item.path, item.start, item.end)
+                self.store.delete(qid, item.path, item.start, item.end, judge=self.who)
             else:
-                self.store.put(qid, item.path, item.start, item.end, grade)
+                self.store.put(qid, item.path, item.start, item.end, grade, judge=self.who)
             self.saved += 1
         state = self.state()
         row = state["queries"][self.order.index(qid)]
@@ -209,16 +270,33 @@ class JudgePage:
         self._thread.start()
         return self
 
-    def serve(self) -> None:
+    def serve(self) -> str:
+        """Serve until Ctrl-C, SIGTERM or SIGHUP; returns which ("SIGINT", "SIGTERM", "SIGHUP")."""
+        ended = ["SIGINT"]
+
+        def stop(signum: int, frame: Any) -> None:
+            ended[0] = signal.Signals(signum).name
+            raise KeyboardInterrupt
+
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            for name in ("SIGTERM", "SIGHUP"):
+                if hasattr(signal, name):
+                    previous[name] = signal.signal(getattr(signal, name), stop)
         try:
             self._server.serve_forever()
         except KeyboardInterrupt:
             pass
         finally:
+            for name, handler in previous.items():
+                signal.signal(getattr(signal, name), handler)
             self._server.server_close()
+        return ended[0]
 
     def stop(self) -> None:
-        self._server.shutdown()
+        if self._thread is not None:  # shutdown() waits for a serve_forever() that must be running
+            self._server.shutdown()
+            self._thread = None
         self._server.server_close()
 
     def __enter__(self) -> "JudgePage":
@@ -300,8 +378,9 @@ async function grade(g) {
   const it = current.items[focus];
   setStatus("saving…");
   try {
-    const r = await fetch("/api/grade", {method: "POST", headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({token: TOKEN, query: current.id, key: it.key, grade: g})});
+    const r = await fetch("/api/grade", {method: "POST",
+      headers: {"Content-Type": "application/json", "X-Judge-Token": TOKEN},
+      body: JSON.stringify({query: current.id, key: it.key, grade: g})});
     const doc = await r.json();
     if (!r.ok || !doc.ok) throw new Error(doc.error || r.status);
     it.grade = g; state.graded = doc.graded; state.queries[index].graded = doc.query_graded;

@@ -89,14 +89,18 @@ def kind_of_file(path: Path | str) -> str:
 
 def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
     """The model of a parsed file of this kind (harness.studies.spec.models); anything wrong is one
-    ConfigError naming the file and the key.  The loaders call it and go on with the dictionary."""
+    ConfigError naming the file and the key.  The loaders call it and go on with the dictionary, whose
+    relative paths (experiment, file, spec, path ...) it reads from the file's own folder first, in place
+    (harness.inputs.file_relative)."""
     from pydantic import ValidationError
 
     from harness.errors import ConfigError
+    from harness.inputs.file_relative import spec_paths
     from harness.registry import format_validation_error
     from harness.studies.spec.models import MODELS, GridRefused
     from harness.text_files import shown
 
+    spec_paths(doc, path)
     model = MODELS[kind]
     declared = doc.get("kind", kind)
     if declared != kind:
