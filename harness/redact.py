@@ -49,9 +49,20 @@ def redacted_result(result):
                                dataset=copy.deepcopy(result.dataset))
 
 
+def redacts(config: dict | None) -> bool:
+    """Whether a run asked for its user text to be masked ([evaluation] redact, `--redact`)."""
+    return bool(((config or {}).get("evaluation") or {}).get("redact"))
+
+
+def for_output(result):
+    """The one gate every output of a run goes through (its console table, report.md, the pages): the result
+    with its user text masked when the run asked for it, else the result itself."""
+    return redacted_result(result) if redacts(getattr(result, "config", None)) else result
+
+
 def redact_results_doc(doc: dict) -> dict:
     """A results.json document with its user text masked (for the HTML page), when its run asked for it."""
-    if not (doc.get("config", {}).get("evaluation", {}) or {}).get("redact"):
+    if not redacts(doc.get("config")):
         return doc
     import copy
 

@@ -22,10 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import json5
-
 from harness.errors import DataError
-from harness.inputs.layout import read_utf8
+from harness.inputs.openclaw_env import plain_string
 
 DEFAULT_HOME = Path("~/.openclaw")
 DEFAULT_AGENT = "main"
@@ -50,6 +48,7 @@ class Installation:
     agent_db: Path | None  # the agent database (2026.8.1 on), if there
     other_agents: dict[str, int] = field(default_factory=dict)  # other agents' ids -> transcripts seen (ignored)
     notes: list[str] = field(default_factory=list)
+    references: dict[str, str] = field(default_factory=dict)  # config field path -> the ${NAME} it was written as
 
     def describe(self) -> list[str]:
         return [f"OpenClaw home {self.home}, agent {self.agent!r}",
@@ -60,18 +59,14 @@ class Installation:
                     f" and the agent database {self.agent_db}" if self.agent_db else "")]
 
 
-def _read_config(path: Path) -> dict[str, Any]:
-    text = read_utf8(path)
-    try:
-        doc = json5.loads(text)
-    except ValueError as exc:
-        match = re.match(r"<string>:(\d+)\s*(.*)", str(exc))
-        if match:
-            raise DataError(path, int(match[1]), None, f"invalid JSON5: {match[2]}") from None
-        raise DataError(path, None, None, f"invalid JSON5: {exc}") from None
-    if not isinstance(doc, dict):
+def _read_config(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """openclaw.json as OpenClaw loads it (JSON5, ${VAR} substituted) and where a string was one ${NAME}."""
+    from harness.inputs.openclaw_config import load_openclaw_json
+
+    sub = load_openclaw_json(path)
+    if not isinstance(sub.doc, dict):
         raise DataError(path, None, None, "must be a JSON5 object")
-    return doc
+    return sub.doc, sub.references
 
 
 def _agent_entries(config: dict[str, Any]) -> list[dict[str, Any]]:
@@ -97,6 +92,20 @@ def _user_path(value: str, home: Path) -> Path:
     return path if path.is_absolute() else (home / path)
 
 
+def _check_workspaces(config: dict[str, Any], path: Path) -> None:
+    """A workspace that is not a path string (a number, an object, a SecretRef) is refused by name, as OpenClaw's
+    schema refuses it, rather than ignored for the default folder."""
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    places = [("agents.defaults.workspace", agents.get("defaults"))]
+    entries = agents.get("list") if isinstance(agents.get("list"), list) else []
+    places += [(f"agents.list[{i}].workspace", e) for i, e in enumerate(entries)]
+    for where, holder in places:
+        if isinstance(holder, dict) and holder.get("workspace") is not None:
+            value = holder["workspace"]
+            if plain_string(value, path, where) is None:
+                raise DataError(path, None, where, f"must be a folder path (a string), got {type(value).__name__}")
+
+
 def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Installation:
     """The installation in `home` for `agent` (default: the config's default agent, else main).  A home
     that is not a folder, or an agent that the config does not list and that has no data, is a DataError."""
@@ -107,7 +116,7 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
     if (home / ".openclaw").is_dir() and not (home / "openclaw.json").exists():
         home = home / ".openclaw"  # the user's home folder was given
     config_path = home / "openclaw.json"
-    config = _read_config(config_path) if config_path.is_file() else {}
+    config, references = _read_config(config_path) if config_path.is_file() else ({}, {})
     default = default_agent(config)
     agent_id = normalise_agent_id(agent) if agent else default
     entries = {normalise_agent_id(e["id"]): e for e in _agent_entries(config) if isinstance(e.get("id"), str)}
@@ -119,6 +128,7 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
         raise DataError(config_path if config_path.is_file() else home, None, "agents.list",
                         f"no agent {agent_id!r} in this installation; agents: {', '.join(known) or 'none'}")
     defaults = config.get("agents", {}).get("defaults", {}) if isinstance(config.get("agents"), dict) else {}
+    _check_workspaces(config, config_path)
     configured = entry.get("workspace") if isinstance(entry.get("workspace"), str) else None
     if not configured and agent_id == default and isinstance(defaults, dict) and isinstance(defaults.get("workspace"), str):
         configured = defaults["workspace"]
@@ -150,7 +160,7 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
                 count += _count_rows(other / AGENT_DB, "session_windows")
             others[other.name] = count
     return Installation(home, agent_id, config_path if config_path.is_file() else None, config, workspace,
-                        index_path, session_files, agent_db, others, notes)
+                        index_path, session_files, agent_db, others, notes, references)
 
 
 def _legacy_index_path(config: dict[str, Any], entry: dict[str, Any], home: Path, agent_id: str) -> Path:
