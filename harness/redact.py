@@ -27,6 +27,26 @@ def redact(text: str) -> str:
     return DIGIT.sub("#", text)
 
 
+PREFIXED_KEY = re.compile(r"\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abpr]|AKIA|AIza)[-_A-Za-z0-9]{8,}")
+QUOTED = re.compile(r"'([^'\s]{24,})'|\"([^\"\s]{24,})\"")  # 24+: a preset or stage name stays shown
+
+
+def mask_secrets(message: str) -> str:
+    """An error message with what may be a credential taken out, whatever echoed it: a key with a known prefix
+    (sk-, ghp_, AKIA ...) anywhere, and a quoted value of 24 characters or more that looks like a key (letters and
+    digits mixed, no path separator: harness.text_files.looks_like_a_secret).  The layer every error line goes through on its way
+    to the terminal (harness.cli.common.fail), beside the shown() each message's writer calls."""
+    from harness.text_files import looks_like_a_secret
+
+    message = PREFIXED_KEY.sub(lambda m: f"<a key of {len(m[0])} characters, not shown>", message)
+
+    def quoted(m: re.Match) -> str:
+        value = m[1] if m[1] is not None else m[2]
+        return f"<a string of {len(value)} characters, not shown>" if looks_like_a_secret(value) else m[0]
+
+    return QUOTED.sub(quoted, message)
+
+
 def maybe(text: str, on: bool) -> str:
     return redact(text) if on else text
 

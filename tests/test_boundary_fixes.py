@@ -385,3 +385,57 @@ def test_redact_masks_a_key_like_query_in_the_run_console_table(tmp_path):
     assert result.exit_code == 0, result.output
     assert key not in result.output and "<key>" in result.output
     assert key not in (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+
+
+# --- secrets planted in each input a user gives -------------------------------------------------------------------
+
+KEY = "sk-proj-9Zt4Qw8Er2Ty6Ui1Op5As3Df7Gh0Jk"
+
+
+def everything_written(folder: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_key_in_openclaw_json_or_a_transcript_never_reaches_an_output_of_init(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    home = tmp_path / ".openclaw"
+    shutil.copytree(EXAMPLE, home)
+    config = json.loads((home / "openclaw.json").read_text(encoding="utf-8"))
+    block = config["agents"]["defaults"]["memorySearch"]
+    block["remote"] = {"baseUrl": "https://embeddings.example/v1", "apiKey": KEY, "headers": {"X-Key": KEY}}
+    block["query"] = {"maxResults": KEY}  # a key pasted into the wrong field: the error must not echo it
+    (home / "openclaw.json").write_text(json.dumps(config), encoding="utf-8")
+    out = tmp_path / "evals"
+    refused = runner.invoke(app, ["init", "--openclaw-home", str(home), "--out", str(out)])
+    assert refused.exit_code == 2 and "query.maxResults" in refused.output and KEY not in refused.output
+    del block["query"]
+    (home / "openclaw.json").write_text(json.dumps(config), encoding="utf-8")
+    session = next((home / "agents" / "main" / "sessions").glob("*.jsonl"))
+    with session.open("a", encoding="utf-8") as fh:  # a reply quoting the key, a search for it
+        fh.write(json.dumps({"type": "message", "message": {"role": "user", "content": KEY}}) + "\n")
+        fh.write(json.dumps(search(f"where did I put {KEY}", call_id="planted")) + "\n")
+    done = runner.invoke(app, ["init", "--openclaw-home", str(home), "--out", str(out), "--redact"])
+    assert done.exit_code == 0, done.output
+    assert KEY not in done.output
+    assert "never copies it" in done.output or "never copies it" in (out / "experiment.toml").read_text(encoding="utf-8")
+    for name in ("experiment.toml", "holdout.toml", "init.md", "pool.toml"):
+        if (out / name).exists():
+            assert KEY not in (out / name).read_text(encoding="utf-8"), name
+
+
+def test_a_key_in_an_experiment_queries_file_or_gate_input_is_never_echoed_in_an_error(tmp_path):
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(f'name = "x"\npreset = "openclaw-2026.08"\n[dataset]\nname = "king78"\n'
+                          f'[search]\nmax_results = "{KEY}"\n', encoding="utf-8")
+    result = runner.invoke(app, ["run", str(experiment), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "max_results" in result.output and KEY not in result.output
+    queries = tmp_path / "q.yaml"
+    queries.write_text(f'- id: q1\n  text: hello\n  lines: "{KEY}"\n  path: MEMORY.md\n', encoding="utf-8")
+    experiment.write_text(f'name = "x"\npreset = "openclaw-2026.08"\n[dataset]\nname = "workspace"\n'
+                          f'path = "{(EXAMPLE / "workspace").as_posix()}"\nqueries = "{queries.as_posix()}"\n',
+                          encoding="utf-8")
+    result = runner.invoke(app, ["run", str(experiment), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "lines" in result.output and KEY not in result.output
+    base = REPOSITORY / "reports" / "round2" / "results.json"
+    result = runner.invoke(app, ["gate", str(base), "--baseline", str(base), "--rule", f"{KEY} >= 1"])
+    assert result.exit_code == 2 and KEY not in result.output

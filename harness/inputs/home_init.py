@@ -241,7 +241,9 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
         raise OutputExistsError(f"{experiment_path} already exists; pass --force to replace it (the old files are kept "
                                 "as .bak; labels made with `harness judge` are never touched)")
     notes = list(inst.notes)
-    listed = {e.get("id") for e in (inst.config.get("agents", {}) or {}).get("list", []) or [] if isinstance(e, dict)}
+    agents = inst.config.get("agents") if isinstance(inst.config.get("agents"), dict) else {}
+    entries = agents.get("list") if isinstance(agents.get("list"), list) else []
+    listed = {e.get("id") for e in entries if isinstance(e, dict)}
     settings = read_openclaw_config(inst.config_path, agent=inst.agent if inst.agent in listed else None) \
         if inst.config_path else None
     if not inst.workspace.is_dir():

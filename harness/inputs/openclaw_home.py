@@ -86,6 +86,9 @@ def default_agent(config: dict[str, Any]) -> str:
 def _user_path(value: str, home: Path) -> Path:
     """resolveUserPath: ~ is the user's home, which for an installation in `home` is home's parent."""
     value = value.strip()
+    if "\x00" in value:  # no file system takes it (and pathlib raises ValueError, not OSError, on it)
+        raise DataError(home / "openclaw.json", None, None, f"a path holds a NUL character ({value[:40]!r}...); "
+                                                            "check agents' workspace and memorySearch.store.path")
     if value.startswith("~"):
         return Path(str(home.parent) + value[1:]) if home.name == ".openclaw" else Path(value).expanduser()
     path = Path(value)
@@ -165,8 +168,9 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
 
 def _legacy_index_path(config: dict[str, Any], entry: dict[str, Any], home: Path, agent_id: str) -> Path:
     raw = None
-    for block in (entry.get("memorySearch"), (config.get("agents") or {}).get("defaults", {}).get("memorySearch")
-                  if isinstance(config.get("agents"), dict) else None):
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    for block in (entry.get("memorySearch"), defaults.get("memorySearch")):
         store = block.get("store") if isinstance(block, dict) else None
         if isinstance(store, dict) and isinstance(store.get("path"), str) and store["path"].strip():
             raw = store["path"]

@@ -219,7 +219,7 @@ class MemoryIndex:
         if row is not None:
             try:
                 raw = json.loads(row[0])
-            except (TypeError, json.JSONDecodeError):
+            except (TypeError, ValueError):  # not JSON, not text, or bytes that are not UTF-8
                 raise DataError(self.path, None, f"{self.format.meta}.{META_KEY}",
                                 "is not JSON; let OpenClaw rebuild the index (`openclaw memory index --force`)") from None
             if not isinstance(raw, dict):
