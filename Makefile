@@ -36,7 +36,7 @@ architecture: $(STAMP) ## The package's shape: no import cycle, no private name 
 	$(BIN)/pytest -q tests/test_architecture.py
 
 # ... and every reader fuzzed in-process by generators that know its format (tests/fuzz_readers.py; `make test`
-# runs 8 examples a target): FUZZ_EXAMPLES hypothesis examples a target, each reading several inputs.
+# runs 5 examples a target): FUZZ_EXAMPLES hypothesis examples a target, each reading several inputs.
 FUZZ_EXAMPLES ?= 200
 reliability: $(STAMP) ## Bad-input campaign (1,200 inputs through the CLI) and the readers fuzzed -> reports/reliability/
 	$(BIN)/python -m tests.campaign --size $(RELIABILITY_SIZE) --out reports/reliability

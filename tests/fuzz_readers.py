@@ -254,7 +254,11 @@ def mined_texts(sessions: Any) -> list[tuple[str, int]]:
 
 
 def fuzz_transcripts(folder: Path) -> Callable[..., None]:
-    from harness.inputs.openclaw_sessions import ReadStats, read_database_sessions, read_sessions
+    from harness.inputs.openclaw_sessions import (
+        ReadStats,
+        read_database_sessions,
+        read_sessions,
+    )
 
     @given(entries=transcript_entries(mutate=False), noisy=transcript_entries(mutate=True),
            raw=st.lists(st.binary(max_size=40) | st.sampled_from([b"\xff\xfe{", b'{"type":', b"[]", b"\xef\xbb\xbf{}"]),
@@ -800,7 +804,7 @@ def report(out: Path, examples: int, seconds: float, seed: int | None) -> None:
     (out / "fuzz.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     lines = [f"# Readers fuzzed at their boundary: {total['examples']:,} generated inputs", "",
              f"{examples} hypothesis examples per target (each reads several inputs), in {seconds:.0f} s, in-process; "
-             f"a per-input bound of {BOUND_S:g} s.  Reproduce: `make reliability` "
+             f"a per-input bound of {BOUND_S:g} s.  Reproduce: `make reliability FUZZ_EXAMPLES={examples}` "
              f"(`python -m tests.fuzz_readers --examples {examples} --out reports/reliability`).", "",
              "| format | inputs | accepted | refused (exit 2, naming the field) | exit 3 | hangs | silent acceptances "
              "| valid refused | differs from its neighbour | secrets | changed files | slowest (s) |",

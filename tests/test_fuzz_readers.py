@@ -1,5 +1,5 @@
 """Every reader fuzzed at its boundary (tests/fuzz_readers.py): a few generated inputs of each format in
-`make test` (FUZZ_EXAMPLES each, 8 by default, fixed draws), more in `make reliability` (FUZZ_EXAMPLES there, and
+`make test` (FUZZ_EXAMPLES each, 5 by default, fixed draws), more in `make reliability` (FUZZ_EXAMPLES there, and
 its report in reports/reliability/fuzz.md).  A breach of the contract (exit 3, a hang, a silent acceptance, a valid
 input refused or read otherwise than its neighbour, a secret in a message, a changed file) fails the target."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from tests import fuzz_readers
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "5"))
 
 
 @pytest.mark.parametrize("target", sorted(fuzz_readers.TARGETS))

@@ -30,7 +30,7 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
                                              "experiment's embedder is its provider)"),
         redact: bool = typer.Option(False, "--redact", help="mask numbers, e-mail addresses, URLs and key-like strings "
                                     "of the queries and chunks in the console table, report.md and the pages (as "
-                                    "[evaluation] redact = true)")) -> None:
+                                    "\\[evaluation] redact = true)")) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
     from harness.config import merge
 
