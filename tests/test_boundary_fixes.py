@@ -171,8 +171,23 @@ def test_a_workspace_given_through_a_variable_is_the_folder_it_names(tmp_path, m
     assert locate(home).workspace == tmp_path / "elsewhere"
 
 
+@pytest.mark.parametrize("text, field", [('{agents: {defaults: {workspace: 1e999}}}', "agents.defaults.workspace"),
+                                         ('{agents: {list: [{id: "main", workspace: NaN}]}}', "agents.list[0].workspace"),
+                                         ('{"x": ' + "[" * 5000 + "]" * 5000 + "}", None)])
+def test_openclaw_json_as_an_installation_is_read_with_the_configs_bounds(tmp_path, text, field):
+    """locate() read openclaw.json with its own unbounded JSON5 parse: a workspace that is a number was ignored for
+    the default folder, and nesting past Python's recursion limit was an internal error."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "openclaw.json").write_text(text, encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        locate(home)
+    assert (field or "nested") in str(err.value)
+
+
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999", "1e308", "12345678901234567890123"])
 def test_numbers_in_openclaw_json_that_are_not_finite_or_out_of_range_are_one_line(tmp_path, value):
+    """(a guard: read_openclaw_config refused these before issue 38; locate() and init now read through it)"""
     path = config_file(tmp_path, '{agents: {defaults: {memorySearch: {query: {maxResults: %s}, chunking: '
                                  '{tokens: 400}}}}}' % value)
     with pytest.raises(DataError, match=r"query\.maxResults"):
