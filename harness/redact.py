@@ -27,14 +27,17 @@ def redact(text: str) -> str:
     return DIGIT.sub("#", text)
 
 
-PREFIXED_KEY = re.compile(r"\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abpr]|AKIA|AIza)[-_A-Za-z0-9]{8,}")
-QUOTED = re.compile(r"'([^'\s]{24,})'|\"([^\"\s]{24,})\"")  # 24+: a preset or stage name stays shown
+# keys by their providers' prefixes, each with its separator (so a word like "skipped_questions" is not one)
+PREFIXED_KEY = re.compile(r"\b(?:(?:sk|pk|rk)-|gh[pos]_|github_pat_|xox[abpr]-)[-_A-Za-z0-9]{8,}"
+                          r"|\bAKIA[0-9A-Z]{16}\b|\bAIza[-_0-9A-Za-z]{35}\b")
+# a quoted token of a key's characters (no '.', '@', '/': names, metrics and paths stay shown), 24 or more of them
+QUOTED = re.compile(r"'([A-Za-z0-9_+=-]{24,})'|\"([A-Za-z0-9_+=-]{24,})\"")
 
 
 def mask_secrets(message: str) -> str:
     """An error message with what may be a credential taken out, whatever echoed it: a key with a known prefix
-    (sk-, ghp_, AKIA ...) anywhere, and a quoted value of 24 characters or more that looks like a key (letters and
-    digits mixed, no path separator: harness.text_files.looks_like_a_secret).  The layer every error line goes through on its way
+    (sk-, ghp_, AKIA ...) anywhere, and a quoted token of 24 or more of a key's characters that looks like one
+    (letters and digits mixed: harness.text_files.looks_like_a_secret).  The layer every error line goes through on its way
     to the terminal (harness.cli.common.fail), beside the shown() each message's writer calls."""
     from harness.text_files import looks_like_a_secret
 
