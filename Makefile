@@ -39,8 +39,12 @@ RELIABILITY_SIZE ?= 1200
 architecture: $(STAMP) ## The package's shape: no import cycle, no private name across modules, no report written in studies/
 	$(BIN)/pytest -q tests/test_architecture.py
 
-reliability: $(STAMP) ## Bad-input campaign, 1,200 generated inputs through the CLI -> reports/reliability/
+# ... and every reader fuzzed in-process by generators that know its format (tests/fuzz_readers.py; `make test`
+# runs 5 examples a target): FUZZ_EXAMPLES hypothesis examples a target, each reading several inputs.
+FUZZ_EXAMPLES ?= 200
+reliability: $(STAMP) ## Bad-input campaign (1,200 inputs through the CLI) and the readers fuzzed -> reports/reliability/
 	$(BIN)/python -m tests.campaign --size $(RELIABILITY_SIZE) --out reports/reliability
+	$(BIN)/python -m tests.fuzz_readers --examples $(FUZZ_EXAMPLES) --out reports/reliability
 	$(DOCS)
 
 # README.md and docs/ are renderings of docs/src/*.j2 over the committed reports (harness/reporting/docs.py);

@@ -27,6 +27,29 @@ def redact(text: str) -> str:
     return DIGIT.sub("#", text)
 
 
+# keys by their providers' prefixes, each with its separator (so a word like "skipped_questions" is not one)
+PREFIXED_KEY = re.compile(r"\b(?:(?:sk|pk|rk)-|gh[pos]_|github_pat_|xox[abpr]-)[-_A-Za-z0-9]{8,}"
+                          r"|\bAKIA[0-9A-Z]{16}\b|\bAIza[-_0-9A-Za-z]{35}\b")
+# a quoted token of a key's characters (no '.', '@', '/': names, metrics and paths stay shown), 24 or more of them
+QUOTED = re.compile(r"'([A-Za-z0-9_+=-]{24,})'|\"([A-Za-z0-9_+=-]{24,})\"")
+
+
+def mask_secrets(message: str) -> str:
+    """An error message with what may be a credential taken out, whatever echoed it: a key with a known prefix
+    (sk-, ghp_, AKIA ...) anywhere, and a quoted token of 24 or more of a key's characters that looks like one
+    (letters and digits mixed: harness.text_files.looks_like_a_secret).  The layer every error line goes through on its way
+    to the terminal (harness.cli.common.fail), beside the shown() each message's writer calls."""
+    from harness.text_files import looks_like_a_secret
+
+    message = PREFIXED_KEY.sub(lambda m: f"<a key of {len(m[0])} characters, not shown>", message)
+
+    def quoted(m: re.Match) -> str:
+        value = m[1] if m[1] is not None else m[2]
+        return f"<a string of {len(value)} characters, not shown>" if looks_like_a_secret(value) else m[0]
+
+    return QUOTED.sub(quoted, message)
+
+
 def maybe(text: str, on: bool) -> str:
     return redact(text) if on else text
 
@@ -49,9 +72,20 @@ def redacted_result(result):
                                dataset=copy.deepcopy(result.dataset))
 
 
+def redacts(config: dict | None) -> bool:
+    """Whether a run asked for its user text to be masked ([evaluation] redact, `--redact`)."""
+    return bool(((config or {}).get("evaluation") or {}).get("redact"))
+
+
+def for_output(result):
+    """The one gate every output of a run goes through (its console table, report.md, the pages): the result
+    with its user text masked when the run asked for it, else the result itself."""
+    return redacted_result(result) if redacts(getattr(result, "config", None)) else result
+
+
 def redact_results_doc(doc: dict) -> dict:
     """A results.json document with its user text masked (for the HTML page), when its run asked for it."""
-    if not (doc.get("config", {}).get("evaluation", {}) or {}).get("redact"):
+    if not redacts(doc.get("config")):
         return doc
     import copy
 

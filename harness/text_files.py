@@ -16,6 +16,7 @@ import codecs
 import errno
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -107,9 +108,28 @@ def read_text(path: Path | str, what: str = "file", *, missing: str | None = Non
     return decode_text(read_bytes(path, what, missing=missing, limit=limit), path)
 
 
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)  # a double-quoted string as _scan_depth skips it
+
+
 def deepest_line(text: str, limit: int = MAX_DEPTH) -> int | None:
     """The line where bracket nesting ([ and {, outside quoted strings and comments) first goes past
-    `limit`, or None.  An approximation of every syntax read here, good enough to point at the place."""
+    `limit`, or None.  An approximation of every syntax read here, good enough to point at the place.
+    Plain JSON of any size is cleared at C speed (its strings taken out, the depth of what is left counted);
+    the character scan runs only on text it cannot clear (comments, single quotes, or nesting past the limit)."""
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    bare = _QUOTED.sub("", text)
+    if '"' not in bare and "'" not in bare and "#" not in bare and "/" not in bare:
+        import numpy as np
+
+        codes = np.frombuffer(bare.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        steps = (codes == ord("[")).astype(np.int32) + (codes == ord("{")) - (codes == ord("]")) - (codes == ord("}"))
+        if not steps.size or int(np.cumsum(steps).max()) <= limit:
+            return None
+    return _scan_depth(text, limit)
+
+
+def _scan_depth(text: str, limit: int) -> int | None:
     depth, line, quote, i, n = 0, 1, "", 0, len(text)
     while i < n:
         c = text[i]
@@ -261,12 +281,30 @@ def looks_like_a_secret(text: str) -> bool:
     return letters >= 4 and digits >= 4
 
 
+def _holds_a_secret(value: Any, budget: int = 2000) -> bool:
+    """Whether a key or value at any depth looks like a credential (the first `budget` strings looked at; past
+    them, it is assumed to, so a huge value is never echoed)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return True
+        if isinstance(node, str):
+            if looks_like_a_secret(node):
+                return True
+        elif isinstance(node, dict):
+            stack += [*node.keys(), *node.values()]
+        elif isinstance(node, (list, tuple)):
+            stack += list(node[:budget])
+    return False
+
+
 def shown(value: Any) -> str:
     """repr() of a value for an error message, never a string that looks like a credential."""
     if isinstance(value, str) and looks_like_a_secret(value):
         return f"a string of {len(value)} characters, not shown"
-    if isinstance(value, (list, tuple, dict)) and any(isinstance(v, str) and looks_like_a_secret(v) for v in
-                                                      (value.values() if isinstance(value, dict) else value)):
+    if isinstance(value, (list, tuple, dict)) and _holds_a_secret(value):
         return f"a {type(value).__name__} holding a string that is not shown"
     text = repr(value)
     return text if len(text) <= 200 else text[:200] + "..."

@@ -81,6 +81,9 @@ def _global_options(
 def fail(message: str) -> None:
     # one line, whatever the message held (a parser's multi-line report)
     message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
+    from harness.redact import mask_secrets
+
+    message = mask_secrets(message)  # whatever a message's writer echoed, no key reaches the terminal
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 

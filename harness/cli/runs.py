@@ -27,11 +27,16 @@ def run(experiment: Path = typer.Argument(..., help="experiment TOML, e.g. exper
         set_: Optional[list[str]] = typer.Option(None, "--set", help=SET_HELP),
         system: Optional[str] = typer.Option(None, help="run a real system instead of the preset, e.g. "
                                              "openclaw@2026.9.6 (installed from npm on first use; the "
-                                             "experiment's embedder is its provider)")) -> None:
+                                             "experiment's embedder is its provider)"),
+        redact: bool = typer.Option(False, "--redact", help="mask numbers, e-mail addresses, URLs and key-like strings "
+                                    "of the queries and chunks in the console table, report.md and the pages (as "
+                                    "\\[evaluation] redact = true)")) -> None:
     """Run one experiment: writes results.json and report.md, prints the table beside the seed."""
     from harness.config import merge
 
     overrides = merge(set_overrides(set_, out), profile_overrides(profile))
+    if redact:
+        overrides = merge(overrides, {"evaluation": {"redact": True}})
     from harness.study import run_experiment_file
 
     echo_study(run_experiment_file(experiment, preset=preset, out=out, overrides=overrides, system=system))

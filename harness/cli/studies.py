@@ -45,18 +45,25 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
                               abstention_weight=abstention_weight, executor=executor))
 
 
+YES_HELP = ("go on past the size bound (harness.studies.announce: more than 1,000 cells, or HARNESS_CONFIRM_ABOVE) "
+            "after the count and estimate are printed")
+
+
 @command()
 def matrix(spec: Path = typer.Argument(..., help="matrix TOML, e.g. experiments/tokenizers.toml"),
            preset: Optional[str] = typer.Option(None, help="override every run's preset"),
            run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
            out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
            redraw: bool = typer.Option(False, help="only redraw .md and .png from the existing .json"),
-           executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
+           executor: str = typer.Option("local", help=EXECUTOR_HELP),
+           yes: bool = typer.Option(False, "--yes", help=YES_HELP)) -> None:
     """Vary one stage over several runs (tokenizer x round, chunker x data set) and report the matrix."""
+    from harness.studies.announce import confirmed
     from harness.study import redraw_matrix_file, run_matrix_file
 
-    echo_study(redraw_matrix_file(spec, out=out) if redraw
-               else run_matrix_file(spec, preset=preset, runs=run, out=out, executor=executor))
+    with confirmed(yes):
+        echo_study(redraw_matrix_file(spec, out=out) if redraw
+                   else run_matrix_file(spec, preset=preset, runs=run, out=out, executor=executor))
 
 
 @command()
@@ -64,17 +71,19 @@ def abstention(spec: Path = typer.Argument(Path("experiments/abstention.toml"), 
                out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
                redraw: bool = typer.Option(False, help="only redraw the Markdown and plot from the existing JSON"),
                recalibrate: bool = typer.Option(False, help="calibrate anew from the per-query scores the existing "
-                                                "JSON stores (no search)")
-               ) -> None:
+                                                "JSON stores (no search)"),
+               yes: bool = typer.Option(False, "--yes", help=YES_HELP)) -> None:
     """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per preset."""
+    from harness.studies.announce import confirmed
     from harness.study import (
         recalibrate_abstention_file,
         redraw_abstention_file,
         run_abstention_file,
     )
 
-    echo_study(recalibrate_abstention_file(spec, out=out) if recalibrate else
-               redraw_abstention_file(spec, out=out) if redraw else run_abstention_file(spec, out=out))
+    with confirmed(yes):
+        echo_study(recalibrate_abstention_file(spec, out=out) if recalibrate else
+                   redraw_abstention_file(spec, out=out) if redraw else run_abstention_file(spec, out=out))
 
 
 @command()
@@ -82,12 +91,15 @@ def benchmark(spec: Path = typer.Argument(..., help="benchmark TOML, e.g. experi
               preset: Optional[list[str]] = typer.Option(None, help="these presets instead of the spec's (repeatable)"),
               run: Optional[list[str]] = typer.Option(None, help="only these run labels (repeatable)"),
               out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
-              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON"),
+              yes: bool = typer.Option(False, "--yes", help=YES_HELP)) -> None:
     """A public data set with one or more presets, per query group, beside the figures peers publish."""
+    from harness.studies.announce import confirmed
     from harness.study import redraw_benchmark_file, run_benchmark_file
 
-    echo_study(redraw_benchmark_file(spec, out=out) if redraw
-               else run_benchmark_file(spec, presets=preset, runs=run, out=out))
+    with confirmed(yes):
+        echo_study(redraw_benchmark_file(spec, out=out) if redraw
+                   else run_benchmark_file(spec, presets=preset, runs=run, out=out))
 
 
 @command("language-pairs")
@@ -117,11 +129,14 @@ def lossless(spec: Path = typer.Argument(..., help="lossless spec TOML, e.g. exp
 @command()
 def expansion(spec: Path = typer.Argument(..., help="expansion spec TOML, e.g. experiments/expansion.toml"),
               out: Optional[Path] = typer.Option(None, help="output folder (default ./harness-results/<name>-<hash>/)"),
-              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON")) -> None:
+              redraw: bool = typer.Option(False, help="only redraw the Markdown from the existing JSON"),
+              yes: bool = typer.Option(False, "--yes", help=YES_HELP)) -> None:
     """QMD's query side: expansion variants of a preset with intervals and paired differences."""
+    from harness.studies.announce import confirmed
     from harness.study import redraw_expansion_file, run_expansion_file
 
-    echo_study(redraw_expansion_file(spec, out=out) if redraw else run_expansion_file(spec, out=out))
+    with confirmed(yes):
+        echo_study(redraw_expansion_file(spec, out=out) if redraw else run_expansion_file(spec, out=out))
 
 
 @command()

@@ -20,11 +20,21 @@ def study(file: Path = typer.Argument(..., help="any study file: an experiment, 
           experiment: Optional[Path] = typer.Option(None, help="a sweep grid's experiment (required for a grid: "
                                                     "`harness sweep EXPERIMENT --grid FILE`)"),
           dry_run: bool = typer.Option(False, "--dry-run", help="print the file's kind and cells (every "
-                                       "configuration resolved), run nothing")) -> None:
+                                       "configuration resolved), run nothing"),
+          yes: bool = typer.Option(False, "--yes", help="go on past the size bound (more than 1,000 cells, or "
+                                   "HARNESS_CONFIRM_ABOVE) after the count and estimate are printed")) -> None:
     """Run any study file by its kind, as the kind's own command does (same output): an experiment as
     `harness run`, a matrix as `harness matrix`, a benchmark, abstention, lossless, expansion or
     language-pairs spec as its command, a sweep grid as `harness sweep EXPERIMENT --grid FILE`.  The kind is
     the file's `kind` key, else read from its tables (`harness docs studies`)."""
+    from harness.studies.announce import confirmed
+
+    with confirmed(yes):
+        _study(file, out, preset, executor, experiment, dry_run)
+
+
+def _study(file: Path, out: Optional[Path], preset: Optional[str], executor: str, experiment: Optional[Path],
+           dry_run: bool) -> None:
     from harness.studies.plan import plan
 
     if dry_run:

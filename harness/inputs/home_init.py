@@ -28,6 +28,7 @@ from typing import Any
 from harness.errors import DataError, OutputExistsError
 from harness.inputs.index_report import IndexReport, index_report
 from harness.inputs.openclaw_config import agent_key, agent_roster, read_openclaw_config
+from harness.inputs.openclaw_env import is_secret_ref, secret_env_name
 from harness.inputs.openclaw_home import Installation, locate, user_timezone
 from harness.inputs.openclaw_index import MemoryIndex
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
@@ -160,11 +161,14 @@ def reembed_table(config: dict[str, Any], agent: str, config_path: Path | None) 
     return table
 
 
-def provider_table(index: MemoryIndex, config: dict[str, Any], agent: str) -> tuple[dict[str, Any], list[str]]:
+def provider_table(index: MemoryIndex, config: dict[str, Any], agent: str,
+                   references: dict[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
     """The [embedder] table: the index's stored model and vectors, the queries through the provider openclaw.json
     names (an OpenAI-compatible endpoint), with the input types it sends; and notes for the user."""
     meta = index.meta
     block = search_block(config, agent)
+    references = {path.rsplit("memorySearch.", 1)[-1].rsplit("memory.search.", 1)[-1]: name
+                  for path, name in (references or {}).items()}  # the merged block's keys
     notes: list[str] = []
     provider = meta.provider or block.get("provider") or "openai"
     remote = block.get("remote") if isinstance(block.get("remote"), dict) else {}
@@ -175,12 +179,30 @@ def provider_table(index: MemoryIndex, config: dict[str, Any], agent: str) -> tu
                              "dims": meta.dims, "provider": provider, "provider_key": (meta.provider_key or "")[:12]}
     if base_url and provider in ("openai", "openai-compatible"):
         table["base_url"] = base_url
-        host = urllib.parse.urlsplit(base_url).hostname or ""
+        try:
+            host = urllib.parse.urlsplit(base_url).hostname or ""
+        except ValueError:  # an invalid URL (a bad port, brackets): not a loopback host
+            host = ""
+        key = remote.get("apiKey")
+        named = secret_env_name(key, references.get("remote.apiKey"))
         if host not in LOOPBACK:
-            table["api_key_env"] = "OPENAI_API_KEY" if provider == "openai" else "EMBEDDINGS_API_KEY"
-            if remote.get("apiKey"):
+            table["api_key_env"] = named or ("OPENAI_API_KEY" if provider == "openai" else "EMBEDDINGS_API_KEY")
+            if named:
+                notes.append(f"openclaw.json takes the provider's key from ${named} (a reference, as OpenClaw resolves "
+                             f"it); the harness reads it from there too (export it before `harness run`)")
+            elif is_secret_ref(key):
+                notes.append(f"openclaw.json takes the provider's key from a {key['source']} SecretRef, which the harness "
+                             f"does not resolve; it reads the key only from ${table['api_key_env']} (export it before "
+                             "`harness run`)")
+            elif key:
                 notes.append(f"openclaw.json holds the provider's key inline; the harness never copies it and reads "
                              f"it only from ${table['api_key_env']} (export it before `harness run`)")
+        elif key:
+            if named:
+                table["api_key_env"] = named
+            notes.append(f"openclaw.json gives the loopback provider ({host}) a key; the harness never copies it"
+                         + (f" and reads it from ${named}" if named else " and sends none (set [embedder] api_key_env to "
+                            "an environment variable holding it if the server needs one)"))
     else:
         notes.append(f"the index was embedded by provider {provider!r}, which is not an OpenAI-compatible endpoint the "
                      "harness can call: queries cannot be embedded by that model until [embedder] base_url names one "
@@ -231,7 +253,9 @@ def queries_yaml(queries: list[MinedQuery], header: str, tz: Any = None) -> str:
     for q in queries:
         when = q.first.astimezone(tz).date().isoformat() if q.first else "unknown date"
         note = (f"mined: asked {q.count} time(s) in {len(q.sessions)} session(s), first {when}; {q.language}; "
-                f"{q.split}" + (f"; maxResults {', '.join(map(str, q.max_results))}" if q.max_results else ""))
+                f"{q.split}" + (f"; maxResults {', '.join(map(str, q.max_results))}" if q.max_results else "")
+                + (f"; text as the agent sent it most often, {q.forms - 1} other written form(s) merged (the same "
+                   "after normalising width, spaces, quotes, end punctuation and case)" if q.forms > 1 else ""))
         lines += [f"- id: {q.id}", f"  text: {_yaml(q.text)}", f"  cluster: {_yaml(q.cluster)}",
                   f"  note: {_yaml(note)}"]
         if q.first is not None:  # the first time it was asked: what a run replaying as asked searches it at
@@ -357,7 +381,7 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
 
             if not index.meta.model or not index.meta.dims:
                 import_index_vectors(index, cache)  # raises the one-line error naming what is missing
-            embedder, provider_notes = provider_table(index, inst.config, inst.agent)
+            embedder, provider_notes = provider_table(index, inst.config, inst.agent, inst.references)
             notes += provider_notes
             imported = import_index_vectors(index, cache)
             if imported.imported == 0:
@@ -434,12 +458,31 @@ def agent_run_trec(queries: list[MinedQuery]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _holds_labels(text: str) -> bool:
+    """Whether a queries file holds a judgment made with `harness judge` (by: explicit or llm): read as YAML, so
+    that init's own header (which names them) or a query text quoting them is not taken for one."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:  # unreadable: judged by its lines outside comments, erring on keeping the file
+        return any(("by: explicit" in line or "by: llm" in line) for line in text.splitlines()
+                   if not line.lstrip().startswith("#"))
+    queries = doc.get("queries") if isinstance(doc, dict) else doc
+    for q in queries if isinstance(queries, list) else []:
+        judged = q.get("judged") if isinstance(q, dict) else None
+        for j in judged if isinstance(judged, list) else []:
+            if isinstance(j, dict) and str(j.get("by", "")).strip().lower() in ("explicit", "llm"):
+                return True
+    return False
+
+
 def _write_new(path: Path, text: str, force: bool) -> None:
     """A mined queries file: written, or (force) replaced with the old one kept as .bak; a file whose queries
     carry explicit judgments is never replaced (labels would be lost)."""
     if path.exists():
-        old = path.read_text(encoding="utf-8")
-        if "by: explicit" in old or "by: llm" in old:
+        old = path.read_text(encoding="utf-8", errors="replace")
+        if _holds_labels(old):
             raise OutputExistsError(f"{path} holds judgments made with `harness judge`; init never replaces it "
                                     "(choose another --out)")
     write_keeping(path, text)

@@ -69,6 +69,7 @@ from harness.inputs.layout import (
 from harness.inputs.locomo import refuse_duplicate_ids, required_field, session_paths
 from harness.inputs.published import check_sha256
 from harness.registry import stage
+from harness.text_files import shown
 
 ROLES = ("user", "assistant")
 ABSTENTION_SUFFIX = "_abs"
@@ -147,6 +148,11 @@ def _question(item: Any, index: int, path: Path) -> LMEQuestion:
     answers = required_field(item, "answer_session_ids", list, path, where)
     if not all(isinstance(a, str) for a in answers):
         raise DataError(path, None, f"{where}.answer_session_ids", "must be a list of session ids")
+    for a, answer in enumerate(answers):  # else the question would read as one upstream skips (no evidence indexed)
+        if answer not in seen:
+            raise DataError(path, None, f"{where}.answer_session_ids[{a}]",
+                            f"{shown(answer)} names no session of the question's haystack_session_ids; the file is "
+                            "damaged or edited (every evidence session is in its question's haystack)")
     return LMEQuestion(qid, required_field(item, "question_type", str, path, where),
                        required_field(item, "question", str, path, where),
                        required_field(item, "answer", (str, int, float, list), path, where),

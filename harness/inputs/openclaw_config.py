@@ -42,6 +42,12 @@ import json5
 
 from harness.errors import ConfigError, DataError
 from harness.inputs.layout import read_utf8
+from harness.inputs.openclaw_env import (
+    Substituted,
+    plain_string,
+    refuse_missing,
+    substitute,
+)
 from harness.text_files import (
     MAX_BYTES,
     JSONSyntaxError,
@@ -379,9 +385,10 @@ def _read_layer(layer: dict[str, Any], prefix: str, source: Path, settings: Open
         elif key == "extraPaths":
             settings.extra_paths.extend(extra_paths_from(value, source=str(source), field_prefix=path))
         elif key in NOT_EVALUATED:
-            if key in ("provider", "model") and isinstance(value, str):
+            if key in ("provider", "model") and plain_string(value, source, path) is not None:
                 settings.embedding[key] = value
-            if key == "remote" and isinstance(value, dict) and isinstance(value.get("baseUrl"), str):
+            if key == "remote" and isinstance(value, dict) and \
+                    plain_string(value.get("baseUrl"), source, f"{path}.baseUrl") is not None:
                 settings.embedding["base_url"] = value["baseUrl"]
             if key == "enabled" and value is not False:
                 continue
@@ -422,6 +429,15 @@ def parse_openclaw_json(text: str, path: Path) -> Any:
         raise DataError(path, None, None, f"invalid JSON5: {message}") from None
 
 
+def load_openclaw_json(path: Path, env: Any = None) -> Substituted:
+    """openclaw.json parsed (JSON or JSON5, bounded) with ${VAR} substituted as OpenClaw does; a variable missing
+    where the harness reads the value is refused by name (harness.inputs.openclaw_env)."""
+    doc = parse_openclaw_json(read_utf8(path, what="openclaw.json", limit=MAX_BYTES), path)
+    sub = substitute(doc, env)
+    refuse_missing(sub, path)
+    return sub
+
+
 def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenClawSettings:
     """openclaw.json (JSON5: comments, trailing commas, unquoted keys) -> OpenClawSettings.
 
@@ -430,7 +446,7 @@ def read_openclaw_config(path: Path | str, *, agent: str | None = None) -> OpenC
     extraPaths of all three are concatenated.  Invalid values raise DataError naming the field path;
     settings the harness does not evaluate are listed in .notes."""
     path = Path(path).expanduser()
-    doc = parse_openclaw_json(read_utf8(path, what="openclaw.json", limit=MAX_BYTES), path)
+    doc = load_openclaw_json(path).doc
     doc = _object(doc, path, "(top level)")
     settings = OpenClawSettings(path)
     layers: list[tuple[str, Any]] = []

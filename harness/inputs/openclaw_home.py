@@ -31,11 +31,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import json5
-
 from harness.errors import DataError
-from harness.inputs.layout import read_utf8
 from harness.inputs.openclaw_config import RosterEntry, agent_roster
+from harness.inputs.openclaw_env import plain_string
 
 DEFAULT_HOME = Path("~/.openclaw")
 DEFAULT_AGENT = "main"
@@ -64,6 +62,7 @@ class Installation:
     entry_field: str | None = None  # the agent's entry in openclaw.json ("agents.entries.<id>", "agents.list[0]")
     workspace_field: str | None = None  # the field the workspace came from (None: the release's default place)
     rule: str = "2026.2.22"  # whose agent rules the home follows (2026.2.22, or 2026.8.1 and later)
+    references: dict[str, str] = field(default_factory=dict)  # config field path -> the ${NAME} it was written as
 
     def describe(self) -> list[str]:
         return [f"OpenClaw home {self.home}, agent {self.agent!r}",
@@ -75,18 +74,14 @@ class Installation:
                     f"; {len(self.archives)} pruned-session archives" if self.archives else "")]
 
 
-def _read_config(path: Path) -> dict[str, Any]:
-    text = read_utf8(path)
-    try:
-        doc = json5.loads(text)
-    except ValueError as exc:
-        match = re.match(r"<string>:(\d+)\s*(.*)", str(exc))
-        if match:
-            raise DataError(path, int(match[1]), None, f"invalid JSON5: {match[2]}") from None
-        raise DataError(path, None, None, f"invalid JSON5: {exc}") from None
-    if not isinstance(doc, dict):
+def _read_config(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """openclaw.json as OpenClaw loads it (JSON5, ${VAR} substituted) and where a string was one ${NAME}."""
+    from harness.inputs.openclaw_config import load_openclaw_json
+
+    sub = load_openclaw_json(path)
+    if not isinstance(sub.doc, dict):
         raise DataError(path, None, None, "must be a JSON5 object")
-    return doc
+    return sub.doc, sub.references
 
 
 def _roster(config: dict[str, Any]) -> list[RosterEntry]:
@@ -139,6 +134,9 @@ def user_timezone(config: dict[str, Any]) -> Any:
 def _user_path(value: str, home: Path) -> Path:
     """resolveUserPath: ~ is the user's home, which for an installation in `home` is home's parent."""
     value = value.strip()
+    if "\x00" in value:  # no file system takes it (and pathlib raises ValueError, not OSError, on it)
+        raise DataError(home / "openclaw.json", None, None, f"a path holds a NUL character ({value[:40]!r}...); "
+                                                            "check agents' workspace and memorySearch.store.path")
     if value.startswith("~"):
         return Path(str(home.parent) + value[1:]) if home.name == ".openclaw" else Path(value).expanduser()
     path = Path(value)
@@ -156,6 +154,19 @@ def _rule(home: Path, config: dict[str, Any]) -> str:
     return "2026.2.22"
 
 
+def _check_workspaces(config: dict[str, Any], path: Path) -> None:
+    """A workspace that is not a path string (a number, an object, a SecretRef) is refused by name, as OpenClaw's
+    schema refuses it, rather than ignored for the default folder."""
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    places = [("agents.defaults.workspace", agents.get("defaults"))]
+    places += [(f"{e.field}.workspace", e.entry) for e in _roster(config)]
+    for where, holder in places:
+        if isinstance(holder, dict) and holder.get("workspace") is not None:
+            value = holder["workspace"]
+            if plain_string(value, path, where) is None:
+                raise DataError(path, None, where, f"must be a folder path (a string), got {type(value).__name__}")
+
+
 def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Installation:
     """The installation in `home` for `agent` (default: the config's default agent, else main).  A home
     that is not a folder, or an agent that the config does not list and that has no data, is a DataError."""
@@ -166,7 +177,7 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
     if (home / ".openclaw").is_dir() and not (home / "openclaw.json").exists():
         home = home / ".openclaw"  # the user's home folder was given
     config_path = home / "openclaw.json"
-    config = _read_config(config_path) if config_path.is_file() else {}
+    config, references = _read_config(config_path) if config_path.is_file() else ({}, {})
     rule = _rule(home, config)
     roster = _roster(config)
     roster_field = "agents.list" if (roster[0].field.startswith("agents.list") if roster else rule == "2026.2.22") \
@@ -188,6 +199,7 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
         raise DataError(config_path if config_path.is_file() else home, None, roster_field,
                         f"no agent {agent_id!r} in this installation; agents: {', '.join(known) or 'none'}")
     defaults = config.get("agents", {}).get("defaults", {}) if isinstance(config.get("agents"), dict) else {}
+    _check_workspaces(config, config_path)
     fallback = defaults.get("workspace") if isinstance(defaults, dict) and isinstance(defaults.get("workspace"), str) \
         and defaults["workspace"].strip() else None
     configured = entry.get("workspace") if isinstance(entry.get("workspace"), str) and entry["workspace"].strip() \
@@ -232,13 +244,14 @@ def locate(home: Path | str = DEFAULT_HOME, agent: str | None = None) -> Install
     return Installation(home, agent_id, config_path if config_path.is_file() else None, config, workspace,
                         index_path, session_files, agent_db, others, notes, archives=archives,
                         entry_field=entries[agent_id].field if agent_id in entries else None,
-                        workspace_field=workspace_field, rule=rule)
+                        workspace_field=workspace_field, rule=rule, references=references)
 
 
 def _legacy_index_path(config: dict[str, Any], entry: dict[str, Any], home: Path, agent_id: str) -> Path:
     raw = None
-    for block in (entry.get("memorySearch"), (config.get("agents") or {}).get("defaults", {}).get("memorySearch")
-                  if isinstance(config.get("agents"), dict) else None):
+    agents = config.get("agents") if isinstance(config.get("agents"), dict) else {}
+    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    for block in (entry.get("memorySearch"), defaults.get("memorySearch")):
         store = block.get("store") if isinstance(block, dict) else None
         if isinstance(store, dict) and isinstance(store.get("path"), str) and store["path"].strip():
             raw = store["path"]

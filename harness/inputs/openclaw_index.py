@@ -31,6 +31,7 @@ table/field, and what to do.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from harness.errors import DataError
+from harness.text_files import shown
 
 META_KEY = "memory_index_meta_v1"
 LOCK_TIMEOUT_S = 2.0
@@ -100,6 +102,24 @@ class IndexedFile:
     hash: str
     mtime: float
     size: int
+
+
+MAX_META_NUMBER = 2**31 - 1  # dimensions, chunk tokens: no real index holds more
+
+
+def _finite(value: Any) -> float | None:
+    """A number stored in a row (SQLite REAL or INTEGER, or text of one), None when it is none or not finite."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and abs(value) <= 2**53 else None
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -199,12 +219,23 @@ class MemoryIndex:
         if row is not None:
             try:
                 raw = json.loads(row[0])
-            except (TypeError, json.JSONDecodeError):
+            except (TypeError, ValueError):  # not JSON, not text, or bytes that are not UTF-8
                 raise DataError(self.path, None, f"{self.format.meta}.{META_KEY}",
                                 "is not JSON; let OpenClaw rebuild the index (`openclaw memory index --force`)") from None
             if not isinstance(raw, dict):
                 raise DataError(self.path, None, f"{self.format.meta}.{META_KEY}", "must be a JSON object")
-        num = lambda k: int(raw[k]) if isinstance(raw.get(k), (int, float)) else None  # noqa: E731
+        where = f"{self.format.meta}.{META_KEY}"
+
+        def num(k: str) -> int | None:
+            value = raw.get(k)
+            if value is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value != int(value) or not 0 <= value <= MAX_META_NUMBER:
+                raise DataError(self.path, None, f"{where}.{k}", f"must be a whole number from 0 to {MAX_META_NUMBER:,}, "
+                                f"got {shown(value)}; let OpenClaw rebuild the index (`openclaw memory index --force`)")
+            return int(value)
+
         text = lambda k: raw[k] if isinstance(raw.get(k), str) else None  # noqa: E731
         sources = tuple(s for s in raw.get("sources", ["memory"]) if isinstance(s, str)) \
             if isinstance(raw.get("sources", []), list) else ("memory",)
@@ -219,7 +250,18 @@ class MemoryIndex:
                                      "ORDER BY path", args).fetchall()
         except sqlite3.DatabaseError as exc:
             raise _database_error(self.path, exc) from None
-        return [IndexedFile(p, s, h, float(m), int(z)) for p, s, h, m, z in rows]
+        out = []
+        for p, s, h, m, z in rows:
+            mtime, size = _finite(m), _finite(z)
+            if not isinstance(p, str) or mtime is None or size is None:
+                column = "path" if not isinstance(p, str) else "mtime" if mtime is None else "size"
+                raise DataError(self.path, None, f"{self.format.files}.{column}",
+                                f"row {shown(p)}: {column} must be " + ("a string" if column == "path" else
+                                "a finite number") + f", got {shown({'path': p, 'mtime': m, 'size': z}[column])}; "
+                                "let OpenClaw rebuild the index (`openclaw memory index --force`)")
+            out.append(IndexedFile(p, s if isinstance(s, str) else str(s), h if isinstance(h, str) else "",
+                                   mtime, int(size)))
+        return out
 
     def count(self, source: str | None = "memory") -> int:
         where, args = ("WHERE source = ?", (source,)) if source else ("", ())
@@ -235,10 +277,28 @@ class MemoryIndex:
                  f"{where} ORDER BY path, start_line, end_line, id")
         try:
             for row in self.conn.execute(query, args):
-                chunk = IndexChunk(str(row[0]), row[1], row[2], int(row[3]), int(row[4]), row[5], row[6], row[7])
+                chunk = self._chunk(row)
                 yield chunk, (self.decode(row[8], chunk) if vectors else None)
         except sqlite3.DatabaseError as exc:
             raise _database_error(self.path, exc) from None
+
+    def _chunk(self, row: tuple[Any, ...]) -> IndexChunk:
+        """One chunk row, its fields checked: a path and text as strings, lines as whole numbers (a row OpenClaw
+        could not have written is a DataError naming the column, never an internal error)."""
+        path, text = row[1], row[7]
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        start, end = _finite(row[3]), _finite(row[4])
+        problem = ("path", "must be a string") if not isinstance(path, str) else \
+            ("text", "must be a string") if not isinstance(text, str) else \
+            ("start_line", "must be a whole number >= 0") if start is None or start != int(start) or start < 0 else \
+            ("end_line", "must be a whole number >= 0") if end is None or end != int(end) or end < 0 else None
+        if problem:
+            raise DataError(self.path, None, f"{self.format.chunks}.{problem[0]}",
+                            f"chunk {shown(row[0])} ({shown(path)}): {problem[1]}, got {shown(row[{'path': 1, 'text': 7, 'start_line': 3, 'end_line': 4}[problem[0]]])}; "
+                            "let OpenClaw rebuild the index (`openclaw memory index --force`)")
+        return IndexChunk(str(row[0]), path, str(row[2]), int(start), int(end), str(row[5] or ""), str(row[6] or ""),
+                          text)
 
     def decode(self, raw: Any, chunk: IndexChunk) -> np.ndarray | None:
         """A stored embedding as float32 (the harness's vectors), None when it is empty."""
@@ -250,7 +310,7 @@ class MemoryIndex:
                                 f"chunk {chunk.path}:{chunk.start_line}-{chunk.end_line}: not a binary64 vector")
             if not raw:
                 return None
-            return np.frombuffer(raw, dtype="<f8").astype(np.float32)
+            return self._finite_vector(np.frombuffer(raw, dtype="<f8"), chunk)
         if isinstance(raw, bytes):
             raw = raw.decode("utf-8", "replace")
         text = raw.strip()
@@ -263,7 +323,17 @@ class MemoryIndex:
         if vec.size != text.count(",") + 1:
             raise DataError(self.path, None, f"{self.format.chunks}.embedding",
                             f"chunk {chunk.path}:{chunk.start_line}-{chunk.end_line}: not a JSON array of numbers")
-        return vec
+        return self._finite_vector(vec, chunk)
+
+    def _finite_vector(self, vec: np.ndarray, chunk: IndexChunk) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = vec.astype(np.float32)
+        if not np.isfinite(out).all():
+            raise DataError(self.path, None, f"{self.format.chunks}.embedding",
+                            f"chunk {chunk.path}:{chunk.start_line}-{chunk.end_line}: holds a value that is not a "
+                            "finite number (NaN, Infinity or past float32's range); let OpenClaw rebuild the index "
+                            "(`openclaw memory index --force`)")
+        return out
 
     def close(self) -> None:
         self.conn.close()

@@ -43,6 +43,7 @@ Files are read line by line, never whole.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -57,8 +58,33 @@ SEARCH = "memory_search"
 GET = "memory_get"
 READ = "read"  # the generic file tool (pi-coding-agent's read {path, offset?, limit?}): a memory file read so counts
 WRAPPER = "tool_call"  # 2026.9's compact tool surface
-CITED = re.compile(r"((?:[\w.\-一-鿿]+/)*[\w.\-一-鿿]+\.md)(?:#L(\d+)(?:-L(\d+))?)?")
+# A cited memory file in an assistant's reply: path/to/file.md, optionally #L3 or #L3-L7.  Found run by run
+# (cited_paths), in linear time: the single pattern ((?:[\w.-]+/)*[\w.-]+\.md) backtracks quadratically over
+# a long unbroken token without ".md" (a pasted key, a base64 blob), which stalled `init --openclaw-home`.
+PATH_RUN = re.compile(r"[\w.\-一-鿿]+(?:/[\w.\-一-鿿]+)*")
+LINES_AFTER = re.compile(r"#L(\d+)(?:-L(\d+))?")
 MAX_BAD_LINES_LISTED = 20
+
+
+def cited_paths(text: str) -> Iterator[tuple[str, int | None, int | None]]:
+    """(path, first line, last line) of each `name.md` / `folder/name.md` (with #Ln or #Ln-Lm) in a reply: in each
+    run of path characters (names joined by single slashes), the longest prefix that ends in ".md" after a name."""
+    for run in PATH_RUN.finditer(text):
+        value, at = run.group(), run.start()
+        k = len(value)
+        while True:
+            k = value.rfind(".md", 0, k + 2)  # the last ".md" ending at or before the previous candidate's end
+            if k <= 0:
+                break
+            if value[k - 1] != "/":
+                break
+            k -= 1
+        if k <= 0:
+            continue
+        end = at + k + 3
+        lines = LINES_AFTER.match(text, end)
+        first = int(lines[1]) if lines else None
+        yield value[:k + 3], first, (int(lines[2]) if lines and lines[2] else first)
 
 
 @dataclass(frozen=True)
@@ -191,14 +217,29 @@ def memory_path(path: Any, cwd: str | None) -> str | None:
     return None
 
 
+MAX_MILLIS = 253402300799999  # 9999-12-31T23:59:59.999Z: the last instant a datetime holds
+
+
 def _time(value: Any) -> datetime | None:
-    if isinstance(value, (int, float)) and value > 0:
+    """An entry's time, always zoned: epoch milliseconds, or ISO 8601 text (one without a zone is local time, as
+    JavaScript's Date reads it); anything else (not finite, out of range, not a date) is None, as a missing time."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        if not (0 < value <= MAX_MILLIS):  # also NaN
+            return None
         return datetime.fromtimestamp(value / 1000.0, tz=timezone.utc)
     if isinstance(value, str) and value:
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
             return None
+        if when.tzinfo is None:
+            try:
+                when = when.astimezone()  # the machine's zone, as Date.parse takes a date-time without an offset
+            except (OverflowError, OSError, ValueError):  # year 1 or 9999 shifted past the range
+                return None
+        return when
     return None
 
 
@@ -214,8 +255,16 @@ def _tool_name(name: Any) -> str:
     return name.split(":")[-1] if isinstance(name, str) else ""
 
 
+MAX_COUNT = 2**31 - 1  # a line number or a result count past this is no real one
+
+
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite number as written, else None (booleans, NaN, Infinity, numbers past any line or count)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return float(value) if abs(value) <= MAX_COUNT else None
 
 
 def _payload(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -315,9 +364,8 @@ class _SessionBuilder:
                     self.pending[call_id] = (GET, call)
                 self.order += 1
             elif part.get("type") == "text" and isinstance(part.get("text"), str):
-                for m in CITED.finditer(part["text"]):
-                    start = int(m[2]) if m[2] else None
-                    self.session.citations.append(Citation(turn, m[1], start, int(m[3]) if m[3] else start))
+                for cited, start, end in cited_paths(part["text"]):
+                    self.session.citations.append(Citation(turn, cited, start, end))
 
     def _tool_result(self, message: dict[str, Any]) -> None:
         call_id = str(message.get("toolCallId", ""))
@@ -366,6 +414,19 @@ def _open_transcript(path: Path):
     return open(path, "rb")
 
 
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+LONE_SURROGATE = "a string holds a lone surrogate escape (\\ud800-\\udfff), which is no character"
+
+
+def _encodable(obj: Any) -> bool:
+    """Whether every string of a parsed entry can be written as UTF-8 (a lone surrogate escape cannot)."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]]:
     with _open_transcript(path) as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -379,6 +440,9 @@ def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]]
                 continue
             if not isinstance(obj, dict):
                 stats.bad(f"{path}:{lineno}", "not a JSON object")
+                continue
+            if SURROGATE_ESCAPE.search(raw) and not _encodable(obj):
+                stats.bad(f"{path}:{lineno}", LONE_SURROGATE)
                 continue
             stats.entries += 1
             yield lineno, obj
@@ -475,6 +539,10 @@ def read_database_sessions(path: Path, stats: ReadStats) -> Iterator[Session]:
                 continue
             if not isinstance(entry, dict):
                 stats.bad(where, "not a JSON object")
+                continue
+            if SURROGATE_ESCAPE.search(text if isinstance(text, bytes) else text.encode("utf-8", "replace")) \
+                    and not _encodable(entry):
+                stats.bad(where, LONE_SURROGATE)
                 continue
             stats.entries += 1
             if entry.get("type") == "session":

@@ -4,7 +4,9 @@ judgments its behaviour implies.
 Queries
     normalised   Unicode NFKC, whitespace collapsed, surrounding quotes and end punctuation removed;
     de-duplicated  on the case-folded normal form: the same question asked ten times is one query with count
-                 10, the sessions it was asked in and its first and last time;
+                 10, the sessions it was asked in and its first and last time; its text is the form the agent
+                 sent most often, exactly as sent (the normal form only groups), and the query's note says how
+                 many other written forms were merged into it;
     dropped      empty, too short (fewer than 2 Han characters and fewer than 3 Latin letters), no words (only
                  digits, punctuation, symbols) or a placeholder (test, hello, 测试, 你好 ...): counted by reason;
     language     zh (Han characters, no Latin letters), en (Latin letters, no Han), mixed (both), other;
@@ -125,6 +127,7 @@ class MinedQuery:
     satisfied: int = 0  # occurrences followed by a read or a citation
     returned: int = 0  # occurrences whose results were recorded
     first_results: list = field(default_factory=list)  # what memory_search returned the first time (Returned)
+    forms: int = 1  # written forms merged into it (the same after normalise(): width, spaces, quotes, end, case)
 
     @property
     def cluster(self) -> str:
@@ -233,7 +236,7 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
                 forms[key] = Counter()
                 labels[key] = {}
             q.count += 1
-            forms[key][text] += 1
+            forms[key][call.query] += 1  # as the agent sent it: the replayed query is one the agent asked
             if session.id not in q.sessions:
                 q.sessions.append(session.id)
             if call.time is not None:
@@ -261,6 +264,7 @@ def mine(sessions: Iterable[Session], stats: ReadStats, *, tuning_share: float =
     queries = list(by_key.values())
     for q in queries:
         q.text = max(forms[q.key].items(), key=lambda kv: (kv[1], -list(forms[q.key]).index(kv[0])))[0]
+        q.forms = len(forms[q.key])
         q.sessions.sort(key=lambda s: (session_start.get(s) is None, session_start.get(s) or datetime.min, s))
         for (path, start, end), tally in sorted(labels[q.key].items()):
             positive = [e for e in ("read", "cited") if tally.get(e)]

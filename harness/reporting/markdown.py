@@ -340,6 +340,9 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
     from rich.console import Console
     from rich.table import Table
 
+    from harness.redact import for_output
+
+    result = for_output(result)  # --redact masks the console table as it masks report.md
     console = Console()
     round_no = result.config.get("evaluation", {}).get("round")
     mine = own_memory(result.config)
@@ -523,10 +526,9 @@ def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, in
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(result, out_dir / "results.json")
-    if result.config.get("evaluation", {}).get("redact"):  # [evaluation] redact: the user's text masked in reports
-        from harness.redact import redacted_result
+    from harness.redact import for_output
 
-        result = redacted_result(result)
+    result = for_output(result)  # [evaluation] redact: the user's text masked in reports
     _write_text(out_dir / "report.md", round_markdown(result, seed))
     return out_dir
 

@@ -80,6 +80,10 @@ def query_scores(result: RunResult) -> dict[str, list]:
 def abstention_cells(spec: dict[str, Any]) -> list[StudyCell]:
     """Every run x preset, with OpenClaw's min_score (and the run's `without` stages) taken out: labelled
     '<run label> / <preset>'; extra holds the threshold taken out (`configured`) and the run."""
+    from harness.studies.announce import announce
+
+    announce(sum(len(run.get("presets") or [None]) for run in spec["runs"]), "cells (runs x presets)",
+             str(spec.get("name", "abstention")))
     cells = []
     for run in spec["runs"]:
         for preset in run.get("presets") or [None]:

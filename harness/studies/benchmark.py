@@ -57,8 +57,11 @@ def benchmark_cells(spec: dict[str, Any], *, presets: list[str] | None = None,
     def presets_of(run: dict[str, Any]) -> list[str | None]:
         return list(presets or run.get("presets") or spec.get("presets") or [None])
 
+    from harness.studies.announce import announce
+
     cells = []
     runs = [run for run in spec["runs"] if not only_runs or run["label"] in only_runs]
+    announce(sum(len(presets_of(run)) for run in runs), "cells (presets x runs)", str(spec.get("name", "benchmark")))
     for preset in dict.fromkeys(p for run in runs for p in presets_of(run)):
         for run in runs:
             if preset not in presets_of(run):

@@ -95,8 +95,10 @@ def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str],
 def expansion_cells(spec: dict[str, Any]) -> list[Any]:
     """Every run x variant, run by run: labelled '<run label> / <variant label>', labels (run label,
     variant label)."""
+    from harness.studies.announce import announce
     from harness.studies.spec.cells import StudyCell
 
+    announce(len(spec["runs"]) * len(spec["variants"]), "cells (runs x variants)", str(spec.get("name", "expansion")))
     cells = []
     for run in spec["runs"]:
         for variant in spec["variants"]:

@@ -27,6 +27,7 @@ from harness.studies.gate_documents import (
     QueryState,
     load_document,
     same_kind,
+    same_queries,
 )
 from harness.studies.gate_file import GateConfig, GateSettings, load_gate_file
 from harness.studies.gate_rules import Check, Rule, rule_for
@@ -161,6 +162,7 @@ def run_gate(results: Path | str, baseline: Path | str, rules: Sequence[str] | N
     current_doc = load_document(results, "results file")
     baseline_doc = load_document(baseline, "baseline file")
     same_kind(current_doc, baseline_doc)
+    same_queries(current_doc, baseline_doc)
     confounds = _confounds(current_doc, baseline_doc, allow_confounds)
     config = load_gate_file(gate_file) if gate_file is not None else None
     settings = config.settings if config else GateSettings()

@@ -188,6 +188,37 @@ def same_kind(current: GateDocument, baseline: GateDocument) -> None:
                           f"with an ablation.json, harness eval scores with harness eval scores)")
 
 
+def _dataset_name(doc: dict[str, Any] | None) -> str | None:
+    described = (doc or {}).get("dataset")
+    name = described.get("dataset") if isinstance(described, dict) else None
+    if not isinstance(name, str):
+        config = (doc or {}).get("config")
+        table = config.get("dataset") if isinstance(config, dict) else None
+        name = table.get("name") if isinstance(table, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def same_queries(current: GateDocument, baseline: GateDocument) -> None:
+    """Refuse to compare runs of different questions: the gate matches queries by id, so a baseline of another
+    data set, or one whose question texts were edited since, would read as regressions that are none."""
+    ours, theirs = _dataset_name(current.doc), _dataset_name(baseline.doc)
+    if ours and theirs and ours != theirs:
+        raise ConfigError(f"cannot gate {current.path} (data set {ours!r}) against the baseline {baseline.path} (data "
+                          f"set {theirs!r}): a baseline is a run of the same data set; make one with this data set")
+    shared = [k for k in current.queries if k in baseline.queries]
+    if current.queries and baseline.queries and not shared:
+        raise ConfigError(f"cannot gate {current.path} against the baseline {baseline.path}: no query id in common "
+                          f"(its ids: {', '.join(list(current.queries)[:3])} ...; the baseline's: "
+                          f"{', '.join(list(baseline.queries)[:3])} ...): the baseline is of other queries")
+    edited = [k for k in shared if current.queries[k].text and baseline.queries[k].text
+              and current.queries[k].text != baseline.queries[k].text]
+    if edited:
+        raise ConfigError(f"cannot gate {current.path} against the baseline {baseline.path}: {len(edited)} "
+                          f"quer{'y has' if len(edited) == 1 else 'ies have'} the same id but another question text "
+                          f"({', '.join(edited[:5])}{' ...' if len(edited) > 5 else ''}); the queries were edited "
+                          "or the baseline is of another data set: make a new baseline from the current queries")
+
+
 def cutoff_of(config: dict[str, Any] | None) -> int:
     """The run's result cut-off: [search] max_results (OpenClaw's maxResults), 6 when unrecorded."""
     search = (config or {}).get("search") or {}

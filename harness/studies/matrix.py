@@ -57,21 +57,29 @@ def load_matrix(path: Path | str) -> dict[str, Any]:
 
 def matrix_cells(spec: dict[str, Any], *, preset: str | None = None,
                  only_runs: list[str] | None = None) -> list[StudyCell]:
-    """Every cell of a matrix, in order: labelled '<run> / <value>', labels (run label, value label)."""
-    out = []
-    for run in spec["runs"]:
-        if only_runs and run["label"] not in only_runs:
-            continue
-        values = spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
-        for value in values:
-            overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
-            # a value may be a whole preset (experiments/presets.toml); it wins over --preset, which would
-            # otherwise make every cell the same
-            cell_preset = overrides.pop("preset", None) or preset
-            config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
-            config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {value['label']}"})
-            out.append(StudyCell(f"{run['label']} / {value['label']}", config, (run["label"], value["label"])))
-    return out
+    """Every cell of a matrix, in order: labelled '<run> / <value>', labels (run label, value label).  Past the
+    bound of harness.studies.announce, the count (and an estimate) comes first, and --yes is needed."""
+    from harness.studies.announce import announce
+
+    def cell(run: dict[str, Any], value: dict[str, Any]) -> StudyCell:
+        overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
+        # a value may be a whole preset (experiments/presets.toml); it wins over --preset, which would
+        # otherwise make every cell the same
+        cell_preset = overrides.pop("preset", None) or preset
+        config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
+        config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {value['label']}"})
+        return StudyCell(f"{run['label']} / {value['label']}", config, (run["label"], value["label"]))
+
+    def values_of(run: dict[str, Any]) -> list[dict[str, Any]]:
+        return spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
+
+    chosen = [run for run in spec["runs"] if not only_runs or run["label"] in only_runs]
+    count = sum(len(values_of(run)) for run in chosen)
+    if count:
+        first = next(run for run in chosen if values_of(run))
+        announce(count, "cells (runs x values)", str(spec.get("name", "matrix")),
+                 sample=lambda: cell(first, values_of(first)[0]))
+    return [cell(run, value) for run in chosen for value in values_of(run)]
 
 
 def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
