@@ -25,7 +25,13 @@ def pytest_configure(config):
     from harness.db import cache_dir
 
     session = cache_dir() / vectors.SESSION_FOLDER
-    session.mkdir(parents=True, exist_ok=True)
+    try:
+        session.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a cache folder that cannot be written: a folder for this session only
+        import tempfile
+
+        session = Path(tempfile.mkdtemp(prefix="harness-tests-")) / vectors.SESSION_FOLDER
+        session.mkdir()
     os.environ["HARNESS_CACHE_DIR"] = str(session)  # the CLI subprocesses the tests start inherit it
     vectors.seed(session / "embeddings.sqlite")
 
