@@ -252,12 +252,13 @@ def test_ablation_metrics_carry_the_round_and_a_missing_query_fails(tmp_path):
 
 
 def test_gate_lines_say_the_suites_own_query_count(tmp_path):
-    """A 10-query suite: the two-sample line said "over 20 queries" (both samples pooled); it says how many each
-    side has, and the paired line how many it paired."""
+    """A 10-query suite: the two-sample line said "over 20 queries" (both samples pooled); on the same queries the
+    interval rule is paired (issue 37) and, like the paired rule, says how many queries it paired; the
+    two-sample form (runs of other queries) says how many each side has."""
     ten = [f"Q{i}" for i in range(10)]
     base = write(tmp_path / "b.json", results([row(q, rank=1) for q in ten]))
     now = write(tmp_path / "n.json", results([row(q, rank=2 if i < 3 else 1) for i, q in enumerate(ten)]))
     text = run_gate(now, base, ["mrr@6:interval", "passed:paired"]).text()
     n = len(ten)
-    assert "two-sample permutation p = " in text and f"over {n} queries now and {n} in the baseline" in text
+    assert "paired one-sided sign-flip p = " in text and f"over {n} queries (the same in both files)" in text
     assert f"over {n} queries;" in text and f"over {2 * n} queries" not in text
