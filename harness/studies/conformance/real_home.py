@@ -280,6 +280,21 @@ def expected_judgments(script: dict[str, Any], agent: str = "main") -> dict[tupl
             continue
         did = t["did"]
         searches = [(i, s) for i, s in enumerate(did) if s.get("tool") == "memory_search"]
+
+        def returned(i: int) -> list[tuple[str, int, int]]:
+            seen = did[i + 1]["seen"] if i + 1 < len(did) else None
+            return [(r["path"], int(r["startLine"]), int(r["endLine"])) for r in seen or []]
+
+        def covers(g: dict[str, Any], path: str, start: int, end: int) -> bool:
+            first = int(g.get("from") or 1)
+            last = first + int(g["lines"]) - 1 if g.get("lines") else None
+            return g["path"] == path and first <= end and (last is None or start <= last)
+
+        def credited(j: int, g: dict[str, Any]) -> int | None:
+            """The search a read at step j is credited to: the latest before it whose results held that range."""
+            earlier = [i for i, _ in searches if i < j and any(covers(g, *r) for r in returned(i))]
+            return earlier[-1] if earlier else None
+
         for n, (i, step) in enumerate(searches):
             text = normalise(str(step["args"]["query"]))
             if drop_reason(text):
@@ -287,7 +302,8 @@ def expected_judgments(script: dict[str, Any], agent: str = "main") -> dict[tupl
             key = dedupe_key(text)
             seen = did[i + 1]["seen"] if i + 1 < len(did) else None
             results = [(r["path"], int(r["startLine"]), int(r["endLine"])) for r in seen or []]
-            gets = [s["args"] for s in did[i + 1:] if s.get("tool") == "memory_get"]
+            gets = [s["args"] for j, s in enumerate(did) if j > i and s.get("tool") == "memory_get"
+                    and credited(j, s["args"]) == i]
             cited = [s["cited"] for s in did[i + 1:] if s.get("cited")]
             nxt = searches[n + 1] if n + 1 < len(searches) else None
             reformulated = False
@@ -296,11 +312,8 @@ def expected_judgments(script: dict[str, Any], agent: str = "main") -> dict[tupl
                 reformulated = not between and dedupe_key(normalise(str(nxt[1]["args"]["query"]))) != key
             for path, start, end in results:
                 evidence = set()
-                for g in gets:
-                    first = int(g.get("from") or 1)
-                    last = first + int(g["lines"]) - 1 if g.get("lines") else None
-                    if g["path"] == path and first <= end and (last is None or start <= last):
-                        evidence.add("read")
+                if any(covers(g, path, start, end) for g in gets):
+                    evidence.add("read")
                 for c in cited:
                     if c["path"] == path and c["startLine"] <= end and start <= c["endLine"]:
                         evidence.add("cited")
