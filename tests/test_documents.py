@@ -42,6 +42,8 @@ LEGACY = {
     "eval": (dict(ensure_ascii=False, indent=1), "\n"),
     "statistics": (dict(indent=1), "\n"),
     "timings": (dict(indent=1), "\n"),
+    "gate-power": (dict(ensure_ascii=False, indent=1), "\n"),  # new kinds (issue 37): their own form
+    "drift": (dict(ensure_ascii=False, indent=1), "\n"),
 }
 
 

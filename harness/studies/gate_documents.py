@@ -192,8 +192,8 @@ def _dataset_name(doc: dict[str, Any] | None) -> str | None:
     described = (doc or {}).get("dataset")
     name = described.get("dataset") if isinstance(described, dict) else None
     if not isinstance(name, str):
-        config = (doc or {}).get("config")
-        table = config.get("dataset") if isinstance(config, dict) else None
+        recorded = (doc or {}).get("config")  # the experiment as the results file recorded it (JSON, not typed)
+        table = recorded.get("dataset") if isinstance(recorded, dict) else None
         name = table.get("name") if isinstance(table, dict) else None
     return name if isinstance(name, str) and name else None
 
