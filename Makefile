@@ -151,9 +151,11 @@ expansion: $(STAMP) ## QMD query expansion (BM25 probe, RM3-style terms, centroi
 
 # The Chinese robustness suite (datasets/robustness-zh): every form of its questions x the fixing stages, one
 # matrix per preset (issue 40).
-ROBUSTNESS_PRESETS := openclaw-2026.02 openclaw-2026.08 qmd lancedb-pro
 robustness: $(STAMP) ## Chinese robustness: traditional/English/colloquial/full-width forms x fixing stages, per preset -> reports/robustness/
-	$(foreach p,$(ROBUSTNESS_PRESETS),$(HARNESS) matrix experiments/robustness-$(p).toml --out reports/robustness/$(p) &&) true
+	$(HARNESS) matrix experiments/robustness-openclaw-2026.02.toml --out reports/robustness/openclaw-2026.02
+	$(HARNESS) matrix experiments/robustness-openclaw-2026.08.toml --out reports/robustness/openclaw-2026.08
+	$(HARNESS) matrix experiments/robustness-qmd.toml --out reports/robustness/qmd
+	$(HARNESS) matrix experiments/robustness-lancedb-pro.toml --out reports/robustness/lancedb-pro
 	$(DOCS)
 
 knowledge-update: $(STAMP) ## Knowledge updates: decay half-lives and MMR on superseded facts, stable facts, old logs -> reports/knowledge-update/

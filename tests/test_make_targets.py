@@ -1,6 +1,7 @@
 """Any make target, then `make test`, is green on any machine (issue 35): README.md and docs/ are renderings of
 reports/, so every target that writes a report re-renders them as its last step, and a regenerated report (this
 machine's timings, cache counts, embedding drift) never leaves a page that differs from its rendering."""
+import os
 import re
 import subprocess
 
@@ -41,7 +42,9 @@ def test_every_target_that_writes_reports_re_renders_the_docs_last():
 
 
 def test_the_main_job_then_the_suite_renders_the_docs_after_the_report():
-    dry = subprocess.run(["make", "-n", "round4"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}  # under `make test`
+    dry = subprocess.run(["make", "-n", "--no-print-directory", "round4"], cwd=ROOT, capture_output=True, text=True,
+                         check=True, env=env).stdout
     commands = [c for c in dry.splitlines() if c.strip()]
     run = next(i for i, c in enumerate(commands) if " run experiments/round4.toml" in c)
     assert "harness.reporting.docs" in commands[-1] and run < len(commands) - 1
