@@ -100,7 +100,7 @@ def makefile_commands() -> dict[str, list[str]]:
             current = targets.setdefault(match[1], [])
         elif line.startswith("\t") and current is not None:
             command = line.strip()
-            for _ in range(3):  # nested references ($(BENCH) holds $(BIN))
+            for _ in range(6):  # nested references ($(BENCH) holds $(BIN); $(TREC_LOCOMO) four deep)
                 command = re.sub(r"\$\((\w+)\)", lambda m: variables.get(m[1], m[0]), command)
                 # the one make function used: $(if $(filter A,B),X,Y) (ROUNDS_DIR, ABLATION_DIR)
                 command = re.sub(r"\$\(if \$\(filter ([^,()]+),([^,()]+)\),([^,()]*),([^,()]*)\)",

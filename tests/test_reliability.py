@@ -242,7 +242,7 @@ def test_openclaw_json_takes_what_openclaw_takes_and_refuses_what_its_schema_ref
                     "--preset", "openclaw-2026.02")
     assert code == 0, out
     assert "chunking.overlap = 400 is applied as 99" in out and "candidateMultiplier = 50 is applied as 20" in out
-    assert "agents.list[0, 1] all have the id 'main': the first, agents.list[0], applies" in out
+    assert "agents.list[0], agents.list[1] all have the id 'main': the first, agents.list[0], applies" in out
 
 
 # --- secrets ------------------------------------------------------------------------------------------------
