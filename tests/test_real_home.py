@@ -50,9 +50,10 @@ def test_the_scripted_model_records_its_calls_and_the_results_each_step_saw():
                                                                        ("memory/2026-01-05.md", 1, 4)))]
     expected = rh.expected_judgments(script)
     # the first search was reformulated (another query, no read between): what it returned and the agent never
-    # read or cited is a 0; the chunk read and cited after the reformulation is a positive for both searches
+    # read or cited is a 0; the chunk read after the reformulation is a read for the second search only (the
+    # latest one whose results held it: session_mining's compound-turn rule), and cited for both
     assert expected == {
-        ("早餐", "memory/2026-01-05.md", 1, 4): (1, "read+cited"),
+        ("早餐", "memory/2026-01-05.md", 1, 4): (1, "cited"),
         ("早餐", "MEMORY.md", 3, 9): (0, "reformulated"),
         ("breakfast tea", "memory/2026-01-05.md", 1, 4): (1, "read+cited"),
     }
