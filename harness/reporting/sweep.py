@@ -50,7 +50,20 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any
         "stage_link": stage_link(result, config),
         "settings": json.loads(result.settings.to_json(orient="records")),
         "min_score_table": json.loads(result.min_score_table.to_json(orient="records")),
+        "reproduction": reproduction_document(result),
     })
+
+
+def reproduction_document(result: SweepResult) -> dict[str, Any]:
+    """sweep.json's reproduction block: the tolerance, the margin it flags below, each gain's check."""
+    from harness.reporting.markdown import noise_limit, reproduction_tolerance
+
+    drift = reproduction_tolerance()
+    return {"tolerance": None if drift is None else drift["tolerance"],
+            "threads_tolerance": None if drift is None else drift["threads_tolerance"],
+            "cross_machine": None if drift is None else drift["cross_machine"],
+            "noise_multiple": None if drift is None else drift["noise_multiple"],
+            "noise_limit": noise_limit(drift), "checks": reproduction_checks(result, drift)}
 
 
 def _plain(obj: Any) -> Any:
@@ -380,7 +393,7 @@ def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]
         f"**Objective** (what the selection maximises and what the tests read): {result.objective.description}. "
         f"{len(result.objective.query_ids)} queries count ("
         + ", ".join(f"{n} {kind}" for kind, n in doc["objective"]["by_kind"].items()) + ").\n",
-        reproduction_text() + "\n",
+        reproduction_text(result, doc["reproduction"]["checks"]) + "\n",
         "## Recommendation\n",
         recommendation_text(result, doc),
         "\n## Configured and in-sample best\n",
@@ -431,14 +444,103 @@ def repeats_text(result: SweepResult) -> str:
             f"(published: {result.cv.gain.estimate:+.4f}).\n")
 
 
-def reproduction_text() -> str:
-    """The reproduction tolerance (reports/drift) and what it means for a sweep's counts."""
+SCORE_FUSIONS = ("weighted", "wsum")  # fused scores move with the embedding's scores (rrf fuses ranks)
+
+
+def reproduction_checks(result: SweepResult, drift: dict[str, Any] | None) -> dict[str, Any]:
+    """Each gain the report states (the in-sample best and the recommended setting over the configuration,
+    the held-out set's chosen setting over it) against the flips reproduction noise allows
+    (evaluation.reproduction.gain_noise on the settings' deciding margins)."""
+    from harness.evaluation.reproduction import gain_noise
+    from harness.reporting.markdown import noise_limit
+
+    limit = noise_limit(drift)
+    matrix = np.asarray(result.objective.matrix, dtype=float)
+    span = float(np.nanmax(matrix) - np.nanmin(matrix)) if matrix.size else 1.0
+    counted = [str(q) for q in result.objective.query_ids]
+    objective = result.settings["objective"]
+    base = float(objective.loc[result.default_index])
+    configured = (result.headline.get("configured") or {}).get("deciding_margins")
+    checks: dict[str, Any] = {}
+    indices = {"best": result.best_index, "recommended": result.cv.recommended}
+    fusions = result.settings["fusion"] if "fusion" in result.settings else None
+
+    def rank_fused(*rows: int) -> list[str]:
+        """The rank fusions among `rows`' settings: their fused margins are not in score units."""
+        if fusions is None:
+            return []
+        return sorted({str(fusions.loc[r]) for r in rows if str(fusions.loc[r]) not in SCORE_FUSIONS})
+
+    def unchecked(gain: float, ranked: list[str]) -> dict[str, Any]:
+        return {"gain": gain, "limit": limit, "not_checked": ", ".join(ranked), "inside_noise": None}
+
+    for name, index in indices.items():
+        if index is None or configured is None:
+            continue
+        ranked = rank_fused(result.default_index, index)
+        if ranked:
+            checks[name] = unchecked(float(objective.loc[index]) - base, ranked)
+            continue
+        block = result.headline.get(name) or result.headline.get("best" if index == result.best_index else "")
+        margins = (block or {}).get("deciding_margins")
+        if margins is None:
+            continue
+        checks[name] = gain_noise(float(objective.loc[index]) - base, len(counted), span, configured, margins,
+                                  limit=limit, queries=counted)
+    h = result.holdout
+    chosen = result.cv.recommended if result.cv.recommended is not None else result.best_index
+    if h and rank_fused(result.default_index, chosen):
+        checks["holdout"] = unchecked(h["chosen_mean"] - h["configured_mean"], rank_fused(result.default_index, chosen))
+    elif h and all("deciding_margins" in h["headline"].get(k, {}) for k in ("configured", "chosen")):
+        checks["holdout"] = gain_noise(h["chosen_mean"] - h["configured_mean"], h["queries"], span,
+                                       h["headline"]["configured"]["deciding_margins"],
+                                       h["headline"]["chosen"]["deciding_margins"], limit=limit)
+    return checks
+
+
+def noise_check_sentence(what: str, check: dict[str, Any], n: int) -> str:
+    """One stated gain against reproduction noise, in words."""
+    if check.get("not_checked"):
+        return (f"{what} {check['gain']:+.4f}: not checked against the tolerance: {check['not_checked']} fuses "
+                "ranks, so its margins are not in score units (a flip needs the vector leg's candidates to swap "
+                "places, which this report does not measure).")
+    flips = check["flippable"]
+    shown = ", ".join(flips[:8]) + (f" and {len(flips) - 8} more" if len(flips) > 8 else "")
+    if not flips:
+        return (f"{what} {check['gain']:+.4f}: no counted query of either setting is decided by a margin under "
+                f"{check['limit']:.4f}, so the gain is outside reproduction noise.")
+    verdict = ("**inside reproduction noise**: another machine can erase it" if check["inside_noise"]
+               else "outside reproduction noise")
+    return (f"{what} {check['gain']:+.4f}: {len(flips)} of {n} counted queries "
+            f"{'is' if len(flips) == 1 else 'are'} decided by a margin under "
+            f"{check['limit']:.4f} in one of the two settings ({shown}); flipping them moves the gain by up to "
+            f"{check['bound']:.4f}, so it is {verdict}.")
+
+
+def reproduction_text(result: SweepResult | None = None, checks: dict[str, Any] | None = None) -> str:
+    """The reproduction tolerance (reports/drift and the cross-machine change) and what it does to this
+    sweep's gains (`checks`: reproduction_checks)."""
     from harness.reporting.markdown import reproduction_tolerance, tolerance_sentence
 
-    return (tolerance_sentence(reproduction_tolerance()) + " A sweep counts queries: a query whose deciding "
-            "margin lies inside that noise can pass in one run of a setting and fail in the next, so gains of a "
-            "query or two, and the choice among settings that tie within them, are not reproducible; the "
-            "per-setting margins of this sweep are not checked against the tolerance one by one.")
+    text = (tolerance_sentence(reproduction_tolerance()) + " A sweep counts queries: a query whose deciding "
+            "margin (its smallest margin that decides pass or fail: the relevant chunk against the best other, "
+            "the top-1 against minScore, the relevant chunk against the cut) lies inside that noise can pass in "
+            "one run of a setting and fail in the next.")
+    if result is None or not checks:
+        return text
+    n = len(result.objective.query_ids)
+    names = {"best": "In-sample best over the configuration:",
+             "recommended": "Recommended setting over the configuration:",
+             "holdout": "Held-out set, chosen setting over the configuration:"}
+    if "recommended" in checks and result.cv.recommended == result.best_index:
+        names["best"] = "In-sample best (the recommended setting) over the configuration:"
+    lines = [text, ""]
+    for name, check in checks.items():
+        if name == "recommended" and result.cv.recommended == result.best_index:
+            continue  # the same setting as the in-sample best: said once
+        count = result.holdout["queries"] if name == "holdout" else n
+        lines.append("- " + noise_check_sentence(names[name], check, count))
+    return "\n".join(lines)
 
 
 def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
@@ -450,6 +552,11 @@ def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
     negatives_only = result.cv.carried_by is not None
     text = [f"**{result.cv.verdict[0].upper() + result.cv.verdict[1:]}: change to {label(result.recommended)}**"
             + (" (not a retrieval improvement)" if negatives_only else "") + f": {result.cv.reason}.\n"]
+    check = ((doc.get("reproduction") or {}).get("checks") or {}).get("recommended")
+    if check and check["inside_noise"]:
+        text.append(f"Its gain over the configuration ({check['gain']:+.4f}) is **inside reproduction noise**: "
+                    f"{len(check['flippable'])} queries decided by a margin under {check['limit']:.4f} could move it "
+                    f"by up to {check['bound']:.4f} on another machine.\n")
     if doc["openclaw_snippet"] is not None:
         what = ("openclaw.json snippet of this abstention change (it changes what is left silent on queries "
                 "with nothing relevant, not what is found" if negatives_only else

