@@ -9,6 +9,7 @@ import json
 import math
 import os
 
+import numpy as np
 import pytest
 
 from harness.studies.coverage import measure
@@ -60,10 +61,12 @@ def _leaves(doc, path=""):
 
 def test_the_committed_report_is_this_measurement(default):
     """reports/statistics/statistics.json (what the README quotes) is what the code measures now: every
-    figure equal, a rate to within one simulated world (BLAS rounding on another CPU may tip one)."""
+    figure equal, a rate to within one simulated world (BLAS rounding on another CPU may tip one), and each
+    simulated rate carries its Monte Carlo standard error."""
     committed = dict(_leaves(json.loads(COMMITTED.read_text(encoding="utf-8"))))
     measured = dict(_leaves(json.loads(json.dumps(default))))
     assert committed.keys() == measured.keys()
+    assert "/gate/paired_queries_se" in committed and "/binomial/infimum" in committed
     worlds = min(default["sizes"].values())
     for key, value in measured.items():
         if key == "/seconds":
@@ -72,6 +75,29 @@ def test_the_committed_report_is_this_measurement(default):
             assert committed[key] == pytest.approx(value, abs=1.0 / worlds + 1e-9), key
         else:
             assert committed[key] == value, key
+
+
+def test_the_pass_rate_coverage_infimum_is_below_every_grid_point_and_reached():
+    """The exact infimum over every true rate (not a grid's minimum): no grid point is below it, and the
+    coverage at the rate it names (or just beside it: the coverage jumps at an interval's end) comes within
+    1e-6 of it."""
+    from scipy import stats
+
+    from harness.evaluation.statistics import bootstrap_pass_rate
+    from harness.studies.coverage import binomial_coverage
+
+    n = 12
+    b = binomial_coverage(n, rates=tuple(np.linspace(0.01, 0.99, 99)))
+    assert b["infimum"] <= b["min_coverage"] + 1e-12
+    ours = {k: bootstrap_pass_rate([True] * k + [False] * (n - k)) for k in range(n + 1)}
+
+    def cover(p):
+        return sum(stats.binom.pmf(k, n, p) for k, iv in ours.items() if iv.low <= p <= iv.high)
+
+    p = b["infimum_at"]
+    assert min(cover(p), cover(p - 1e-9), cover(p + 1e-9)) == pytest.approx(b["infimum"], abs=1e-6)
+    grid = np.linspace(0.001, 0.999, 4000)
+    assert min(cover(x) for x in grid) >= b["infimum"] - 1e-9
 
 
 @pytest.mark.slow

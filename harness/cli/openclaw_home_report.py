@@ -104,6 +104,9 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
                 "judged_configured": float(result.settings.loc[result.default_index, column]) if column else None,
                 "judged_best": float(result.settings.loc[result.best_index, column]) if column else None,
                 "unjudged_refusal": result.unjudged is not None,
+                # judged@k of the configured setting is 1 by construction (its own top k is in the judging pool);
+                # the settings outside it show how complete the judgments are for anything else
+                "judged_others": judged_outside_pool(result.settings, column, result.default_index) if column else None,
                 "holdout": {key: result.holdout[key] for key in ("which", "setting", "configured", "queries",
                                                                 "configured_mean", "chosen_mean", "gain", "p_value",
                                                                 "p_floor", "unit", "units")} if result.holdout else None,
@@ -143,5 +146,17 @@ def main() -> int:
     return 0
 
 
+def judged_outside_pool(settings: Any, column: str, configured: int) -> dict[str, Any] | None:
+    """judged@k over the sweep's settings other than the configured one: min, median, max, and how many of
+    them have an unjudged chunk in their top k."""
+    values = settings[column].drop(index=configured).astype(float)
+    values = values[values == values]
+    if values.empty:
+        return None
+    return {"settings": int(len(values)), "min": float(values.min()), "median": float(values.median()),
+            "max": float(values.max()), "below_one": int((values < 1 - 1e-12).sum())}
+
+
 if __name__ == "__main__":
     raise SystemExit(main())
+

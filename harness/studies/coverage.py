@@ -45,6 +45,10 @@ SIZES = {
                 "resamples": 1000},
     "full": {"rr": 5000, "clustered": 4000, "null": 1000, "effect": 400, "grouped": 1000, "gate": 2000, "flips": 500,
              "resamples": 2000},
+    # >= 2,000 worlds behind every rate, so a rate near 5% carries a Monte Carlo standard error under 0.5
+    # points (`make statistics SIZE=published`: ~15 CPU minutes; every rate prints its own error)
+    "published": {"rr": 2000, "clustered": 2000, "null": 2000, "effect": 2000, "grouped": 2000, "gate": 2000,
+                  "flips": 100, "resamples": 1000},
 }
 
 
@@ -60,7 +64,37 @@ def binomial_coverage(n: int = 12, rates: Sequence[float] = (0.5, 0.6, 0.7, 0.8,
         weights = stats.binom.pmf(np.arange(n + 1), n, p)
         covered = sum(w for k, w in enumerate(weights) if ours[k].low <= p <= ours[k].high)
         rows.append({"rate": p, "coverage": float(covered), "percentile_bootstrap": _percentile_coverage(n, p)})
-    return {"n": n, "method": ours[n - 1].method, "rows": rows, "min_coverage": min(r["coverage"] for r in rows)}
+    low, at = coverage_infimum({k: (iv.low, iv.high) for k, iv in ours.items()}, n)
+    return {"n": n, "method": ours[n - 1].method, "rows": rows, "min_coverage": min(r["coverage"] for r in rows),
+            "infimum": low, "infimum_at": at}
+
+
+def coverage_infimum(intervals: dict[int, tuple[float, float]], n: int) -> tuple[float, float]:
+    """The exact infimum over every true rate p in (0, 1) of the coverage of the intervals made from k passes
+    of n (`intervals`: k -> (low, high)), and a p at (or next to) which it is reached.  Between two
+    consecutive interval ends the set of k whose interval holds p is fixed, so the coverage there is a
+    smooth sum of binomial terms: its infimum over the closed piece (the limits at the ends included) is
+    found with a bounded minimiser and compared with both ends."""
+    from scipy.optimize import minimize_scalar
+
+    ends = sorted({0.0, 1.0, *(float(x) for pair in intervals.values() for x in pair if 0.0 <= x <= 1.0)})
+    best, best_at = 1.0, 0.5
+    for a, b in zip(ends, ends[1:]):
+        if b - a < 1e-12:
+            continue
+        middle = (a + b) / 2
+        inside = [k for k, (lo, hi) in intervals.items() if lo <= middle <= hi]
+
+        def cover(p: float, inside: list[int] = inside) -> float:
+            return float(stats.binom.pmf(inside, n, p).sum()) if inside else 0.0
+
+        candidates = [(cover(a), a), (cover(b), b)]
+        found = minimize_scalar(cover, bounds=(a, b), method="bounded", options={"xatol": 1e-10})
+        candidates.append((float(found.fun), float(found.x)))
+        value, where = min(candidates)
+        if 0.0 < where < 1.0 and value < best:
+            best, best_at = value, where
+    return best, best_at
 
 
 def _percentile_coverage(n: int, p: float, resamples: int = 2000) -> float:
@@ -238,7 +272,8 @@ def gate_false_alarms(reps: int, seed: int = 5) -> dict[str, Any]:
 # --- the report ---------------------------------------------------------------------------------------
 
 def measure(size: str = "default") -> dict[str, Any]:
-    """Every measurement at one size ("default": what `make test` asserts; "full": opt-in)."""
+    """Every measurement at one size ("default": what `make test` asserts; "published": >= 2,000
+    worlds a rate; "full": opt-in)."""
     sizes = SIZES[size]
     started = time.perf_counter()
     doc = {
@@ -249,8 +284,34 @@ def measure(size: str = "default") -> dict[str, Any]:
         "selection": selection_worlds(sizes),
         "gate": gate_false_alarms(sizes["gate"]),
     }
+    add_monte_carlo_errors(doc)
     doc["seconds"] = time.perf_counter() - started
     return doc
+
+
+RATES = {  # the simulated rates of each block (a share of `reps` worlds), which get a Monte Carlo error
+    "reciprocal_rank": ("coverage",), "clustered": ("coverage", "coverage_if_independent"),
+    "null": ("naive", "max_statistic"), "effect": ("power",),
+    "grouped_null": ("max_statistic", "cross_validated", "max_statistic_ignoring_groups",
+                     "cross_validated_ignoring_groups"),
+    "gate": ("interval_queries", "interval_clusters", "paired_queries"),
+}
+
+
+def monte_carlo_error(rate: float, reps: int) -> float:
+    """The standard error of a rate measured as a share of `reps` independent worlds."""
+    return float(np.sqrt(rate * (1 - rate) / reps)) if reps else float("nan")
+
+
+def add_monte_carlo_errors(doc: dict[str, Any]) -> None:
+    """Beside each simulated rate r of a block of `reps` worlds: r_se = sqrt(r (1 - r) / reps)."""
+    blocks = {"reciprocal_rank": doc["reciprocal_rank"], "clustered": doc["clustered"], "gate": doc["gate"],
+              **{k: doc["selection"][k] for k in ("null", "effect", "grouped_null")}}
+    for name, block in blocks.items():
+        reps = block["reps"]
+        for target in block.get("rows") or [block]:
+            for key in RATES[name]:
+                target[f"{key}_se"] = monte_carlo_error(target[key], reps)
 
 
 if __name__ == "__main__":  # the command line, which also writes the report, is harness.cli.coverage
