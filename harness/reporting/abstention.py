@@ -54,7 +54,8 @@ def summary_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
             "held-out U vs configured (gain [95% CI], p, p Holm)":
                 f"{cv['held_out_mean']:.3f} vs {cv['configured_mean']:.3f} ({_interval(cv['gain'], sign='+')}, "
                 f"p = {p_text(cv['p_value'], cv.get('p_floor') or 0.0, bool(cv.get('p_monte_carlo')))}, "
-                f"Holm {_num(run.get('p_holm'), 3) or 'n/a'})",
+                f"Holm {_num(run.get('p_holm'), 3) or 'n/a'}"
+                + (f" in {run['holm_source']}'s family" if run.get("holm_source") else "") + ")",
             "resampled": plural(cv.get("unit", "query"), cv.get("units")),
             "verdict (what carries it)": run.get("verdict") or _threshold(run["recommended_threshold"]),
         })
@@ -75,7 +76,9 @@ def write_abstention_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
              "the configured minScore on the same queries; a threshold is recommended only when that gain's "
              "interval lies above zero, the paired sign-flip test agrees on units that can reach p < 0.05 (an "
              "exact sign-flip over m units that differ cannot go below 2/2^m: \"cannot decide with m units\"), "
-             "its p survives Holm over every row of this table, and it beats both policies below by the same "
+             "its p survives Holm over its family (the rows of this table, except a hypothesis another report "
+             "also tests: it is corrected once, in that report's family, named beside its p; the families are "
+             "disjoint), and it beats both policies below by the same "
              "rule; the verdict names what carries it. Intervals and tests resample the data set's unit (`resampled`: LoCoMo's "
              "conversations, king78's records). Two policies need no score at all "
              "(answer everything: U = (1 - w) x the share answered correctly at minScore 0; stay silent on "

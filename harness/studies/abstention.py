@@ -124,7 +124,7 @@ def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dic
                      "scores": {k: [None if isinstance(v, float) and math.isnan(v) else v for v in vs]
                                 for k, vs in r["scores"].items()},
                      "config": r["config"], "timings": r["timings"]})
-    holm_over_table(rows)
+    holm_over_table(rows, elsewhere=rows_elsewhere(spec))
     # package and model versions and core count, as every results file carries them (the runs share one)
     return {"name": spec["name"], "description": spec.get("description", ""), "notes": spec.get("notes", ""),
             "weight": float(spec.get("weight", ABSTENTION_WEIGHT)),
@@ -148,7 +148,7 @@ def recalibrated_document(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str
         kept = {k: old[k] for k in ("label", "preset", "experiment", "fusion", "without")}
         rows.append({**kept, **cal.as_dict(), "curve": cal.curve.round(6).to_dict(orient="list"), "scores": s,
                      "config": old["config"], "timings": old["timings"]})
-    holm_over_table(rows)
+    holm_over_table(rows, elsewhere=rows_elsewhere(spec))
     return {**doc, "description": spec.get("description", ""), "notes": spec.get("notes", ""), "weight": weight,
             "runs": rows}
 
@@ -156,23 +156,60 @@ def recalibrated_document(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str
 ALPHA = 0.05
 
 
-def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA) -> None:
+def hypothesis_key(row: dict[str, Any]) -> tuple:
+    """What a row tests: the same data set, preset, fusion and stages left out is the same hypothesis."""
+    return (row["label"], row["preset"], row["experiment"], row["fusion"], tuple(row.get("without") or ()))
+
+
+def rows_elsewhere(spec: dict[str, Any]) -> dict[tuple, dict[str, Any]]:
+    """The rows of the reports named by the spec's `holm_elsewhere` (committed abstention.json files whose
+    Holm family owns the hypotheses they share with this table), by hypothesis."""
+    import json
+
+    out: dict[tuple, dict[str, Any]] = {}
+    for name in spec.get("holm_elsewhere") or []:
+        path = project_path(name)
+        if not path.is_file():
+            continue  # not written yet: its rows stay in this table's family
+        for row in json.loads(path.read_text(encoding="utf-8")).get("runs", []):
+            if row.get("p_holm") is not None:
+                out[hypothesis_key(row)] = {**row, "holm_source": name}
+    return out
+
+
+def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA,
+                    elsewhere: dict[tuple, dict[str, Any]] | None = None) -> None:
     """A threshold is recommended in a row only when its cross-validated test also survives Holm over
-    every row of the table (each row is one more chance of a false "recommended"): rows get `p_holm`, and
-    a recommendation whose p_holm is not below alpha is withdrawn with the reason."""
+    its family (each row is one more chance of a false "recommended"): rows get `p_holm`, and a
+    recommendation whose p_holm is not below alpha is withdrawn with the reason.  The families are
+    disjoint: a row whose hypothesis (hypothesis_key) is also a row of a report in `elsewhere`, with the
+    same raw p, is corrected in that report's family (its p_holm and family size, `holm_source` naming
+    it); every other row of this table forms this table's family."""
     from harness.evaluation.comparison import holm_adjusted
 
-    adjusted = holm_adjusted([r["cv"]["p_value"] for r in rows])
-    finite = [i for i, p in enumerate(adjusted) if p == p]
-    for i in finite:
-        row, p = rows[i], adjusted[i]
+    elsewhere = elsewhere or {}
+    owned = {}
+    for i, row in enumerate(rows):
+        other = elsewhere.get(hypothesis_key(row))
+        if other is not None and math.isclose(other["cv"]["p_value"], row["cv"]["p_value"], rel_tol=1e-6, abs_tol=1e-9):
+            owned[i] = other
+    mine = [i for i in range(len(rows)) if i not in owned]
+    adjusted = dict(zip(mine, holm_adjusted([rows[i]["cv"]["p_value"] for i in mine])))
+    finite = [i for i in mine if adjusted[i] == adjusted[i]]
+    family = {i: (adjusted[i], len(finite), "this table") for i in finite}
+    family.update({i: (o["p_holm"], o.get("holm_family"), o["holm_source"]) for i, o in owned.items()})
+    for i, (p, size, source) in sorted(family.items()):
+        row = rows[i]
         row["p_holm"] = p
-        row["holm_family"] = len(finite)
+        row["holm_family"] = size
+        if source != "this table":
+            row["holm_source"] = source
+        where = f"the {size} rows of this table" if source == "this table" else f"the {size} rows of {source}"
         if row["recommended_threshold"] is not None and not p < alpha:
             row["recommended_before_holm"] = row["recommended_threshold"]
             row["recommended_threshold"] = None
-            row["verdict"] = f"none: not after Holm over {len(finite)} rows (p {p:.3g}); before: {row['verdict']}"
-            row["reason"] = (f"no threshold after Holm over the {len(finite)} rows of this table (p = "
+            row["verdict"] = f"none: not after Holm over {where} (p {p:.3g}); before: {row['verdict']}"
+            row["reason"] = (f"no threshold after Holm over {where} (p = "
                              f"{row['cv']['p_value']:.3g} -> {p:.3g}); before the correction: {row['reason']}")
 
 

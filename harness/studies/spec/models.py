@@ -211,6 +211,9 @@ class AbstentionStudy(_Study):
     runs: list[AbstentionRun]
     weight: float = ABSTENTION_WEIGHT
     """the utility's weight of silence on unanswerable queries, in [0, 1]"""
+    holm_elsewhere: list[Name] = []
+    """committed abstention.json files whose Holm family owns the hypotheses they share with this study
+    (those rows are corrected there, once: the families are disjoint)"""
 
     @field_validator("weight", mode="before")
     @classmethod
