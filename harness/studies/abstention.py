@@ -183,7 +183,7 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA,
     its family (each row is one more chance of a false "recommended"): rows get `p_holm`, and a
     recommendation whose p_holm is not below alpha is withdrawn with the reason.  The families are
     disjoint: a row whose hypothesis (hypothesis_key) is also a row of a report in `elsewhere`, with the
-    same raw p, is corrected in that report's family (its p_holm and family size, `holm_source` naming
+    same raw p (to the 6 significant digits a report keeps), is corrected in that report's family (its p_holm and family size, `holm_source` naming
     it); every other row of this table forms this table's family."""
     from harness.evaluation.comparison import holm_adjusted
 
@@ -191,7 +191,7 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA,
     owned = {}
     for i, row in enumerate(rows):
         other = elsewhere.get(hypothesis_key(row))
-        if other is not None and math.isclose(other["cv"]["p_value"], row["cv"]["p_value"], rel_tol=1e-6, abs_tol=1e-9):
+        if other is not None and math.isclose(other["cv"]["p_value"], row["cv"]["p_value"], rel_tol=1e-5, abs_tol=1e-9):
             owned[i] = other
     mine = [i for i in range(len(rows)) if i not in owned]
     adjusted = dict(zip(mine, holm_adjusted([rows[i]["cv"]["p_value"] for i in mine])))
