@@ -60,19 +60,33 @@ def _leaves(doc, path=""):
 
 
 def test_the_committed_report_is_this_measurement(default):
-    """reports/statistics/statistics.json (what the README quotes) is what the code measures now: every
-    figure equal, a rate to within one simulated world (BLAS rounding on another CPU may tip one), and each
-    simulated rate carries its Monte Carlo standard error."""
-    committed = dict(_leaves(json.loads(COMMITTED.read_text(encoding="utf-8"))))
+    """reports/statistics/statistics.json (what the README quotes, measured at the published size: >= 2,000
+    worlds a rate) agrees with what the code measures now at the default size: the same fields, exact
+    figures equal, each simulated rate within 4 combined Monte Carlo standard errors of this measurement
+    (plus one world of the smaller run: BLAS rounding on another CPU may tip one)."""
+    from harness.studies.coverage import SIZES
+
+    doc = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    assert doc["size"] == "published" and all(doc["sizes"][k] >= 2000 for k in doc["sizes"]
+                                              if k not in ("flips", "resamples"))
+    committed = dict(_leaves(doc))
     measured = dict(_leaves(json.loads(json.dumps(default))))
     assert committed.keys() == measured.keys()
-    assert "/gate/paired_queries_se" in committed and "/binomial/infimum" in committed
-    worlds = min(default["sizes"].values())
+    worlds = min(SIZES["default"].values())
     for key, value in measured.items():
-        if key == "/seconds":
+        name = key.rsplit("/", 1)[-1]
+        if key in ("/seconds", "/size") or key.startswith("/sizes") or name == "reps" or name.endswith("_se"):
             continue
-        if isinstance(value, float):
-            assert committed[key] == pytest.approx(value, abs=1.0 / worlds + 1e-9), key
+        if f"{key}_se" in measured:  # a simulated rate
+            error = math.hypot(measured[f"{key}_se"], committed[f"{key}_se"])
+            assert abs(committed[key] - value) <= 4 * error + 1.0 / worlds + 1e-9, (key, committed[key], value)
+        elif key.endswith("min_coverage") or key.endswith("in_sample_gain"):
+            if not key.startswith("/binomial"):  # a minimum / mean of simulated figures
+                assert committed[key] == pytest.approx(value, abs=0.05), key
+                continue
+            assert committed[key] == pytest.approx(value, abs=1e-9), key
+        elif isinstance(value, float):
+            assert committed[key] == pytest.approx(value, abs=1e-9), key
         else:
             assert committed[key] == value, key
 

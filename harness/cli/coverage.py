@@ -12,7 +12,7 @@ from harness.studies.coverage import SIZES, measure
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="coverage and error rates of the harness's statistics")
     parser.add_argument("--out", default="reports/statistics")
-    parser.add_argument("--size", choices=sorted(SIZES), default="default")
+    parser.add_argument("--size", choices=sorted(SIZES), default="published")
     args = parser.parse_args(argv)
     path = write_report(measure(args.size), args.out)
     print(f"wrote {path}")

@@ -45,8 +45,8 @@ SIZES = {
                 "resamples": 1000},
     "full": {"rr": 5000, "clustered": 4000, "null": 1000, "effect": 400, "grouped": 1000, "gate": 2000, "flips": 500,
              "resamples": 2000},
-    # >= 2,000 worlds behind every rate, so a rate near 5% carries a Monte Carlo standard error under 0.5
-    # points (`make statistics SIZE=published`: ~15 CPU minutes; every rate prints its own error)
+    # what reports/statistics/ publishes (`make statistics`): >= 2,000 worlds behind every rate, so a rate near
+    # 5% carries a Monte Carlo standard error under 0.5 points (every rate prints its own)
     "published": {"rr": 2000, "clustered": 2000, "null": 2000, "effect": 2000, "grouped": 2000, "gate": 2000,
                   "flips": 100, "resamples": 1000},
 }
@@ -272,8 +272,8 @@ def gate_false_alarms(reps: int, seed: int = 5) -> dict[str, Any]:
 # --- the report ---------------------------------------------------------------------------------------
 
 def measure(size: str = "default") -> dict[str, Any]:
-    """Every measurement at one size ("default": what `make test` asserts; "published": >= 2,000
-    worlds a rate; "full": opt-in)."""
+    """Every measurement at one size ("default": what `make test` asserts; "published": what
+    reports/statistics/ holds, >= 2,000 worlds a rate; "full": opt-in)."""
     sizes = SIZES[size]
     started = time.perf_counter()
     doc = {
