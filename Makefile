@@ -30,8 +30,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## Create .venv and install the harness with its test and ray extras
 
-test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests)
-	$(BIN)/pytest -q
+# The suite on every core (pytest-xdist), each test file on one worker: a file's module fixtures (a built
+# wheel, a Ray cluster, a real release's home) are made once, and the files that start servers pick free
+# ports.  TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= auto
+test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests) on every core
+	$(BIN)/pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # The test corpora's e5 vectors, committed (tests/data/e5-vectors.npz) and seeded by tests/conftest.py into the
 # test session's own cache (<cache folder>/test-session/), so `make test` does not embed them; no target that

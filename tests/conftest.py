@@ -14,13 +14,28 @@ settings.register_profile("default", deadline=None, max_examples=100,
 settings.load_profile("default")
 
 
+# The session's cache folder, set by the first process that seeds it: the pytest-xdist workers `make test`
+# starts inherit it and use the same seeded folder instead of nesting a new one under it.
+SESSION_CACHE = "HARNESS_TEST_SESSION_CACHE"
+
+
 def pytest_configure(config):
     """The session's own embedding cache, seeded with the test corpora's committed e5 vectors
     (tests/vectors.py): <cache folder>/test-session/, so the user's cache, which the make targets that
-    write reports/ read, never holds a seeded vector.  HARNESS_TEST_VECTORS=off: neither."""
+    write reports/ read, never holds a seeded vector.  HARNESS_TEST_VECTORS=off: neither.
+
+    ranx (the reference the metric and fusion tests compare with) runs its numba kernels as plain Python
+    here: a fresh environment spends over a minute compiling them (69 s measured on a quiet 2-core machine,
+    against 3 s uncompiled for the same evaluate and fuse calls), while the harness itself never imports
+    ranx.  The benchmarks (`make bench`, --benchmark-enable) keep the compiled kernels they time."""
+    if not config.getoption("benchmark_enable", default=False):
+        os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
     from tests import vectors
 
     if os.environ.get(vectors.OFF) == "off":
+        return
+    if os.environ.get(SESSION_CACHE):  # an xdist worker: the controller has seeded it
+        os.environ["HARNESS_CACHE_DIR"] = os.environ[SESSION_CACHE]
         return
     from harness.db import cache_dir
 
@@ -33,6 +48,7 @@ def pytest_configure(config):
         session = Path(tempfile.mkdtemp(prefix="harness-tests-")) / vectors.SESSION_FOLDER
         session.mkdir()
     os.environ["HARNESS_CACHE_DIR"] = str(session)  # the CLI subprocesses the tests start inherit it
+    os.environ[SESSION_CACHE] = str(session)
     vectors.seed(session / "embeddings.sqlite")
 
 
