@@ -475,3 +475,16 @@ def test_a_search_answered_unavailable_has_no_results_and_is_counted(tmp_path):
     q = r.mining.queries[0]
     assert q.text == "我住在哪家酒店" and q.returned == 0 and r.mining.unavailable == 1
     assert any("answered unavailable" in n for n in r.notes)
+
+
+def test_the_release_is_read_from_the_databases_primary_row_not_a_migrations_row(tmp_path):
+    # 2026.9.6's doctor, upgrading a 2026.8.1 home in place, adds a migration row to schema_meta whose key
+    # sorts before 'primary'; the release that wrote the database is the 'primary' row (as 2026.9.6 reads it)
+    from harness.inputs.openclaw_index import MemoryIndex
+
+    db = agent_db(tmp_path / "agents" / "main" / "agent.sqlite", {"MEMORY.md": MEMORY}, {})
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO schema_meta VALUES ('historical-transcript-directives-v1', '{\"phase\":\"complete\"}',"
+                     " NULL)")
+    with MemoryIndex(db) as index:
+        assert (index.app_version, index.schema_version) == ("2026.9.6", 9)

@@ -199,7 +199,10 @@ class MemoryIndex:
     def _schema_meta(self) -> tuple[str | None, int | None]:
         if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_meta'").fetchone():
             return None, None
-        row = self.conn.execute("SELECT app_version, schema_version FROM schema_meta ORDER BY meta_key LIMIT 1") \
+        # the database's own row is meta_key 'primary' (2026.9.6 reads it so); other rows record migrations
+        # (2026.9.6's doctor adds historical-transcript-directives-v1 to an upgraded 2026.8.1 database)
+        row = self.conn.execute("SELECT app_version, schema_version FROM schema_meta "
+                                "ORDER BY meta_key != 'primary', meta_key LIMIT 1") \
             .fetchone() if {"app_version", "schema_version"} <= set(_columns(self.conn, "schema_meta")) else None
         return (row[0], row[1]) if row else (None, None)
 
