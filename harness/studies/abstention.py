@@ -190,7 +190,7 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA,
     elsewhere = elsewhere or {}
     owned = {}
     for i, row in enumerate(rows):
-        other = elsewhere.get(hypothesis_key(row))
+        other = elsewhere.get(hypothesis_key(row)) if elsewhere else None  # a table with no other family
         if other is not None and math.isclose(other["cv"]["p_value"], row["cv"]["p_value"], rel_tol=1e-5, abs_tol=1e-9):
             owned[i] = other
     mine = [i for i in range(len(rows)) if i not in owned]
