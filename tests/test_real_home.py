@@ -105,3 +105,70 @@ def test_the_report_puts_the_real_home_rows_in_their_own_table(tmp_path):
     assert "| round1 | gated |" in main.split("## Differences")[0] and "home-base" not in main.split("## Differences")[0]
     table = homes.split("## Differences")[0]
     assert "| home-base | gated |" in table and "8/9 ⚠" in table and "3/3" not in table
+
+
+# --- the edited variation: judgments as the run anchors them ------------------------------------------------
+
+MEMORY_TEXT = "# Memory\n\n- 早上喝龙井。\n- 不吃香菜。\n\n## Work\n- Expense reports go to finance.\n- VPN: Frankfurt.\n"
+JUDGED = {"早上 喝什么": [("MEMORY.md", 3, 3, 1), ("MEMORY.md", 4, 5, 0)],
+          "expense report": [("MEMORY.md", 7, 7, 1)],
+          "vpn node": [("MEMORY.md", 8, 8, 1), ("MEMORY.md", 7, 7, 0)],
+          "其他": [("memory/2026-01-05.md", 1, 4, 1)]}
+
+
+def test_the_edit_rewrites_the_last_judged_positive_line_and_moves_the_rest():
+    edit = rh.choose_edit(JUDGED)
+    assert (edit.path, edit.rewritten) == ("MEMORY.md", 8)
+    after = edit.apply(MEMORY_TEXT).split("\n")
+    before = MEMORY_TEXT.split("\n")
+    assert after[:len(rh.EDIT_ADDED)] == list(rh.EDIT_ADDED) and rh.EDIT_TEXT in after
+    for start, end in ((3, 3), (4, 5), (7, 7)):  # the text of every span the edit did not rewrite is where moved() says
+        s, e = edit.moved(start, end)
+        assert after[s - 1:e] == before[start - 1:end]
+    assert edit.moved(8, 8) is None
+    expected, moved, dropped = rh.expected_after_edit(edit, JUDGED)
+    assert (moved, dropped) == (4, 1)
+    assert expected["vpn node"] is None  # its only positive is gone: the query is not evaluated
+    assert expected["早上 喝什么"] == {"MEMORY.md#L7-L7": 1, "MEMORY.md#L8-L9": 0}
+    assert expected["其他"] == {"memory/2026-01-05.md#L1-L4": 1}
+
+
+def test_judgments_applied_unchecked_after_the_edit_fail_the_rows():
+    edit = rh.choose_edit(JUDGED)
+    before, after = MEMORY_TEXT.split("\n"), edit.apply(MEMORY_TEXT).split("\n")
+    expected, _, _ = rh.expected_after_edit(edit, JUDGED)
+    notes = [f"q: the implicit judgment of MEMORY.md lines {s}-{e} is re-anchored to lines 1-1" for s, e in
+             ((3, 3), (4, 5), (7, 7), (7, 7))] + ["q: the implicit judgment of MEMORY.md lines 8-8 is dropped"]
+    good = rh.edited_checks(edit, before, after, JUDGED, expected, notes)
+    assert [(c.agreed, c.total) for c in good] == [(6, 6), (3, 3), (2, 2)]
+    # today's lines with yesterday's numbers (the stale spans of a run that does not anchor)
+    stale = {t: {f"{p}#L{s}-L{e}": g for p, s, e, g in spans} for t, spans in JUDGED.items()}
+    bad = rh.edited_checks(edit, before, after, JUDGED, stale, [])
+    assert all(c.agreed < c.total for c in bad)
+    assert any("never saw" in d.cause for d in bad[1].differences)
+
+
+def test_the_run_re_anchors_judgments_on_an_edited_file(tmp_path):
+    """Through the data set `harness run` loads (harness.inputs.workspace's anchoring), not a copy of it."""
+    from harness.inputs.anchors import anchor_of, span_text
+
+    ws = tmp_path / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(MEMORY_TEXT, encoding="utf-8")
+    (ws / "memory" / "2026-01-05.md").write_text("# 5 Jan\n\n- 其他的事。\n- more.\n", encoding="utf-8")
+    texts = {"MEMORY.md": MEMORY_TEXT, "memory/2026-01-05.md": (ws / "memory" / "2026-01-05.md").read_text()}
+    lines = []
+    for n, (text, spans) in enumerate(JUDGED.items(), start=1):
+        lines += [f"- id: q{n:04d}", f"  text: \"{text}\"", "  judged:"]
+        lines += [f"    - {{path: \"{p}\", lines: [{s}, {e}], grade: {g}, by: implicit, evidence: read, "
+                  f"anchor: \"{anchor_of(span_text(texts[p], s, e))}\"}}" for p, s, e, g in spans]
+    (tmp_path / "queries.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "experiment.toml").write_text(
+        f'name = "t"\npreset = "openclaw-2026.09"\n[dataset]\nname = "workspace"\npath = "{ws}"\nqueries = "{tmp_path / "queries.yaml"}"\n'
+        'judgments = "implicit"\n', encoding="utf-8")
+    edit = rh.choose_edit(JUDGED)
+    path = ws / edit.path
+    path.write_text(edit.apply(MEMORY_TEXT), encoding="utf-8")
+    applied, notes = rh.applied_judgments(tmp_path / "experiment.toml")
+    checks = rh.edited_checks(edit, MEMORY_TEXT.split("\n"), path.read_text().split("\n"), JUDGED, applied, notes)
+    assert [(c.agreed, c.total) for c in checks] == [(6, 6), (3, 3), (2, 2)], [c.differences for c in checks]

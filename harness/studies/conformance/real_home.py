@@ -29,7 +29,8 @@ Rows (module real-home, preset openclaw-2026.09, release openclaw 2026.9.6, work
     harness run as asked                             the same, for `harness run` itself on the experiment init
                                                      wrote (the questions it evaluates)
 Variations on copies of the home (their own rows): a changed embedding model in openclaw.json, a memory file
-edited after it was judged, a truncated JSONL transcript beside the agent database.  A second home the release
+edited after it was judged (the judgments read as `harness run` anchors them on today's text, against where the
+edit put each judged text), a truncated JSONL transcript beside the agent database.  A second home the release
 writes (real_home/variants.yaml): a USER.md beside MEMORY.md (2026.9.6 indexes it) and a second agent added with
 `openclaw agents add work --workspace DIR` whose agents.entries.work sets maxResults 4 / minScore 0.3.  Where a
 variation shows a reader that is still wrong the row is information (gated = False) with the cause named.
@@ -631,52 +632,175 @@ def changed_model(home: Home, tmp: Path) -> list[Check]:
 
 
 def edited_after_judged(home: Home, tmp: Path) -> list[Check]:
-    """The memory file with the most implicit judgments gains lines at its top after the sessions: a judged span
-    must still cover the text the agent read (re-anchored) or be dropped with a count, never point at other
-    lines."""
-    from collections import Counter
-
+    """The memory file with the most implicit judgments is edited after the sessions (EDIT: lines added at its
+    top, the first line of its last judged positive span rewritten), and the judgments are read as `harness
+    run` applies them to today's files (the experiments init wrote, their data set's queries and notes).  The
+    documented outcome, computed from the edit alone (expected_after_edit): a span whose text is still there is
+    re-anchored to its new lines, a span whose text is gone is dropped and counted, a query left with no
+    positive is not evaluated, and no span is applied to lines other than the text the agent saw."""
     from harness.inputs.home_init import init_openclaw_home
     from harness.stages.embedders import EmbeddingCache
 
     _, _, base = mined(home.root)
-    seen: dict[str, list[tuple[str, int, int]]] = {}  # query text -> (path, start, end) the agent judged
-    for q in base.queries:
-        for j in q.implicit:
-            seen.setdefault(q.text, []).append((j.path, j.start, j.end))
-    counts = Counter(path for spans in seen.values() for path, _, _ in spans)
-    what = "memory file edited after it was judged: judged spans still hold"
-    if not counts:
-        return [_check(what, "edited", 0, 0)]
-    target = counts.most_common(1)[0][0]
+    judged = {q.text: [(j.path, j.start, j.end, j.grade) for j in q.implicit] for q in base.queries if q.implicit}
+    what = "memory file edited after it was judged"
+    edit = choose_edit(judged)
+    if edit is None:
+        return [_check(f"{what}: the run re-anchors or drops every judged span", "edited", 0, 0)]
     root = _copy(home, tmp, "edited")
-    path = root / "workspace" / target
-    before = path.read_text(encoding="utf-8").splitlines()
-    path.write_text("# Added later\n\n- 新的一条：周五晚上打羽毛球。\n\n" + "\n".join(before) + "\n", encoding="utf-8")
-    after = path.read_text(encoding="utf-8").splitlines()
+    path = root / "workspace" / edit.path
+    before = path.read_text(encoding="utf-8")
+    after = edit.apply(before)
+    path.write_text(after, encoding="utf-8")
     out = tmp / "edited-evals"
     try:
         init_openclaw_home(root, out, cache=EmbeddingCache(tmp / "edited.sqlite"), index_vectors=False)
     except HarnessError as exc:
-        return [_check(what, "edited", 0, 1, [Difference(target, "", str(exc).splitlines()[0], "init", "init failed")],
-                       gated=False)]
-    written = yaml.safe_load((out / "queries.yaml").read_text(encoding="utf-8")) or []
-    holds, diffs, total = 0, [], 0
-    for q in written:
-        originals = [before[s - 1:e] for p, s, e in seen.get(q["text"], []) if p == target]
-        for j in q.get("judged") or []:
-            if j["path"] != target:
+        return [_check(f"{what}: the run re-anchors or drops every judged span", "edited", 0, 1,
+                       [Difference(edit.path, "", str(exc).splitlines()[0], "init", "init failed")], gated=False)]
+    applied: dict[str, dict[str, int] | None] = {}  # query text -> the judged doc ids the run grades by (None: left out)
+    notes: list[str] = []
+    for experiment in (out / "experiment.toml", out / "holdout.toml"):
+        if experiment.is_file():
+            got, said = applied_judgments(experiment)
+            applied.update(got)
+            notes += said
+    return edited_checks(edit, before.split("\n"), after.split("\n"),
+                         {t: spans for t, spans in judged.items() if t in applied}, applied, notes)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What the edited variation does to one memory file: `added` lines before its first line, and its line
+    `rewritten` (numbered as before the edit) replaced by `text`."""
+
+    path: str
+    added: tuple[str, ...]
+    rewritten: int
+    text: str
+
+    def apply(self, content: str) -> str:
+        lines = content.split("\n")
+        lines[self.rewritten - 1] = self.text
+        return "\n".join([*self.added, *lines])
+
+    def moved(self, start: int, end: int) -> tuple[int, int] | None:
+        """Where lines start..end of the file before the edit are after it; None: the edit rewrote one of them."""
+        if start <= self.rewritten <= end:
+            return None
+        return start + len(self.added), end + len(self.added)
+
+
+EDIT_ADDED = ("# Added later", "", "- 新的一条：周五晚上打羽毛球。", "")
+EDIT_TEXT = "- 这一行后来改写了 (rewritten after the sessions)."
+
+
+def choose_edit(judged: dict[str, list[tuple[str, int, int, int]]]) -> Edit | None:
+    """The file with the most judged spans; in it, the first line of the judged positive span that starts last."""
+    from collections import Counter
+
+    counts = Counter(path for spans in judged.values() for path, *_ in spans)
+    if not counts:
+        return None
+    target = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    positive = [start for spans in judged.values() for path, start, _, grade in spans if path == target and grade > 0]
+    if not positive:
+        return None
+    return Edit(target, EDIT_ADDED, max(positive), EDIT_TEXT)
+
+
+def applied_judgments(experiment: Path) -> tuple[dict[str, dict[str, int] | None], list[str]]:
+    """The judgments `harness run` grades by on today's files: {query text: {doc id: grade}} for the queries it
+    evaluates (None for a query of the file it leaves out), and the data set's notes (re-anchored, dropped)."""
+    from harness.config import load_experiment
+    from harness.inputs.query_files import load_query_specs
+    from harness.pipeline import dataset_parts, load_dataset
+
+    dataset = load_dataset(load_experiment(experiment))
+    got: dict[str, dict[str, int] | None] = {s.text: None for s in load_query_specs(dataset.queries_file)}
+    notes: list[str] = []
+    for _, part in dataset_parts(dataset):
+        for q in part.queries():
+            got[q.text] = dict(q.extra.get("judged") or {})
+        notes += part.notes()
+    return got, notes
+
+
+def expected_after_edit(edit: Edit, judged: dict[str, list[tuple[str, int, int, int]]]
+                        ) -> tuple[dict[str, dict[str, int] | None], int, int]:
+    """The documented outcome of the edit: {query text: {doc id: grade} (None: no positive left, not
+    evaluated)}, the spans re-anchored and the spans dropped."""
+    out: dict[str, dict[str, int] | None] = {}
+    moved = dropped = 0
+    for text, spans in judged.items():
+        kept: dict[str, int] = {}
+        for path, start, end, grade in spans:
+            where = (start, end) if path != edit.path else edit.moved(start, end)
+            if where is None:
+                dropped += 1
                 continue
+            moved += where != (start, end)
+            doc = f"{path}#L{where[0]}-L{where[1]}"
+            kept[doc] = max(kept.get(doc, 0), grade)
+        out[text] = kept if any(g > 0 for g in kept.values()) else None
+    return out, moved, dropped
+
+
+def edited_checks(edit: Edit, before: list[str], after: list[str], judged: dict[str, list[tuple[str, int, int, int]]],
+                  applied: dict[str, dict[str, int] | None], notes: list[str]) -> list[Check]:
+    """The rows of the edited variation: each judged span where the run applies it against where the edit put
+    its text, no span applied to other text than the agent judged, and the run's notes counting the spans
+    re-anchored and dropped."""
+    expected, moved, dropped = expected_after_edit(edit, judged)
+    agreed, diffs, total = 0, [], 0
+    for text, spans in sorted(judged.items()):
+        want, got = expected[text], applied.get(text)
+        for path, start, end, grade in spans:
             total += 1
-            start, end = j["lines"]
-            if after[start - 1:end] in originals:
-                holds += 1
+            where = (start, end) if path != edit.path else edit.moved(start, end)
+            doc = f"{path}#L{where[0]}-L{where[1]}" if where else None
+            if want is None:
+                ok, theirs = got is None, "query not evaluated (no positive left)"
+            elif doc is None:
+                ok, theirs = got is not None and not any(d.startswith(f"{path}#") and _span(d) == (start, end)
+                                                         for d in got), "dropped (its text is gone)"
             else:
-                diffs.append(Difference(f"{q['id']} {target}#L{start}-L{end}", q["text"],
-                                        " / ".join(after[start - 1:end])[:80], "the lines the agent read",
-                                        "the judged span is applied to today's text unchecked (issue 36 point 4, "
-                                        "i36-inputs: judgments anchored to content)"))
-    return [_check(what, "edited", holds, total, diffs, gated=not diffs)]
+                ok, theirs = got is not None and got.get(doc) == want[doc], f"{doc} grade {want[doc]}"
+            if ok:
+                agreed += 1
+                continue
+            ours = "query not evaluated" if got is None else ", ".join(f"{d} grade {g}" for d, g in sorted(got.items())
+                                                                       if d.startswith(f"{path}#")) or "(not applied)"
+            diffs.append(Difference(f"{path}#L{start}-L{end}", text, ours, theirs,
+                                    "the judged span is not where the edit put its text"))
+    stale, applied_spans = [], 0
+    for text, got in sorted(applied.items()):
+        for doc in sorted(got or {}):
+            path, (start, end) = doc.split("#", 1)[0], _span(doc)
+            if path != edit.path:
+                continue
+            applied_spans += 1
+            originals = [before[s - 1:e] for p, s, e, _ in judged.get(text, []) if p == path]
+            if after[start - 1:end] not in originals:
+                stale.append(Difference(doc, text, " / ".join(after[start - 1:end])[:80], "the lines the agent saw",
+                                        "a judged span applied to text the agent never saw"))
+    said_moved = sum(1 for n in notes if f"judgment of {edit.path} " in n and "is re-anchored" in n)
+    said_dropped = sum(1 for n in notes if f"judgment of {edit.path} " in n and "is dropped" in n)
+    counted = [Difference(f"{edit.path} spans {kind}", "", str(got), str(want), "the run's notes count otherwise")
+               for kind, got, want in (("re-anchored", said_moved, moved), ("dropped", said_dropped, dropped))
+               if got != want]
+    what = "memory file edited after it was judged"
+    return [_check(f"{what}: each judged span re-anchored to its text's new lines or dropped (as the run applies "
+                   "them)", "edited", agreed, total, diffs),
+            _check(f"{what}: no span applied to text the agent did not see", "edited", applied_spans - len(stale),
+                   applied_spans, stale),
+            _check(f"{what}: the run counts the spans re-anchored and dropped", "edited", 2 - len(counted), 2, counted)]
+
+
+def _span(doc: str) -> tuple[int, int]:
+    lines = doc.rsplit("#L", 1)[1]
+    start, _, end = lines.partition("-L")
+    return int(start), int(end)
 
 
 def jsonl_beside_database(home: Home, tmp: Path) -> list[Check]:
