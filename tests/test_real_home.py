@@ -172,3 +172,54 @@ def test_the_run_re_anchors_judgments_on_an_edited_file(tmp_path):
     applied, notes = rh.applied_judgments(tmp_path / "experiment.toml")
     checks = rh.edited_checks(edit, MEMORY_TEXT.split("\n"), path.read_text().split("\n"), JUDGED, applied, notes)
     assert [(c.agreed, c.total) for c in checks] == [(6, 6), (3, 3), (2, 2)], [c.differences for c in checks]
+
+
+def test_the_sessions_the_default_maintenance_prunes_are_those_idle_over_30_days():
+    turns = [{"session": s, "turn": 0, "at": at, "did": []} for s, at in (
+        ("s001", "2026-01-08T09:00:00+08:00"), ("s002", "2026-01-26T09:00:00+08:00"),
+        ("s002", "2026-01-27T09:00:00+08:00"), ("s003", "2026-02-25T09:00:00+08:00"))]
+    # s001 last updated 48 days before the last turn; s002's last turn 29 days before: kept
+    assert rh.expected_pruned({"turns": turns}) == {"s001"}
+    turns.append({"session": "s004", "turn": 0, "at": "2026-02-27T10:00:00+08:00", "did": []})
+    assert rh.expected_pruned({"turns": turns}) == {"s001", "s002"}
+
+
+def test_a_reply_can_report_a_long_conversations_usage():
+    tools = [{"type": "function", "function": {"name": "memory_search"}}]
+    with ScriptedAgentChat() as chat:
+        chat.begin([Reply("好的。", usage=120000)])
+        first = _post(chat.base_url, {"model": "scripted-agent", "messages": [], "tools": tools})
+        chat.begin([Reply("好的。")])
+        second = _post(chat.base_url, {"model": "scripted-agent", "messages": [], "tools": tools})
+    assert first["usage"]["prompt_tokens"] == 120000 and "prompt_tokens" not in first["choices"][0]["message"]
+    assert second["usage"]["prompt_tokens"] == 10
+
+
+def test_a_compaction_is_placed_by_transcript_order_not_by_clock(tmp_path):
+    """Where a compaction fell: after the user turns before it in the transcript (the clock of each turn's
+    process is not the order of its entries); a compaction entry stored compressed is read too."""
+    import sqlite3
+
+    import zstandard
+
+    db = tmp_path / "agent.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, event_json TEXT, event_zstd BLOB)")
+    user = {"type": "message", "message": {"role": "user", "content": "q"}, "timestamp": "2026-01-08T01:20:00Z"}
+    entries = [{"type": "session", "version": 4, "id": "s001"}, user,
+               {"type": "message", "message": {"role": "assistant", "content": "a"}},
+               {"type": "compaction", "timestamp": "2026-01-08T01:30:00Z", "summary": "s" * 50,
+                "firstKeptEntryId": "x", "tokensBefore": 120005, "tokensAfter": 154},
+               {**user, "timestamp": "2026-01-08T01:14:00Z"},  # the next turn's clock says earlier
+               {"type": "compaction", "timestamp": "2026-01-08T01:15:00Z", "firstKeptEntryId": "y"}]
+    for seq, e in enumerate(entries):
+        text = json.dumps(e)
+        packed = seq == 5
+        conn.execute("INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
+                     ("s001", seq, None if packed else text,
+                      zstandard.ZstdCompressor().compress(text.encode()) if packed else None))
+    conn.commit()
+    conn.close()
+    found = rh.compactions(db)
+    assert [(c.seq, c.turns_before, c.entries_before, c.first_kept) for c in found] == [(3, 1, 2, "x"), (5, 2, 4, "y")]
+    assert found[0].tokens_before == 120005

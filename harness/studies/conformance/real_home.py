@@ -67,7 +67,7 @@ from harness.studies.conformance.base import (
 NAME = "real-home"
 VERSION = "2026.9.6"
 PRESET = "openclaw-2026.09"
-SYSTEMS = [("openclaw", VERSION)]
+SYSTEMS = [("openclaw", VERSION), ("openclaw", "2026.8.1")]  # 2026.8.1: the pruned-sessions home
 WORKSPACES: tuple[str, ...] = ()  # none of the runner's: the home is the module's own
 HERE = Path(__file__).resolve().parent / "real_home"
 SESSIONS = HERE / "sessions.yaml"
@@ -103,7 +103,8 @@ def _digest(paths: list[Path]) -> str:
 
 
 def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path,
-             files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None) -> str:
+             files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None,
+             config: dict[str, Any] | None = None) -> str:
     from harness.studies import agent_chat, openclaw_agent
 
     sources = [Path(openclaw_agent.__file__), Path(agent_chat.__file__), openclaw_agent.PRELOAD]
@@ -111,6 +112,9 @@ def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memor
                                 "memory": _digest([memory]), "drivers": _digest(sources), "format": HOME_FORMAT}
     if files:
         identity["files"] = files
+    if config:
+        identity["config"] = config
+        identity["writer"] = hashlib.sha256(inspect.getsource(write_home).encode()).hexdigest()
     if agents:
         identity["agents"] = [{**a, "memory": _digest([a["memory"]])} for a in agents]
         identity["writer"] = hashlib.sha256(inspect.getsource(write_home).encode()).hexdigest()
@@ -119,9 +123,9 @@ def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memor
 
 def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory: Path,
                log: Callable[[str], None] = print, *, files: dict[str, str] | None = None,
-               agents: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+               agents: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release writes a home at `root` (a folder named .openclaw) from `memory` (plus `files`, path -> text,
-    written into the workspace) and `sessions`; `agents`: more agents, each {id, workspace (a folder name under
+    written into the workspace) and `sessions`; `config`: settings merged into its openclaw.json; `agents`: more agents, each {id, workspace (a folder name under
     root), memory, files?, sessions, entry (their agents.entries.<id> settings beside the workspace)}.  Returns
     what the script did: per turn its agent, session, time and steps (each tool call with its arguments, the
     results of the last search it saw, the reply's citation)."""
@@ -148,6 +152,10 @@ def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory:
         with ScriptedAgentChat(0, retries=RETRIES, retry_wait=RETRY_WAIT_S) as chat:
             home = OpenClawHome(release, root, chat_url=chat.base_url, provider=Provider(base_url, model))
             home.write_config()
+            if config:  # the variation's own settings (validated by the release at its first call)
+                doc = json.loads(home.config_path.read_text(encoding="utf-8"))
+                _merge(doc, config)
+                home.config_path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
             for agent in plan[1:]:  # the release's own command writes agents.entries.<id> (and main's beside it)
                 home.cli("agents", "add", agent["id"], "--workspace", str(root / agent["workspace"]),
                          "--non-interactive")
@@ -199,18 +207,20 @@ class Home:
 
 def cached_home(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path, dest: Path,
                 *, files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None,
-                refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+                config: dict[str, Any] | None = None, refresh: bool = False,
+                log: Callable[[str], None] = print) -> Home:
     """A copy at dest/.openclaw of the home the release wrote for these inputs (written once, then cached in the
     conformance folder's homes/)."""
     from harness.studies.openclaw_agent import conformance_dir
 
-    key = home_key(version, variation, sessions, memory, files, agents)
+    key = home_key(version, variation, sessions, memory, files, agents, config)
     cached = conformance_dir() / "homes" / f"{version}-{variation}-{key}"
     if refresh or not (cached / "script.json").is_file():
         work = Path(tempfile.mkdtemp(prefix="real-home-"))
         try:
             log(f"conformance: OpenClaw {version} writes the real home ({variation}, {len(sessions)} sessions)")
-            script = write_home(version, work / ".openclaw", sessions, memory, log, files=files, agents=agents)
+            script = write_home(version, work / ".openclaw", sessions, memory, log, files=files, agents=agents,
+                                config=config)
             script["root"] = str(work / ".openclaw")
             staging = cached.with_name(cached.name + ".tmp")
             shutil.rmtree(staging, ignore_errors=True)
@@ -533,6 +543,15 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
             return variants_checks(variants, tmp)
 
         checks += guarded("sources-agents", second_home)
+        checks += guarded("compaction", lambda: compaction_checks(compaction_home(tmp / "compaction",
+                                                                                  refresh=real.refresh, log=real.log)))
+        try:
+            find_release(PRUNING_VERSION)
+        except NotInstalled as exc:
+            real.log(f"conformance: real home (pruned, OpenClaw {PRUNING_VERSION}) skipped: {exc}")
+        else:
+            checks += guarded("pruned", lambda: pruned_checks(pruned_home(tmp / "pruned", refresh=real.refresh,
+                                                                          log=real.log)))
         return checks
     finally:
         server.terminate()
@@ -952,4 +971,141 @@ def killed_mid_turn(home: Home, tmp: Path) -> list[Check]:
                                                                str(last.results if last else None), "None",
                                                                "the cut call is read as a search that found nothing")],
                          gated=ok))
+    return checks
+
+
+# --- sessions pruned into the release's archives (OpenClaw 2026.8.1's default maintenance) -----------------------
+
+PRUNING_VERSION, PRUNING_PRESET = "2026.8.1", "openclaw-2026.08"
+PRUNE_AFTER = timedelta(days=30)  # 2026.8.1 dist/disk-budget-*.js DEFAULT_SESSION_PRUNE_AFTER_MS (mode "enforce")
+
+
+def pruned_home(dest: Path, *, refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+    """The base scenario written by the real 2026.8.1 with its default session maintenance: at each turn it
+    prunes the sessions last updated more than 30 days before (by the turn's clock) into
+    sessions/<id>.jsonl.deleted.<time>[.zst] itself."""
+    return cached_home(PRUNING_VERSION, "pruned", scenario(), MEMORY, dest, refresh=refresh, log=log)
+
+
+def expected_pruned(script: dict[str, Any], agent: str = "main") -> set[str]:
+    """The sessions the default maintenance prunes by the end of the script: last updated (their last turn)
+    more than PRUNE_AFTER before the script's last turn."""
+    last: dict[str, datetime] = {}
+    for t in script["turns"]:
+        if t.get("agent", "main") == agent:
+            at = datetime.fromisoformat(t["at"])
+            last[t["session"]] = max(last.get(t["session"], at), at)
+    end = max(last.values())
+    return {s for s, at in last.items() if end - at > PRUNE_AFTER}
+
+
+def pruned_checks(home: Home) -> list[Check]:
+    from harness.inputs.openclaw_sessions import archive_session_id
+
+    inst, calls, mining = mined(home.root)
+    archives = list(inst.archives)
+    archived = {archive_session_id(p) for p in archives}
+    want = expected_pruned(home.script)
+    checks = [_check("pruned: the release archived the sessions older than 30 days (sessions/<id>.jsonl.deleted.*)",
+                     "pruned", len(want & archived), len(want | archived),
+                     [Difference(s, "", "archived" if s in archived else "(not archived)",
+                                 "archived" if s in want else "(kept)", "the release's maintenance did otherwise")
+                      for s in sorted(want ^ archived)])]
+    read, unreadable = mining.stats.archives_read, list(mining.stats.archives_unreadable)
+    diffs = [Difference(u.split(":", 1)[0], "", u, "read", "an archive init could not read") for u in unreadable]
+    if read != len(archives) and not diffs:
+        diffs.append(Difference("archives", "", f"{read} read", f"{len(archives)} on disk", "archives left unread"))
+    checks.append(_check("pruned: init reads every archive (and counts them)", "pruned", min(read, len(archives)),
+                         len(archives), diffs))
+    checks += call_checks("pruned", home.script, calls)
+    checks.append(judgment_check("pruned", home.script, mining))
+    for c in checks:
+        c.release, c.preset = f"openclaw {PRUNING_VERSION}", PRUNING_PRESET
+    return checks
+
+
+# --- a session the release compacts (2026.9.6's auto-compaction) ------------------------------------------------
+
+COMPACTION = HERE / "compaction.yaml"
+
+
+def compaction_home(dest: Path, *, refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+    spec = yaml.safe_load(COMPACTION.read_text(encoding="utf-8"))
+    return cached_home(VERSION, "compaction", spec["sessions"], MEMORY, dest, config=spec["config"],
+                       refresh=refresh, log=log)
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A compaction entry of a transcript: where it is (after how many of the session's user turns), the
+    entries before it that the transcript still holds, the first one the model still sees."""
+
+    session: str
+    seq: int
+    turns_before: int  # user messages before it: it fell after turn turns_before - 1 (0-based)
+    entries_before: int  # transcript entries before it, still in the transcript
+    first_kept: str | None
+    tokens_before: int | None
+    tokens_after: int | None
+
+
+def compactions(agent_db: Path) -> list[Compaction]:
+    """The compaction entries of an agent database's transcripts (2026.9.6: plain or zstd-compressed rows), in
+    transcript order (seq: the clock of a turn's process is not the order of its entries)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"{agent_db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(transcript_events)")}
+        extra = ", event_zstd" if "event_zstd" in columns else ", NULL"
+        rows = conn.execute(f"SELECT session_id, seq, event_json{extra} FROM transcript_events "
+                            "ORDER BY session_id, seq").fetchall()
+    finally:
+        conn.close()
+    out: list[Compaction] = []
+    entries: dict[str, int] = {}
+    users: dict[str, int] = {}
+    for sid, seq, text, packed in rows:
+        if text is None and packed is not None:
+            import zstandard
+
+            text = zstandard.ZstdDecompressor().decompressobj().decompress(packed)
+        entry = json.loads(text) if text else {}
+        if entry.get("type") == "compaction":
+            out.append(Compaction(sid, seq, users.get(sid, 0), entries.get(sid, 0), entry.get("firstKeptEntryId"),
+                                  entry.get("tokensBefore"), entry.get("tokensAfter")))
+        if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "user":
+            users[sid] = users.get(sid, 0) + 1
+        if entry.get("type") != "session":
+            entries[sid] = entries.get(sid, 0) + 1
+    return out
+
+
+def compaction_checks(home: Home) -> list[Check]:
+    """The release compacted the session after the turn whose reply reported a long conversation's usage; the
+    memory_search calls mined before and after the compaction are the script's (the transcript keeps every
+    entry before the compaction and appends a compaction entry: summary, firstKeptEntryId)."""
+    inst, calls, mining = mined(home.root)
+    found = compactions(inst.agent_db) if inst.agent_db else []
+    crossed = {(t["session"], int(t["turn"])) for t in home.script["turns"] if any(d.get("usage") for d in t["did"])}
+    fell = {(c.session, c.turns_before - 1) for c in found}
+    diffs = [Difference(f"{s} turn {t}", "", "compacted after it" if (s, t) in fell else "(not compacted)",
+                        "compacted after it" if (s, t) in crossed else "(not compacted)",
+                        "the release compacted elsewhere than where the reported usage crossed its threshold")
+             for s, t in sorted(crossed ^ fell)]
+    checks = [_check("compaction: the release compacted the session after the turn whose usage crossed its "
+                     "threshold", "compaction", len(crossed & fell), len(crossed | fell), diffs)]
+    # the script's calls and the mined ones on either side of the (first) compaction of their session
+    cut = {c.session: c.turns_before for c in sorted(found, key=lambda c: c.seq, reverse=True)}
+    for side in ("before", "after"):
+        def on(session: str, turn: int, side: str = side) -> bool:
+            return (session not in cut or turn < cut[session]) == (side == "before")
+
+        script = {**home.script, "turns": [t for t in home.script["turns"] if on(t["session"], int(t["turn"]))]}
+        for c in call_checks("compaction", script, [c for c in calls if on(c.session, c.turn)]):
+            c.what = c.what.replace("mined memory_search calls", f"compaction: mined memory_search calls {side} it"
+                                    + (" (kept in the transcript, only summarised for the model)" if side == "before"
+                                       else ""))
+            checks.append(c)
+    checks.append(judgment_check("compaction", home.script, mining))
     return checks
