@@ -223,3 +223,48 @@ def test_a_compaction_is_placed_by_transcript_order_not_by_clock(tmp_path):
     found = rh.compactions(db)
     assert [(c.seq, c.turns_before, c.entries_before, c.first_kept) for c in found] == [(3, 1, 2, "x"), (5, 2, 4, "y")]
     assert found[0].tokens_before == 120005
+
+
+@pytest.mark.slow
+def test_the_release_compacts_and_prunes_and_every_call_is_still_mined(tmp_path):
+    """The compaction home (2026.9.6) and the pruned home (2026.8.1), written by the releases (or cached): one
+    compaction where the script's usage crossed the threshold, archives the release wrote, and every row agrees."""
+    from harness.studies.openclaw_agent import NotInstalled, find_release
+
+    try:
+        find_release(rh.VERSION)
+    except NotInstalled as exc:
+        pytest.skip(str(exc))
+    checks = rh.compaction_checks(rh.compaction_home(tmp_path / "c", log=lambda s: None))
+    by_what = {c.what: c for c in checks}
+    assert by_what["compaction: the release compacted the session after the turn whose usage crossed its "
+                   "threshold"].total == 1
+    assert all(c.total > 0 and c.agreed == c.total for c in checks), [(c.what, c.differences) for c in checks]
+    try:
+        find_release(rh.PRUNING_VERSION)
+    except NotInstalled:
+        return
+    home = rh.pruned_home(tmp_path / "p", log=lambda s: None)
+    assert rh.expected_pruned(home.script)  # the scenario spans more than 30 days
+    checks = rh.pruned_checks(home)
+    assert all(c.total > 0 and c.agreed == c.total for c in checks), [(c.what, c.differences) for c in checks]
+
+
+def test_calls_are_split_at_the_compaction_by_turn():
+    from types import SimpleNamespace
+
+    turns = [{"session": "s001", "turn": i, "at": "2026-01-08T09:12:00+08:00",
+              "did": [{"tool": "memory_search", "args": {"query": f"q{i}"}}]} for i in range(3)]
+    turns.append({"session": "s002", "turn": 0, "at": "2026-01-09T09:00:00+08:00",
+                  "did": [{"tool": "memory_search", "args": {"query": "other"}}]})
+    script = {"turns": turns}
+    calls = [SimpleNamespace(session=t["session"], turn=t["turn"], query=t["did"][0]["args"]["query"]) for t in turns]
+    found = [rh.Compaction("s001", 18, 1, 17, "x", 120005, 154)]
+    parts = rh.split_at_compaction(script, calls, found)
+    assert [c.query for c in parts["before"][1]] == ["q0", "other"]
+    assert [c.query for c in parts["after"][1]] == ["q1", "q2"]
+    assert [t["turn"] for t in parts["after"][0]["turns"]] == [1, 2]
+    # a call the transcript lost after the compaction is a recall difference on that side only
+    rows = {c.what: c for c in rh.call_checks("compaction", parts["after"][0], parts["after"][1][:1])}
+    assert rows["mined memory_search calls = the script's (recall)"].agreed == 1
+    assert rows["mined memory_search calls = the script's (recall)"].total == 2

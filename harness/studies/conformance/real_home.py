@@ -32,8 +32,13 @@ Variations on copies of the home (their own rows): a changed embedding model in 
 edited after it was judged (the judgments read as `harness run` anchors them on today's text, against where the
 edit put each judged text), a truncated JSONL transcript beside the agent database.  A second home the release
 writes (real_home/variants.yaml): a USER.md beside MEMORY.md (2026.9.6 indexes it) and a second agent added with
-`openclaw agents add work --workspace DIR` whose agents.entries.work sets maxResults 4 / minScore 0.3.  Where a
-variation shows a reader that is still wrong the row is information (gated = False) with the cause named.
+`openclaw agents add work --workspace DIR` whose agents.entries.work sets maxResults 4 / minScore 0.3.  A third
+(real_home/compaction.yaml): a session 2026.9.6 compacts itself (its auto-compaction, when a reply's context
+tokens exceed the model's window less its reserve; the scripted reply reports a long conversation's usage), the
+calls mined before and after the compaction.  A fourth, written by the real 2026.8.1 (preset openclaw-2026.08):
+the base sessions, of which its default session maintenance archives those idle over 30 days as
+sessions/<id>.jsonl.deleted.<time>.zst; init reads the archives.  Where a variation shows a reader that is still
+wrong the row is information (gated = False) with the cause named.
 
 2026.9.6 times a memory_search out after 30 s and then pauses the corpus for a minute; on a loaded machine the
 first search of a CLI process can take that long, so the scripted model makes such a search again after the
@@ -84,7 +89,13 @@ chunk the reply cites; reformulated: a search followed by another query with no 
 results graded 0) applied to what the scripted model did, not to the transcripts.  The replay rows search each
 mined question at the time its memory_search ran (the transcript's time) with the settings of the home's
 openclaw.json, on the vectors imported from the release's index (no chunk text embedded), and compare with the
-results that memory_search returned, which the transcript records."""
+results that memory_search returned, which the transcript records.  The edited-file rows read the judgments as
+`harness run` applies them to the edited text (re-anchored by the snippet's hash, or dropped and counted) and
+compare with where the edit put each judged text.  Compaction (2026.9.6): the transcript keeps every entry before
+the compaction and appends a compaction entry (summary, firstKeptEntryId, tokensBefore/After); only the model's
+context is cut, so every memory_search before it is still mined.  Pruned sessions (2026.8.1's default
+maintenance, pruneAfter 30 days, mode enforce): the release itself moves them to zstd archives beside the
+sessions, which init reads and counts."""
 
 
 # --- the home, written by the release --------------------------------------------------------------------------
@@ -1081,6 +1092,21 @@ def compactions(agent_db: Path) -> list[Compaction]:
     return out
 
 
+def split_at_compaction(script: dict[str, Any], calls: list[Any], found: list[Compaction]
+                        ) -> dict[str, tuple[dict[str, Any], list[Any]]]:
+    """{"before" | "after": (the script's turns, the mined calls)} on either side of the first compaction of
+    their session, by turn (a session never compacted is all "before")."""
+    cut = {c.session: c.turns_before for c in sorted(found, key=lambda c: c.seq, reverse=True)}
+    out = {}
+    for side in ("before", "after"):
+        def on(session: str, turn: int, side: str = side) -> bool:
+            return (session not in cut or turn < cut[session]) == (side == "before")
+
+        out[side] = ({**script, "turns": [t for t in script["turns"] if on(t["session"], int(t["turn"]))]},
+                     [c for c in calls if on(c.session, c.turn)])
+    return out
+
+
 def compaction_checks(home: Home) -> list[Check]:
     """The release compacted the session after the turn whose reply reported a long conversation's usage; the
     memory_search calls mined before and after the compaction are the script's (the transcript keeps every
@@ -1095,14 +1121,8 @@ def compaction_checks(home: Home) -> list[Check]:
              for s, t in sorted(crossed ^ fell)]
     checks = [_check("compaction: the release compacted the session after the turn whose usage crossed its "
                      "threshold", "compaction", len(crossed & fell), len(crossed | fell), diffs)]
-    # the script's calls and the mined ones on either side of the (first) compaction of their session
-    cut = {c.session: c.turns_before for c in sorted(found, key=lambda c: c.seq, reverse=True)}
-    for side in ("before", "after"):
-        def on(session: str, turn: int, side: str = side) -> bool:
-            return (session not in cut or turn < cut[session]) == (side == "before")
-
-        script = {**home.script, "turns": [t for t in home.script["turns"] if on(t["session"], int(t["turn"]))]}
-        for c in call_checks("compaction", script, [c for c in calls if on(c.session, c.turn)]):
+    for side, (script, got) in split_at_compaction(home.script, calls, found).items():
+        for c in call_checks("compaction", script, got):
             c.what = c.what.replace("mined memory_search calls", f"compaction: mined memory_search calls {side} it"
                                     + (" (kept in the transcript, only summarised for the model)" if side == "before"
                                        else ""))
