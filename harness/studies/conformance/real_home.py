@@ -1022,12 +1022,21 @@ def pruned_checks(home: Home) -> list[Check]:
                      [Difference(s, "", "archived" if s in archived else "(not archived)",
                                  "archived" if s in want else "(kept)", "the release's maintenance did otherwise")
                       for s in sorted(want ^ archived)])]
-    read, unreadable = mining.stats.archives_read, list(mining.stats.archives_unreadable)
-    diffs = [Difference(u.split(":", 1)[0], "", u, "read", "an archive init could not read") for u in unreadable]
-    if read != len(archives) and not diffs:
-        diffs.append(Difference("archives", "", f"{read} read", f"{len(archives)} on disk", "archives left unread"))
-    checks.append(_check("pruned: init reads every archive (and counts them)", "pruned", min(read, len(archives)),
-                         len(archives), diffs))
+    from harness.inputs.openclaw_sessions import ReadStats, read_sessions
+
+    stats = ReadStats(other_agents=dict(inst.other_agents))
+    sessions = {s.id: s for s in read_sessions(inst.session_files, inst.agent_db, stats, inst.archives)}
+    # an archive is read, or its session is read from a live copy the release kept (the complete copy wins)
+    unread = [p for p in archives if archive_session_id(p) not in sessions]
+    diffs = [Difference(p.name, "", "(not read)", "read", next((u for u in stats.archives_unreadable
+                                                                 if u.startswith(p.name)), "not read in silence"))
+             for p in unread]
+    from_archive = sum(1 for s in sessions.values() if s.archived)
+    if from_archive != stats.archives_read:
+        diffs.append(Difference("archives", "", f"{stats.archives_read} counted", f"{from_archive} read",
+                                "the archives read are not counted as such"))
+    checks.append(_check("pruned: init reads every archived session (and counts the archives read)", "pruned",
+                         len(archives) - len(unread) - (from_archive != stats.archives_read), len(archives), diffs))
     checks += call_checks("pruned", home.script, calls)
     checks.append(judgment_check("pruned", home.script, mining))
     for c in checks:
