@@ -85,6 +85,9 @@ def test_on_a_home_the_real_release_wrote_every_gated_row_agrees(tmp_path):
     assert base and all(c.total > 0 for c in base)
     assert by_what[("home-base", "mined memory_search calls = the script's (recall)")].total == \
         len(rh.script_calls(rh.cached_home(rh.VERSION, "base", rh.scenario(), rh.MEMORY, tmp_path).script))
+    edited = [c for c in checks if c.workspace == "home-edited"]
+    assert len(edited) == 4 and all(c.gated and c.total > 0 for c in edited), [(c.what, c.total) for c in edited]
+    assert {c.workspace for c in checks} >= {"home-compaction", "home-edited", "home-user-md", "home-agent-work"}
     failing = [f"{c.workspace} {c.what}: {c.agreed}/{c.total} {[d.cause for d in c.differences][:3]}"
                for c in checks if c.gated and c.agreed < c.total]
     assert failing == []

@@ -619,7 +619,8 @@ def _copy(home: Home, tmp: Path, name: str) -> Path:
 def variation_checks(home: Home, tmp: Path, base_url: str) -> list[Check]:
     checks = []
     for variation, build in (("changed-model", changed_model), ("edited", edited_after_judged),
-                             ("jsonl", jsonl_beside_database), ("killed", killed_mid_turn)):
+                             ("edited", edited_run_as_asked), ("jsonl", jsonl_beside_database),
+                             ("killed", killed_mid_turn)):
         checks += guarded(variation, lambda build=build: build(home, tmp))
     return checks
 
@@ -697,6 +698,46 @@ def edited_after_judged(home: Home, tmp: Path) -> list[Check]:
             notes += said
     return edited_checks(edit, before.split("\n"), after.split("\n"),
                          {t: spans for t, spans in judged.items() if t in applied}, applied, notes)
+
+
+def edited_run_as_asked(home: Home, tmp: Path) -> list[Check]:
+    """`harness run` as asked on the edited home (init with the index's vectors; the edited file's chunks, no
+    longer in the release's index, embedded through the provider): it says which files it searched (today's,
+    the history of a file not being kept) and counts, for every question, the files changed since it was asked:
+    the one file the edit changed (the index records every other file's text as the agent searched it)."""
+    from harness.config import load_experiment
+    from harness.inputs.home_init import init_openclaw_home
+    from harness.stages.embedders import EmbeddingCache
+    from harness.studies.experiment import run_experiment
+
+    _, _, base = mined(home.root)
+    judged = {q.text: [(j.path, j.start, j.end, j.grade) for j in q.implicit] for q in base.queries if q.implicit}
+    edit = choose_edit(judged)
+    what = "memory file edited after it was judged: harness run as asked"
+    if edit is None:
+        return [_check(f"{what} counts the files changed since each question", "edited", 0, 0)]
+    root = _copy(home, tmp, "edited-run")
+    path = root / "workspace" / edit.path
+    path.write_text(edit.apply(path.read_text(encoding="utf-8")), encoding="utf-8")
+    cache = EmbeddingCache(tmp / "edited-run.sqlite")
+    out = tmp / "edited-run-evals"
+    init_openclaw_home(root, out, cache=cache)
+    config = load_experiment(out / "experiment.toml", embedder={"embed_missing_chunks": True})
+    run = run_experiment(config, cache=cache, progress=False)
+    r = run.summary.get("replay") or {}
+    files_ok = str(r.get("files", "")).startswith("today's")
+    changed_ok = r.get("questions_with_changed_files") == r.get("questions") and r.get("most_changed_files") == 1
+    diffs = []
+    if not files_ok:
+        diffs.append(Difference("replay.files", "", str(r.get("files")), "today's (the history is not kept)",
+                                "the run does not say which files it searched"))
+    if not changed_ok:
+        diffs.append(Difference("replay", "", f"{r.get('questions_with_changed_files')} of {r.get('questions')} "
+                                f"questions, up to {r.get('most_changed_files')} files",
+                                f"{r.get('questions')} of {r.get('questions')}, 1 file ({edit.path})",
+                                "the files changed since the questions are not counted as the edit made them"))
+    return [_check(f"{what} says it searched today's files and counts the files changed since each question",
+                   "edited", 2 - len(diffs), 2, diffs)]
 
 
 @dataclass(frozen=True)
