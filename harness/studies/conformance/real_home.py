@@ -412,7 +412,8 @@ def _theirs(results: list[Any]) -> list[tuple[str, int, int, float]]:
 
 @dataclass
 class Asked:
-    """A mined question as the release answered it: its first memory_search that ran (not timed out)."""
+    """A mined question as the release answered it: its first memory_search that ran in full (neither
+    unavailable nor a timed-out partial answer)."""
 
     id: str
     text: str
@@ -424,7 +425,7 @@ def asked_questions(mining: Any, calls: list[Any]) -> list[Asked]:
     from harness.inputs.session_mining import dedupe_key, normalise
 
     ran: dict[str, Any] = {}
-    for c in sorted((c for c in calls if c.results is not None and not c.unavailable),
+    for c in sorted((c for c in calls if c.results is not None and not c.unavailable and not c.partial),
                     key=lambda c: (c.time is None, c.time or datetime.min)):
         ran.setdefault(dedupe_key(normalise(c.query)), c)
     out = []
