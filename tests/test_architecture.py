@@ -40,6 +40,7 @@ WRITES_ALLOWED = {
     ("conformance/real_home.py", "point_provider"): "openclaw.json of a working copy of such a home (its provider)",
     ("conformance/real_home.py", "changed_model"): "openclaw.json of a working copy (the variation's model)",
     ("conformance/real_home.py", "edited_after_judged"): "MEMORY.md of a working copy (the variation's edit)",
+    ("conformance/real_home.py", "edited_run_as_asked"): "MEMORY.md of a working copy (the variation's edit)",
     ("conformance/real_home.py", "jsonl_beside_database"): "a transcript in a working copy (the variation's JSONL)",
     ("openclaw_home_speed.py", "generate_sessions"): "synthetic session files, the input the speed study mines",
     ("openclaw_home_report.py", "validate_snippet"): "a temporary openclaw.json for the real CLI to validate",

@@ -488,3 +488,24 @@ def test_the_release_is_read_from_the_databases_primary_row_not_a_migrations_row
                      " NULL)")
     with MemoryIndex(db) as index:
         assert (index.app_version, index.schema_version) == ("2026.9.6", 9)
+
+
+def test_a_timed_out_partial_answer_is_mined_but_not_the_release_answer_a_replay_is_compared_with(tmp_path):
+    # 2026.9.6 answers a search that ran out of time with its keyword matches (timedOut, partial): the agent saw
+    # them, so they are mined; the release's own answer to the question is its next search that ran in full
+    from harness.studies.conformance.real_home import asked_questions, mined
+
+    ws = tmp_path / ".openclaw/workspace"
+    hit = {"path": "MEMORY.md", "startLine": 1, "endLine": 9, "score": 0.5, "snippet": "住在西湖边的酒店。"}
+    t = Transcript("s1", T0, ws).user("酒店").call("c1", "memory_search", {"query": "我住在哪家酒店"})
+    t._message({"role": "toolResult", "toolCallId": "c1", "toolName": "memory_search", "content": [{"type": "text",
+                "text": json.dumps({"results": [hit], "timedOut": True, "partial": True, "mode": "keyword-only"})}]})
+    t.call("c2", "memory_search", {"query": "我住在哪家酒店"})
+    t._message({"role": "toolResult", "toolCallId": "c2", "toolName": "memory_search", "content": [{"type": "text",
+                "text": json.dumps({"results": [{**hit, "score": 0.9}]})}]})
+    home = simple_home(tmp_path, {"memory": {"search": PROVIDER}}, sessions=[t])
+    _, calls, mining = mined(home)
+    assert [c.partial for c in calls] == [True, False]
+    assert [len(c.results) for c in calls] == [1, 1]  # the partial answer's result is mined, not dropped
+    (asked,) = asked_questions(mining, calls)
+    assert [res.score for res in asked.results] == [0.9]

@@ -85,6 +85,9 @@ def test_on_a_home_the_real_release_wrote_every_gated_row_agrees(tmp_path):
     assert base and all(c.total > 0 for c in base)
     assert by_what[("home-base", "mined memory_search calls = the script's (recall)")].total == \
         len(rh.script_calls(rh.cached_home(rh.VERSION, "base", rh.scenario(), rh.MEMORY, tmp_path).script))
+    edited = [c for c in checks if c.workspace == "home-edited"]
+    assert len(edited) == 4 and all(c.gated and c.total > 0 for c in edited), [(c.what, c.total) for c in edited]
+    assert {c.workspace for c in checks} >= {"home-compaction", "home-edited", "home-user-md", "home-agent-work"}
     failing = [f"{c.workspace} {c.what}: {c.agreed}/{c.total} {[d.cause for d in c.differences][:3]}"
                for c in checks if c.gated and c.agreed < c.total]
     assert failing == []
@@ -105,3 +108,166 @@ def test_the_report_puts_the_real_home_rows_in_their_own_table(tmp_path):
     assert "| round1 | gated |" in main.split("## Differences")[0] and "home-base" not in main.split("## Differences")[0]
     table = homes.split("## Differences")[0]
     assert "| home-base | gated |" in table and "8/9 ⚠" in table and "3/3" not in table
+
+
+# --- the edited variation: judgments as the run anchors them ------------------------------------------------
+
+MEMORY_TEXT = "# Memory\n\n- 早上喝龙井。\n- 不吃香菜。\n\n## Work\n- Expense reports go to finance.\n- VPN: Frankfurt.\n"
+JUDGED = {"早上 喝什么": [("MEMORY.md", 3, 3, 1), ("MEMORY.md", 4, 5, 0)],
+          "expense report": [("MEMORY.md", 7, 7, 1)],
+          "vpn node": [("MEMORY.md", 8, 8, 1), ("MEMORY.md", 7, 7, 0)],
+          "其他": [("memory/2026-01-05.md", 1, 4, 1)]}
+
+
+def test_the_edit_rewrites_the_last_judged_positive_line_and_moves_the_rest():
+    edit = rh.choose_edit(JUDGED)
+    assert (edit.path, edit.rewritten) == ("MEMORY.md", 8)
+    after = edit.apply(MEMORY_TEXT).split("\n")
+    before = MEMORY_TEXT.split("\n")
+    assert after[:len(rh.EDIT_ADDED)] == list(rh.EDIT_ADDED) and rh.EDIT_TEXT in after
+    for start, end in ((3, 3), (4, 5), (7, 7)):  # the text of every span the edit did not rewrite is where moved() says
+        s, e = edit.moved(start, end)
+        assert after[s - 1:e] == before[start - 1:end]
+    assert edit.moved(8, 8) is None
+    expected, moved, dropped = rh.expected_after_edit(edit, JUDGED)
+    assert (moved, dropped) == (4, 1)
+    assert expected["vpn node"] is None  # its only positive is gone: the query is not evaluated
+    assert expected["早上 喝什么"] == {"MEMORY.md#L7-L7": 1, "MEMORY.md#L8-L9": 0}
+    assert expected["其他"] == {"memory/2026-01-05.md#L1-L4": 1}
+
+
+def test_judgments_applied_unchecked_after_the_edit_fail_the_rows():
+    edit = rh.choose_edit(JUDGED)
+    before, after = MEMORY_TEXT.split("\n"), edit.apply(MEMORY_TEXT).split("\n")
+    expected, _, _ = rh.expected_after_edit(edit, JUDGED)
+    notes = [f"q: the implicit judgment of MEMORY.md lines {s}-{e} is re-anchored to lines 1-1" for s, e in
+             ((3, 3), (4, 5), (7, 7), (7, 7))] + ["q: the implicit judgment of MEMORY.md lines 8-8 is dropped"]
+    good = rh.edited_checks(edit, before, after, JUDGED, expected, notes)
+    assert [(c.agreed, c.total) for c in good] == [(6, 6), (3, 3), (2, 2)]
+    # today's lines with yesterday's numbers (the stale spans of a run that does not anchor)
+    stale = {t: {f"{p}#L{s}-L{e}": g for p, s, e, g in spans} for t, spans in JUDGED.items()}
+    bad = rh.edited_checks(edit, before, after, JUDGED, stale, [])
+    assert all(c.agreed < c.total for c in bad)
+    assert any("never saw" in d.cause for d in bad[1].differences)
+
+
+def test_the_run_re_anchors_judgments_on_an_edited_file(tmp_path):
+    """Through the data set `harness run` loads (harness.inputs.workspace's anchoring), not a copy of it."""
+    from harness.inputs.anchors import anchor_of, span_text
+
+    ws = tmp_path / "workspace"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(MEMORY_TEXT, encoding="utf-8")
+    (ws / "memory" / "2026-01-05.md").write_text("# 5 Jan\n\n- 其他的事。\n- more.\n", encoding="utf-8")
+    texts = {"MEMORY.md": MEMORY_TEXT, "memory/2026-01-05.md": (ws / "memory" / "2026-01-05.md").read_text()}
+    lines = []
+    for n, (text, spans) in enumerate(JUDGED.items(), start=1):
+        lines += [f"- id: q{n:04d}", f"  text: \"{text}\"", "  judged:"]
+        lines += [f"    - {{path: \"{p}\", lines: [{s}, {e}], grade: {g}, by: implicit, evidence: read, "
+                  f"anchor: \"{anchor_of(span_text(texts[p], s, e))}\"}}" for p, s, e, g in spans]
+    (tmp_path / "queries.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "experiment.toml").write_text(
+        f'name = "t"\npreset = "openclaw-2026.09"\n[dataset]\nname = "workspace"\npath = "{ws}"\nqueries = "{tmp_path / "queries.yaml"}"\n'
+        'judgments = "implicit"\n', encoding="utf-8")
+    edit = rh.choose_edit(JUDGED)
+    path = ws / edit.path
+    path.write_text(edit.apply(MEMORY_TEXT), encoding="utf-8")
+    applied, notes = rh.applied_judgments(tmp_path / "experiment.toml")
+    checks = rh.edited_checks(edit, MEMORY_TEXT.split("\n"), path.read_text().split("\n"), JUDGED, applied, notes)
+    assert [(c.agreed, c.total) for c in checks] == [(6, 6), (3, 3), (2, 2)], [c.differences for c in checks]
+
+
+def test_the_sessions_the_default_maintenance_prunes_are_those_idle_over_30_days():
+    turns = [{"session": s, "turn": 0, "at": at, "did": []} for s, at in (
+        ("s001", "2026-01-08T09:00:00+08:00"), ("s002", "2026-01-26T09:00:00+08:00"),
+        ("s002", "2026-01-27T09:00:00+08:00"), ("s003", "2026-02-25T09:00:00+08:00"))]
+    # s001 last updated 48 days before the last turn; s002's last turn 29 days before: kept
+    assert rh.expected_pruned({"turns": turns}) == {"s001"}
+    turns.append({"session": "s004", "turn": 0, "at": "2026-02-27T10:00:00+08:00", "did": []})
+    assert rh.expected_pruned({"turns": turns}) == {"s001", "s002"}
+
+
+def test_a_reply_can_report_a_long_conversations_usage():
+    tools = [{"type": "function", "function": {"name": "memory_search"}}]
+    with ScriptedAgentChat() as chat:
+        chat.begin([Reply("好的。", usage=120000)])
+        first = _post(chat.base_url, {"model": "scripted-agent", "messages": [], "tools": tools})
+        chat.begin([Reply("好的。")])
+        second = _post(chat.base_url, {"model": "scripted-agent", "messages": [], "tools": tools})
+    assert first["usage"]["prompt_tokens"] == 120000 and "prompt_tokens" not in first["choices"][0]["message"]
+    assert second["usage"]["prompt_tokens"] == 10
+
+
+def test_a_compaction_is_placed_by_transcript_order_not_by_clock(tmp_path):
+    """Where a compaction fell: after the user turns before it in the transcript (the clock of each turn's
+    process is not the order of its entries); a compaction entry stored compressed is read too."""
+    import sqlite3
+
+    import zstandard
+
+    db = tmp_path / "agent.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, event_json TEXT, event_zstd BLOB)")
+    user = {"type": "message", "message": {"role": "user", "content": "q"}, "timestamp": "2026-01-08T01:20:00Z"}
+    entries = [{"type": "session", "version": 4, "id": "s001"}, user,
+               {"type": "message", "message": {"role": "assistant", "content": "a"}},
+               {"type": "compaction", "timestamp": "2026-01-08T01:30:00Z", "summary": "s" * 50,
+                "firstKeptEntryId": "x", "tokensBefore": 120005, "tokensAfter": 154},
+               {**user, "timestamp": "2026-01-08T01:14:00Z"},  # the next turn's clock says earlier
+               {"type": "compaction", "timestamp": "2026-01-08T01:15:00Z", "firstKeptEntryId": "y"}]
+    for seq, e in enumerate(entries):
+        text = json.dumps(e)
+        packed = seq == 5
+        conn.execute("INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
+                     ("s001", seq, None if packed else text,
+                      zstandard.ZstdCompressor().compress(text.encode()) if packed else None))
+    conn.commit()
+    conn.close()
+    found = rh.compactions(db)
+    assert [(c.seq, c.turns_before, c.entries_before, c.first_kept) for c in found] == [(3, 1, 2, "x"), (5, 2, 4, "y")]
+    assert found[0].tokens_before == 120005
+
+
+@pytest.mark.slow
+def test_the_release_compacts_and_prunes_and_every_call_is_still_mined(tmp_path):
+    """The compaction home (2026.9.6) and the pruned home (2026.8.1), written by the releases (or cached): one
+    compaction where the script's usage crossed the threshold, archives the release wrote, and every row agrees."""
+    from harness.studies.openclaw_agent import NotInstalled, find_release
+
+    try:
+        find_release(rh.VERSION)
+    except NotInstalled as exc:
+        pytest.skip(str(exc))
+    checks = rh.compaction_checks(rh.compaction_home(tmp_path / "c", log=lambda s: None))
+    by_what = {c.what: c for c in checks}
+    assert by_what["compaction: the release compacted the session after the turn whose usage crossed its "
+                   "threshold"].total == 1
+    assert all(c.total > 0 and c.agreed == c.total for c in checks), [(c.what, c.differences) for c in checks]
+    try:
+        find_release(rh.PRUNING_VERSION)
+    except NotInstalled:
+        return
+    home = rh.pruned_home(tmp_path / "p", log=lambda s: None)
+    assert rh.expected_pruned(home.script)  # the scenario spans more than 30 days
+    checks = rh.pruned_checks(home)
+    assert all(c.total > 0 and c.agreed == c.total for c in checks), [(c.what, c.differences) for c in checks]
+
+
+def test_calls_are_split_at_the_compaction_by_turn():
+    from types import SimpleNamespace
+
+    turns = [{"session": "s001", "turn": i, "at": "2026-01-08T09:12:00+08:00",
+              "did": [{"tool": "memory_search", "args": {"query": f"q{i}"}}]} for i in range(3)]
+    turns.append({"session": "s002", "turn": 0, "at": "2026-01-09T09:00:00+08:00",
+                  "did": [{"tool": "memory_search", "args": {"query": "other"}}]})
+    script = {"turns": turns}
+    calls = [SimpleNamespace(session=t["session"], turn=t["turn"], query=t["did"][0]["args"]["query"]) for t in turns]
+    found = [rh.Compaction("s001", 18, 1, 17, "x", 120005, 154)]
+    parts = rh.split_at_compaction(script, calls, found)
+    assert [c.query for c in parts["before"][1]] == ["q0", "other"]
+    assert [c.query for c in parts["after"][1]] == ["q1", "q2"]
+    assert [t["turn"] for t in parts["after"][0]["turns"]] == [1, 2]
+    # a call the transcript lost after the compaction is a recall difference on that side only
+    rows = {c.what: c for c in rh.call_checks("compaction", parts["after"][0], parts["after"][1][:1])}
+    assert rows["mined memory_search calls = the script's (recall)"].agreed == 1
+    assert rows["mined memory_search calls = the script's (recall)"].total == 2

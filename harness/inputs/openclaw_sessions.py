@@ -108,6 +108,9 @@ class SearchCall:
     time: datetime | None
     results: list[Returned] | None = None  # None: no result seen (the call failed or the transcript ends)
     unavailable: bool = False  # the tool answered disabled / unavailable
+    # the search ran out of its time and answered with what it had (2026.9.6: timedOut / partial, keyword-only):
+    # what the agent saw, so mined as such, but not the release's full answer to compare a replay with
+    partial: bool = False
     other_sources: int = 0  # results from session transcripts (2026.9's corpus=sessions), not memory files
 
 
@@ -381,6 +384,7 @@ class _SessionBuilder:
         rows = payload.get("results")
         if not isinstance(rows, list):
             return
+        call.partial = bool(payload.get("timedOut") or payload.get("partial"))
         kept = []
         for row in rows:
             if not isinstance(row, dict) or not isinstance(row.get("path"), str):

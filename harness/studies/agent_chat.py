@@ -15,8 +15,11 @@ Steps of a turn, in order (one model request each):
     Get(k, lines=None)                a memory_get tool call on the k-th result of the last memory_search
                                       (its path, from its startLine, that many lines; default: its whole
                                       range); no such result: the step is skipped
-    Reply(text, cite=None)            the final answer; `cite` = k appends "(source: PATH#Lx-Ly)" of the
-                                      k-th result of the last search, as an agent citing its memory does
+    Reply(text, cite=None, usage=None) the final answer; `cite` = k appends "(source: PATH#Lx-Ly)" of the
+                                      k-th result of the last search, as an agent citing its memory does;
+                                      `usage` = n reports n prompt tokens for it (the usage of a long
+                                      conversation, so that the release's auto-compaction threshold is
+                                      crossed), else the fixed small usage of every answer
 The agent's tools are read from each request: where memory_search is not offered directly but through
 OpenClaw 2026.9's compact tool surface (`tool_call`), the call goes through `tool_call {id, args}`, as a
 model using that surface does.  Streaming (SSE, what pi-ai's openai-completions client asks for) and plain
@@ -51,6 +54,7 @@ class Get:
 class Reply:
     text: str
     cite: int | None = None
+    usage: int | None = None  # prompt tokens reported for this answer (None: the fixed small usage)
 
 
 Step = Search | Get | Reply
@@ -127,12 +131,13 @@ class ScriptedAgentChat:
                 with server._lock:
                     server.requests.append(body)
                     message = server._answer(body)
+                    prompt = message.pop("prompt_tokens", None)  # Reply.usage: not part of the message
                 try:
                     if body.get("stream"):
-                        self._stream(body, message)
+                        self._stream(body, message, prompt)
                     else:
                         self._json(200, {"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
-                                         "model": body.get("model", MODEL_ID), "usage": _usage(),
+                                         "model": body.get("model", MODEL_ID), "usage": _usage(prompt),
                                          "choices": [{"index": 0, "message": message,
                                                       "finish_reason": _finish(message)}]})
                 except (BrokenPipeError, ConnectionResetError):
@@ -146,7 +151,7 @@ class ScriptedAgentChat:
                 self.end_headers()
                 self.wfile.write(raw)
 
-            def _stream(self, body: dict[str, Any], message: dict[str, Any]) -> None:
+            def _stream(self, body: dict[str, Any], message: dict[str, Any], prompt: int | None = None) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
@@ -160,7 +165,7 @@ class ScriptedAgentChat:
                         "model": body.get("model", MODEL_ID)}
                 for chunk in ({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
                               {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": _finish(message)}],
-                               "usage": _usage()}):
+                               "usage": _usage(prompt)}):
                     self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode("utf-8"))
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
@@ -223,9 +228,9 @@ class ScriptedAgentChat:
                 lines = f"#L{hit['startLine']}" + (f"-L{hit['endLine']}" if hit["endLine"] != hit["startLine"] else "")
                 text += f" (source: {hit['path']}{lines})"
                 cited = {"path": hit["path"], "startLine": int(hit["startLine"]), "endLine": int(hit["endLine"])}
-            self._did({"reply": text, "cited": cited, "seen": results})
+            self._did({"reply": text, "cited": cited, "seen": results, **({"usage": step.usage} if step.usage else {})})
             self._last_search = None
-            return {"role": "assistant", "content": text}
+            return {"role": "assistant", "content": text, **({"prompt_tokens": step.usage} if step.usage else {})}
         self.unscripted += 1
         return {"role": "assistant", "content": "ok"}
 
@@ -248,7 +253,7 @@ class ScriptedAgentChat:
 
 
 def steps_of(items: Sequence[dict[str, Any]]) -> list[Step]:
-    """A scenario's steps ({search: Q, max_results?} | {get: K, lines?} | {reply: TEXT, cite?}) as Steps."""
+    """A scenario's steps ({search: Q, max_results?} | {get: K, lines?} | {reply: TEXT, cite?, usage?}) as Steps."""
     out: list[Step] = []
     for item in items:
         if "search" in item:
@@ -256,7 +261,7 @@ def steps_of(items: Sequence[dict[str, Any]]) -> list[Step]:
         elif "get" in item:
             out.append(Get(int(item["get"]), item.get("lines")))
         elif "reply" in item:
-            out.append(Reply(str(item["reply"]), item.get("cite")))
+            out.append(Reply(str(item["reply"]), item.get("cite"), item.get("usage")))
         else:
             raise ValueError(f"unknown step {item!r}: one of search, get, reply")
     return out
@@ -274,5 +279,6 @@ def _finish(message: dict[str, Any]) -> str:
     return "tool_calls" if message.get("tool_calls") else "stop"
 
 
-def _usage() -> dict[str, int]:
-    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+def _usage(prompt: int | None = None) -> dict[str, int]:
+    prompt = 10 if prompt is None else int(prompt)
+    return {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5}

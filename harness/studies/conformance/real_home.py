@@ -29,10 +29,16 @@ Rows (module real-home, preset openclaw-2026.09, release openclaw 2026.9.6, work
     harness run as asked                             the same, for `harness run` itself on the experiment init
                                                      wrote (the questions it evaluates)
 Variations on copies of the home (their own rows): a changed embedding model in openclaw.json, a memory file
-edited after it was judged, a truncated JSONL transcript beside the agent database.  A second home the release
+edited after it was judged (the judgments read as `harness run` anchors them on today's text, against where the
+edit put each judged text), a truncated JSONL transcript beside the agent database.  A second home the release
 writes (real_home/variants.yaml): a USER.md beside MEMORY.md (2026.9.6 indexes it) and a second agent added with
-`openclaw agents add work --workspace DIR` whose agents.entries.work sets maxResults 4 / minScore 0.3.  Where a
-variation shows a reader that is still wrong the row is information (gated = False) with the cause named.
+`openclaw agents add work --workspace DIR` whose agents.entries.work sets maxResults 4 / minScore 0.3.  A third
+(real_home/compaction.yaml): a session 2026.9.6 compacts itself (its auto-compaction, when a reply's context
+tokens exceed the model's window less its reserve; the scripted reply reports a long conversation's usage), the
+calls mined before and after the compaction.  A fourth, written by the real 2026.8.1 (preset openclaw-2026.08):
+the base sessions, of which its default session maintenance archives those idle over 30 days as
+sessions/<id>.jsonl.deleted.<time>.zst; init reads the archives.  Where a variation shows a reader that is still
+wrong the row is information (gated = False) with the cause named.
 
 2026.9.6 times a memory_search out after 30 s and then pauses the corpus for a minute; on a loaded machine the
 first search of a CLI process can take that long, so the scripted model makes such a search again after the
@@ -66,7 +72,7 @@ from harness.studies.conformance.base import (
 NAME = "real-home"
 VERSION = "2026.9.6"
 PRESET = "openclaw-2026.09"
-SYSTEMS = [("openclaw", VERSION)]
+SYSTEMS = [("openclaw", VERSION), ("openclaw", "2026.8.1")]  # 2026.8.1: the pruned-sessions home
 WORKSPACES: tuple[str, ...] = ()  # none of the runner's: the home is the module's own
 HERE = Path(__file__).resolve().parent / "real_home"
 SESSIONS = HERE / "sessions.yaml"
@@ -83,7 +89,13 @@ chunk the reply cites; reformulated: a search followed by another query with no 
 results graded 0) applied to what the scripted model did, not to the transcripts.  The replay rows search each
 mined question at the time its memory_search ran (the transcript's time) with the settings of the home's
 openclaw.json, on the vectors imported from the release's index (no chunk text embedded), and compare with the
-results that memory_search returned, which the transcript records."""
+results that memory_search returned, which the transcript records.  The edited-file rows read the judgments as
+`harness run` applies them to the edited text (re-anchored by the snippet's hash, or dropped and counted) and
+compare with where the edit put each judged text.  Compaction (2026.9.6): the transcript keeps every entry before
+the compaction and appends a compaction entry (summary, firstKeptEntryId, tokensBefore/After); only the model's
+context is cut, so every memory_search before it is still mined.  Pruned sessions (2026.8.1's default
+maintenance, pruneAfter 30 days, mode enforce): the release itself moves them to zstd archives beside the
+sessions, which init reads and counts."""
 
 
 # --- the home, written by the release --------------------------------------------------------------------------
@@ -102,7 +114,8 @@ def _digest(paths: list[Path]) -> str:
 
 
 def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path,
-             files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None) -> str:
+             files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None,
+             config: dict[str, Any] | None = None) -> str:
     from harness.studies import agent_chat, openclaw_agent
 
     sources = [Path(openclaw_agent.__file__), Path(agent_chat.__file__), openclaw_agent.PRELOAD]
@@ -110,6 +123,9 @@ def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memor
                                 "memory": _digest([memory]), "drivers": _digest(sources), "format": HOME_FORMAT}
     if files:
         identity["files"] = files
+    if config:
+        identity["config"] = config
+        identity["writer"] = hashlib.sha256(inspect.getsource(write_home).encode()).hexdigest()
     if agents:
         identity["agents"] = [{**a, "memory": _digest([a["memory"]])} for a in agents]
         identity["writer"] = hashlib.sha256(inspect.getsource(write_home).encode()).hexdigest()
@@ -118,9 +134,9 @@ def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memor
 
 def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory: Path,
                log: Callable[[str], None] = print, *, files: dict[str, str] | None = None,
-               agents: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+               agents: list[dict[str, Any]] | None = None, config: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release writes a home at `root` (a folder named .openclaw) from `memory` (plus `files`, path -> text,
-    written into the workspace) and `sessions`; `agents`: more agents, each {id, workspace (a folder name under
+    written into the workspace) and `sessions`; `config`: settings merged into its openclaw.json; `agents`: more agents, each {id, workspace (a folder name under
     root), memory, files?, sessions, entry (their agents.entries.<id> settings beside the workspace)}.  Returns
     what the script did: per turn its agent, session, time and steps (each tool call with its arguments, the
     results of the last search it saw, the reply's citation)."""
@@ -147,6 +163,10 @@ def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory:
         with ScriptedAgentChat(0, retries=RETRIES, retry_wait=RETRY_WAIT_S) as chat:
             home = OpenClawHome(release, root, chat_url=chat.base_url, provider=Provider(base_url, model))
             home.write_config()
+            if config:  # the variation's own settings (validated by the release at its first call)
+                doc = json.loads(home.config_path.read_text(encoding="utf-8"))
+                _merge(doc, config)
+                home.config_path.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
             for agent in plan[1:]:  # the release's own command writes agents.entries.<id> (and main's beside it)
                 home.cli("agents", "add", agent["id"], "--workspace", str(root / agent["workspace"]),
                          "--non-interactive")
@@ -198,18 +218,20 @@ class Home:
 
 def cached_home(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path, dest: Path,
                 *, files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None,
-                refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+                config: dict[str, Any] | None = None, refresh: bool = False,
+                log: Callable[[str], None] = print) -> Home:
     """A copy at dest/.openclaw of the home the release wrote for these inputs (written once, then cached in the
     conformance folder's homes/)."""
     from harness.studies.openclaw_agent import conformance_dir
 
-    key = home_key(version, variation, sessions, memory, files, agents)
+    key = home_key(version, variation, sessions, memory, files, agents, config)
     cached = conformance_dir() / "homes" / f"{version}-{variation}-{key}"
     if refresh or not (cached / "script.json").is_file():
         work = Path(tempfile.mkdtemp(prefix="real-home-"))
         try:
             log(f"conformance: OpenClaw {version} writes the real home ({variation}, {len(sessions)} sessions)")
-            script = write_home(version, work / ".openclaw", sessions, memory, log, files=files, agents=agents)
+            script = write_home(version, work / ".openclaw", sessions, memory, log, files=files, agents=agents,
+                                config=config)
             script["root"] = str(work / ".openclaw")
             staging = cached.with_name(cached.name + ".tmp")
             shutil.rmtree(staging, ignore_errors=True)
@@ -390,7 +412,8 @@ def _theirs(results: list[Any]) -> list[tuple[str, int, int, float]]:
 
 @dataclass
 class Asked:
-    """A mined question as the release answered it: its first memory_search that ran (not timed out)."""
+    """A mined question as the release answered it: its first memory_search that ran in full (neither
+    unavailable nor a timed-out partial answer)."""
 
     id: str
     text: str
@@ -402,7 +425,7 @@ def asked_questions(mining: Any, calls: list[Any]) -> list[Asked]:
     from harness.inputs.session_mining import dedupe_key, normalise
 
     ran: dict[str, Any] = {}
-    for c in sorted((c for c in calls if c.results is not None and not c.unavailable),
+    for c in sorted((c for c in calls if c.results is not None and not c.unavailable and not c.partial),
                     key=lambda c: (c.time is None, c.time or datetime.min)):
         ran.setdefault(dedupe_key(normalise(c.query)), c)
     out = []
@@ -532,6 +555,15 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
             return variants_checks(variants, tmp)
 
         checks += guarded("sources-agents", second_home)
+        checks += guarded("compaction", lambda: compaction_checks(compaction_home(tmp / "compaction",
+                                                                                  refresh=real.refresh, log=real.log)))
+        try:
+            find_release(PRUNING_VERSION)
+        except NotInstalled as exc:
+            real.log(f"conformance: real home (pruned, OpenClaw {PRUNING_VERSION}) skipped: {exc}")
+        else:
+            checks += guarded("pruned", lambda: pruned_checks(pruned_home(tmp / "pruned", refresh=real.refresh,
+                                                                          log=real.log)))
         return checks
     finally:
         server.terminate()
@@ -588,7 +620,8 @@ def _copy(home: Home, tmp: Path, name: str) -> Path:
 def variation_checks(home: Home, tmp: Path, base_url: str) -> list[Check]:
     checks = []
     for variation, build in (("changed-model", changed_model), ("edited", edited_after_judged),
-                             ("jsonl", jsonl_beside_database), ("killed", killed_mid_turn)):
+                             ("edited", edited_run_as_asked), ("jsonl", jsonl_beside_database),
+                             ("killed", killed_mid_turn)):
         checks += guarded(variation, lambda build=build: build(home, tmp))
     return checks
 
@@ -631,52 +664,215 @@ def changed_model(home: Home, tmp: Path) -> list[Check]:
 
 
 def edited_after_judged(home: Home, tmp: Path) -> list[Check]:
-    """The memory file with the most implicit judgments gains lines at its top after the sessions: a judged span
-    must still cover the text the agent read (re-anchored) or be dropped with a count, never point at other
-    lines."""
-    from collections import Counter
-
+    """The memory file with the most implicit judgments is edited after the sessions (EDIT: lines added at its
+    top, the first line of its last judged positive span rewritten), and the judgments are read as `harness
+    run` applies them to today's files (the experiments init wrote, their data set's queries and notes).  The
+    documented outcome, computed from the edit alone (expected_after_edit): a span whose text is still there is
+    re-anchored to its new lines, a span whose text is gone is dropped and counted, a query left with no
+    positive is not evaluated, and no span is applied to lines other than the text the agent saw."""
     from harness.inputs.home_init import init_openclaw_home
     from harness.stages.embedders import EmbeddingCache
 
     _, _, base = mined(home.root)
-    seen: dict[str, list[tuple[str, int, int]]] = {}  # query text -> (path, start, end) the agent judged
-    for q in base.queries:
-        for j in q.implicit:
-            seen.setdefault(q.text, []).append((j.path, j.start, j.end))
-    counts = Counter(path for spans in seen.values() for path, _, _ in spans)
-    what = "memory file edited after it was judged: judged spans still hold"
-    if not counts:
-        return [_check(what, "edited", 0, 0)]
-    target = counts.most_common(1)[0][0]
+    judged = {q.text: [(j.path, j.start, j.end, j.grade) for j in q.implicit] for q in base.queries if q.implicit}
+    what = "memory file edited after it was judged"
+    edit = choose_edit(judged)
+    if edit is None:
+        return [_check(f"{what}: the run re-anchors or drops every judged span", "edited", 0, 0)]
     root = _copy(home, tmp, "edited")
-    path = root / "workspace" / target
-    before = path.read_text(encoding="utf-8").splitlines()
-    path.write_text("# Added later\n\n- 新的一条：周五晚上打羽毛球。\n\n" + "\n".join(before) + "\n", encoding="utf-8")
-    after = path.read_text(encoding="utf-8").splitlines()
+    path = root / "workspace" / edit.path
+    before = path.read_text(encoding="utf-8")
+    after = edit.apply(before)
+    path.write_text(after, encoding="utf-8")
     out = tmp / "edited-evals"
     try:
         init_openclaw_home(root, out, cache=EmbeddingCache(tmp / "edited.sqlite"), index_vectors=False)
     except HarnessError as exc:
-        return [_check(what, "edited", 0, 1, [Difference(target, "", str(exc).splitlines()[0], "init", "init failed")],
-                       gated=False)]
-    written = yaml.safe_load((out / "queries.yaml").read_text(encoding="utf-8")) or []
-    holds, diffs, total = 0, [], 0
-    for q in written:
-        originals = [before[s - 1:e] for p, s, e in seen.get(q["text"], []) if p == target]
-        for j in q.get("judged") or []:
-            if j["path"] != target:
+        return [_check(f"{what}: the run re-anchors or drops every judged span", "edited", 0, 1,
+                       [Difference(edit.path, "", str(exc).splitlines()[0], "init", "init failed")], gated=False)]
+    applied: dict[str, dict[str, int] | None] = {}  # query text -> the judged doc ids the run grades by (None: left out)
+    notes: list[str] = []
+    for experiment in (out / "experiment.toml", out / "holdout.toml"):
+        if experiment.is_file():
+            got, said = applied_judgments(experiment)
+            applied.update(got)
+            notes += said
+    return edited_checks(edit, before.split("\n"), after.split("\n"),
+                         {t: spans for t, spans in judged.items() if t in applied}, applied, notes)
+
+
+def edited_run_as_asked(home: Home, tmp: Path) -> list[Check]:
+    """`harness run` as asked on the edited home (init with the index's vectors; the edited file's chunks, no
+    longer in the release's index, embedded through the provider): it says which files it searched (today's,
+    the history of a file not being kept) and counts, for every question, the files changed since it was asked:
+    the one file the edit changed (the index records every other file's text as the agent searched it)."""
+    from harness.config import load_experiment
+    from harness.inputs.home_init import init_openclaw_home
+    from harness.stages.embedders import EmbeddingCache
+    from harness.studies.experiment import run_experiment
+
+    _, _, base = mined(home.root)
+    judged = {q.text: [(j.path, j.start, j.end, j.grade) for j in q.implicit] for q in base.queries if q.implicit}
+    edit = choose_edit(judged)
+    what = "memory file edited after it was judged: harness run as asked"
+    if edit is None:
+        return [_check(f"{what} counts the files changed since each question", "edited", 0, 0)]
+    root = _copy(home, tmp, "edited-run")
+    path = root / "workspace" / edit.path
+    path.write_text(edit.apply(path.read_text(encoding="utf-8")), encoding="utf-8")
+    cache = EmbeddingCache(tmp / "edited-run.sqlite")
+    out = tmp / "edited-run-evals"
+    init_openclaw_home(root, out, cache=cache)
+    config = load_experiment(out / "experiment.toml", embedder={"embed_missing_chunks": True})
+    run = run_experiment(config, cache=cache, progress=False)
+    r = run.summary.get("replay") or {}
+    files_ok = str(r.get("files", "")).startswith("today's")
+    changed_ok = r.get("questions_with_changed_files") == r.get("questions") and r.get("most_changed_files") == 1
+    diffs = []
+    if not files_ok:
+        diffs.append(Difference("replay.files", "", str(r.get("files")), "today's (the history is not kept)",
+                                "the run does not say which files it searched"))
+    if not changed_ok:
+        diffs.append(Difference("replay", "", f"{r.get('questions_with_changed_files')} of {r.get('questions')} "
+                                f"questions, up to {r.get('most_changed_files')} files",
+                                f"{r.get('questions')} of {r.get('questions')}, 1 file ({edit.path})",
+                                "the files changed since the questions are not counted as the edit made them"))
+    return [_check(f"{what} says it searched today's files and counts the files changed since each question",
+                   "edited", 2 - len(diffs), 2, diffs)]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What the edited variation does to one memory file: `added` lines before its first line, and its line
+    `rewritten` (numbered as before the edit) replaced by `text`."""
+
+    path: str
+    added: tuple[str, ...]
+    rewritten: int
+    text: str
+
+    def apply(self, content: str) -> str:
+        lines = content.split("\n")
+        lines[self.rewritten - 1] = self.text
+        return "\n".join([*self.added, *lines])
+
+    def moved(self, start: int, end: int) -> tuple[int, int] | None:
+        """Where lines start..end of the file before the edit are after it; None: the edit rewrote one of them."""
+        if start <= self.rewritten <= end:
+            return None
+        return start + len(self.added), end + len(self.added)
+
+
+EDIT_ADDED = ("# Added later", "", "- 新的一条：周五晚上打羽毛球。", "")
+EDIT_TEXT = "- 这一行后来改写了 (rewritten after the sessions)."
+
+
+def choose_edit(judged: dict[str, list[tuple[str, int, int, int]]]) -> Edit | None:
+    """The file with the most judged spans; in it, the first line of the judged positive span that starts last."""
+    from collections import Counter
+
+    counts = Counter(path for spans in judged.values() for path, *_ in spans)
+    if not counts:
+        return None
+    target = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    positive = [start for spans in judged.values() for path, start, _, grade in spans if path == target and grade > 0]
+    if not positive:
+        return None
+    return Edit(target, EDIT_ADDED, max(positive), EDIT_TEXT)
+
+
+def applied_judgments(experiment: Path) -> tuple[dict[str, dict[str, int] | None], list[str]]:
+    """The judgments `harness run` grades by on today's files: {query text: {doc id: grade}} for the queries it
+    evaluates (None for a query of the file it leaves out), and the data set's notes (re-anchored, dropped)."""
+    from harness.config import load_experiment
+    from harness.inputs.query_files import load_query_specs
+    from harness.pipeline import dataset_parts, load_dataset
+
+    dataset = load_dataset(load_experiment(experiment))
+    got: dict[str, dict[str, int] | None] = {s.text: None for s in load_query_specs(dataset.queries_file)}
+    notes: list[str] = []
+    for _, part in dataset_parts(dataset):
+        for q in part.queries():
+            got[q.text] = dict(q.extra.get("judged") or {})
+        notes += part.notes()
+    return got, notes
+
+
+def expected_after_edit(edit: Edit, judged: dict[str, list[tuple[str, int, int, int]]]
+                        ) -> tuple[dict[str, dict[str, int] | None], int, int]:
+    """The documented outcome of the edit: {query text: {doc id: grade} (None: no positive left, not
+    evaluated)}, the spans re-anchored and the spans dropped."""
+    out: dict[str, dict[str, int] | None] = {}
+    moved = dropped = 0
+    for text, spans in judged.items():
+        kept: dict[str, int] = {}
+        for path, start, end, grade in spans:
+            where = (start, end) if path != edit.path else edit.moved(start, end)
+            if where is None:
+                dropped += 1
                 continue
+            moved += where != (start, end)
+            doc = f"{path}#L{where[0]}-L{where[1]}"
+            kept[doc] = max(kept.get(doc, 0), grade)
+        out[text] = kept if any(g > 0 for g in kept.values()) else None
+    return out, moved, dropped
+
+
+def edited_checks(edit: Edit, before: list[str], after: list[str], judged: dict[str, list[tuple[str, int, int, int]]],
+                  applied: dict[str, dict[str, int] | None], notes: list[str]) -> list[Check]:
+    """The rows of the edited variation: each judged span where the run applies it against where the edit put
+    its text, no span applied to other text than the agent judged, and the run's notes counting the spans
+    re-anchored and dropped."""
+    expected, moved, dropped = expected_after_edit(edit, judged)
+    agreed, diffs, total = 0, [], 0
+    for text, spans in sorted(judged.items()):
+        want, got = expected[text], applied.get(text)
+        for path, start, end, grade in spans:
             total += 1
-            start, end = j["lines"]
-            if after[start - 1:end] in originals:
-                holds += 1
+            where = (start, end) if path != edit.path else edit.moved(start, end)
+            doc = f"{path}#L{where[0]}-L{where[1]}" if where else None
+            if want is None:
+                ok, theirs = got is None, "query not evaluated (no positive left)"
+            elif doc is None:
+                ok, theirs = got is not None and not any(d.startswith(f"{path}#") and _span(d) == (start, end)
+                                                         for d in got), "dropped (its text is gone)"
             else:
-                diffs.append(Difference(f"{q['id']} {target}#L{start}-L{end}", q["text"],
-                                        " / ".join(after[start - 1:end])[:80], "the lines the agent read",
-                                        "the judged span is applied to today's text unchecked (issue 36 point 4, "
-                                        "i36-inputs: judgments anchored to content)"))
-    return [_check(what, "edited", holds, total, diffs, gated=not diffs)]
+                ok, theirs = got is not None and got.get(doc) == want[doc], f"{doc} grade {want[doc]}"
+            if ok:
+                agreed += 1
+                continue
+            ours = "query not evaluated" if got is None else ", ".join(f"{d} grade {g}" for d, g in sorted(got.items())
+                                                                       if d.startswith(f"{path}#")) or "(not applied)"
+            diffs.append(Difference(f"{path}#L{start}-L{end}", text, ours, theirs,
+                                    "the judged span is not where the edit put its text"))
+    stale, applied_spans = [], 0
+    for text, got in sorted(applied.items()):
+        for doc in sorted(got or {}):
+            path, (start, end) = doc.split("#", 1)[0], _span(doc)
+            if path != edit.path:
+                continue
+            applied_spans += 1
+            originals = [before[s - 1:e] for p, s, e, _ in judged.get(text, []) if p == path]
+            if after[start - 1:end] not in originals:
+                stale.append(Difference(doc, text, " / ".join(after[start - 1:end])[:80], "the lines the agent saw",
+                                        "a judged span applied to text the agent never saw"))
+    said_moved = sum(1 for n in notes if f"judgment of {edit.path} " in n and "is re-anchored" in n)
+    said_dropped = sum(1 for n in notes if f"judgment of {edit.path} " in n and "is dropped" in n)
+    counted = [Difference(f"{edit.path} spans {kind}", "", str(got), str(want), "the run's notes count otherwise")
+               for kind, got, want in (("re-anchored", said_moved, moved), ("dropped", said_dropped, dropped))
+               if got != want]
+    what = "memory file edited after it was judged"
+    return [_check(f"{what}: each judged span re-anchored to its text's new lines or dropped (as the run applies "
+                   "them)", "edited", agreed, total, diffs),
+            _check(f"{what}: no span applied to text the agent did not see", "edited", applied_spans - len(stale),
+                   applied_spans, stale),
+            _check(f"{what}: the run counts the spans re-anchored and dropped", "edited", 2 - len(counted), 2, counted)]
+
+
+def _span(doc: str) -> tuple[int, int]:
+    lines = doc.rsplit("#L", 1)[1]
+    start, _, end = lines.partition("-L")
+    return int(start), int(end)
 
 
 def jsonl_beside_database(home: Home, tmp: Path) -> list[Check]:
@@ -828,4 +1024,159 @@ def killed_mid_turn(home: Home, tmp: Path) -> list[Check]:
                                                                str(last.results if last else None), "None",
                                                                "the cut call is read as a search that found nothing")],
                          gated=ok))
+    return checks
+
+
+# --- sessions pruned into the release's archives (OpenClaw 2026.8.1's default maintenance) -----------------------
+
+PRUNING_VERSION, PRUNING_PRESET = "2026.8.1", "openclaw-2026.08"
+PRUNE_AFTER = timedelta(days=30)  # 2026.8.1 dist/disk-budget-*.js DEFAULT_SESSION_PRUNE_AFTER_MS (mode "enforce")
+
+
+def pruned_home(dest: Path, *, refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+    """The base scenario written by the real 2026.8.1 with its default session maintenance: at each turn it
+    prunes the sessions last updated more than 30 days before (by the turn's clock) into
+    sessions/<id>.jsonl.deleted.<time>[.zst] itself."""
+    return cached_home(PRUNING_VERSION, "pruned", scenario(), MEMORY, dest, refresh=refresh, log=log)
+
+
+def expected_pruned(script: dict[str, Any], agent: str = "main") -> set[str]:
+    """The sessions the default maintenance prunes by the end of the script: last updated (their last turn)
+    more than PRUNE_AFTER before the script's last turn."""
+    last: dict[str, datetime] = {}
+    for t in script["turns"]:
+        if t.get("agent", "main") == agent:
+            at = datetime.fromisoformat(t["at"])
+            last[t["session"]] = max(last.get(t["session"], at), at)
+    end = max(last.values())
+    return {s for s, at in last.items() if end - at > PRUNE_AFTER}
+
+
+def pruned_checks(home: Home) -> list[Check]:
+    from harness.inputs.openclaw_sessions import archive_session_id
+
+    inst, calls, mining = mined(home.root)
+    archives = list(inst.archives)
+    archived = {archive_session_id(p) for p in archives}
+    want = expected_pruned(home.script)
+    checks = [_check("pruned: the release archived the sessions older than 30 days (sessions/<id>.jsonl.deleted.*)",
+                     "pruned", len(want & archived), len(want | archived),
+                     [Difference(s, "", "archived" if s in archived else "(not archived)",
+                                 "archived" if s in want else "(kept)", "the release's maintenance did otherwise")
+                      for s in sorted(want ^ archived)])]
+    from harness.inputs.openclaw_sessions import ReadStats, read_sessions
+
+    stats = ReadStats(other_agents=dict(inst.other_agents))
+    sessions = {s.id: s for s in read_sessions(inst.session_files, inst.agent_db, stats, inst.archives)}
+    # an archive is read, or its session is read from a live copy the release kept (the complete copy wins)
+    unread = [p for p in archives if archive_session_id(p) not in sessions]
+    diffs = [Difference(p.name, "", "(not read)", "read", next((u for u in stats.archives_unreadable
+                                                                 if u.startswith(p.name)), "not read in silence"))
+             for p in unread]
+    from_archive = sum(1 for s in sessions.values() if s.archived)
+    if from_archive != stats.archives_read:
+        diffs.append(Difference("archives", "", f"{stats.archives_read} counted", f"{from_archive} read",
+                                "the archives read are not counted as such"))
+    checks.append(_check("pruned: init reads every archived session (and counts the archives read)", "pruned",
+                         len(archives) - len(unread) - (from_archive != stats.archives_read), len(archives), diffs))
+    checks += call_checks("pruned", home.script, calls)
+    checks.append(judgment_check("pruned", home.script, mining))
+    for c in checks:
+        c.release, c.preset = f"openclaw {PRUNING_VERSION}", PRUNING_PRESET
+    return checks
+
+
+# --- a session the release compacts (2026.9.6's auto-compaction) ------------------------------------------------
+
+COMPACTION = HERE / "compaction.yaml"
+
+
+def compaction_home(dest: Path, *, refresh: bool = False, log: Callable[[str], None] = print) -> Home:
+    spec = yaml.safe_load(COMPACTION.read_text(encoding="utf-8"))
+    return cached_home(VERSION, "compaction", spec["sessions"], MEMORY, dest, config=spec["config"],
+                       refresh=refresh, log=log)
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A compaction entry of a transcript: where it is (after how many of the session's user turns), the
+    entries before it that the transcript still holds, the first one the model still sees."""
+
+    session: str
+    seq: int
+    turns_before: int  # user messages before it: it fell after turn turns_before - 1 (0-based)
+    entries_before: int  # transcript entries before it, still in the transcript
+    first_kept: str | None
+    tokens_before: int | None
+    tokens_after: int | None
+
+
+def compactions(agent_db: Path) -> list[Compaction]:
+    """The compaction entries of an agent database's transcripts (2026.9.6: plain or zstd-compressed rows), in
+    transcript order (seq: the clock of a turn's process is not the order of its entries)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"{agent_db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(transcript_events)")}
+        extra = ", event_zstd" if "event_zstd" in columns else ", NULL"
+        rows = conn.execute(f"SELECT session_id, seq, event_json{extra} FROM transcript_events "
+                            "ORDER BY session_id, seq").fetchall()
+    finally:
+        conn.close()
+    out: list[Compaction] = []
+    entries: dict[str, int] = {}
+    users: dict[str, int] = {}
+    for sid, seq, text, packed in rows:
+        if text is None and packed is not None:
+            import zstandard
+
+            text = zstandard.ZstdDecompressor().decompressobj().decompress(packed)
+        entry = json.loads(text) if text else {}
+        if entry.get("type") == "compaction":
+            out.append(Compaction(sid, seq, users.get(sid, 0), entries.get(sid, 0), entry.get("firstKeptEntryId"),
+                                  entry.get("tokensBefore"), entry.get("tokensAfter")))
+        if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "user":
+            users[sid] = users.get(sid, 0) + 1
+        if entry.get("type") != "session":
+            entries[sid] = entries.get(sid, 0) + 1
+    return out
+
+
+def split_at_compaction(script: dict[str, Any], calls: list[Any], found: list[Compaction]
+                        ) -> dict[str, tuple[dict[str, Any], list[Any]]]:
+    """{"before" | "after": (the script's turns, the mined calls)} on either side of the first compaction of
+    their session, by turn (a session never compacted is all "before")."""
+    cut = {c.session: c.turns_before for c in sorted(found, key=lambda c: c.seq, reverse=True)}
+    out = {}
+    for side in ("before", "after"):
+        def on(session: str, turn: int, side: str = side) -> bool:
+            return (session not in cut or turn < cut[session]) == (side == "before")
+
+        out[side] = ({**script, "turns": [t for t in script["turns"] if on(t["session"], int(t["turn"]))]},
+                     [c for c in calls if on(c.session, c.turn)])
+    return out
+
+
+def compaction_checks(home: Home) -> list[Check]:
+    """The release compacted the session after the turn whose reply reported a long conversation's usage; the
+    memory_search calls mined before and after the compaction are the script's (the transcript keeps every
+    entry before the compaction and appends a compaction entry: summary, firstKeptEntryId)."""
+    inst, calls, mining = mined(home.root)
+    found = compactions(inst.agent_db) if inst.agent_db else []
+    crossed = {(t["session"], int(t["turn"])) for t in home.script["turns"] if any(d.get("usage") for d in t["did"])}
+    fell = {(c.session, c.turns_before - 1) for c in found}
+    diffs = [Difference(f"{s} turn {t}", "", "compacted after it" if (s, t) in fell else "(not compacted)",
+                        "compacted after it" if (s, t) in crossed else "(not compacted)",
+                        "the release compacted elsewhere than where the reported usage crossed its threshold")
+             for s, t in sorted(crossed ^ fell)]
+    checks = [_check("compaction: the release compacted the session after the turn whose usage crossed its "
+                     "threshold", "compaction", len(crossed & fell), len(crossed | fell), diffs)]
+    for side, (script, got) in split_at_compaction(home.script, calls, found).items():
+        for c in call_checks("compaction", script, got):
+            c.what = c.what.replace("mined memory_search calls", f"compaction: mined memory_search calls {side} it"
+                                    + (" (kept in the transcript, only summarised for the model)" if side == "before"
+                                       else ""))
+            checks.append(c)
+    checks.append(judgment_check("compaction", home.script, mining))
     return checks
