@@ -93,7 +93,7 @@ def test_transcripts_are_streamed_and_keep_nothing_but_the_memory_calls():
     fields = {name for s in sessions for c in s.searches for name in vars(c)}
     assert "snippet" not in json.dumps([vars(r) for s in sessions for c in s.searches for r in c.results or []])
     assert fields == {"session", "turn", "order", "call_id", "query", "max_results", "min_score", "time", "results",
-                      "unavailable", "other_sources"}
+                      "unavailable", "partial", "other_sources"}
 
 
 # --- init and a run on the index's own vectors ----------------------------------------------------------------

@@ -194,7 +194,7 @@ def test_the_studies_reference_lists_every_kind_and_key():
             assert f"| `{name}` |" in section, (kind, name)
 
 
-def test_harness_study_writes_what_the_kinds_command_writes(tmp_path):
+def test_harness_study_writes_what_the_kinds_command_writes(tmp_path, monkeypatch):
     """A small matrix (round 3, two tokenizers, the hash embedder) by `harness study` and by `harness
     matrix`: the same files with the same figures (harness.reporting.compare ignores timings), and the same
     console output."""
@@ -205,6 +205,10 @@ def test_harness_study_writes_what_the_kinds_command_writes(tmp_path):
                     '[[values]]\nlabel = "trigram"\ntokenizer = { name = "trigram" }\n'
                     '[[runs]]\nlabel = "r3"\nexperiment = "experiments/round3.toml"\n'
                     'overrides = { embedder = { name = "hash" } }\n', encoding="utf-8")
+    # a cache of this test's own, warmed first: both commands then find every vector cached and print the same
+    # lines, whatever other tests (another xdist worker) have put in the session's cache meanwhile
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    assert runner.invoke(app, ["matrix", str(spec), "--out", str(tmp_path / "warm")]).exit_code == 0
     by_kind = runner.invoke(app, ["matrix", str(spec), "--out", str(tmp_path / "a")])
     by_study = runner.invoke(app, ["study", str(spec), "--out", str(tmp_path / "b")])
     assert by_kind.exit_code == 0 and by_study.exit_code == 0, by_kind.output + by_study.output
