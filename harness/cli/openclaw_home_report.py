@@ -159,4 +159,3 @@ def judged_outside_pool(settings: Any, column: str, configured: int) -> dict[str
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

@@ -73,6 +73,14 @@ def leg_diagnostics(legs: Any, relevant: Iterable[str], docs_of: dict[str, froze
     return out
 
 
+def counted_margins(has_relevant: bool, returned: bool, top1_relevant: bool) -> tuple[str, ...]:
+    """The margins that decide a query's outcome (near_tie_columns' names): a query with results whose
+    top-1 is not relevant fails on rank, whatever its score against minScore."""
+    if has_relevant and returned and not top1_relevant:
+        return ("relevant", "cut")
+    return ("relevant", "min_score", "cut")
+
+
 def near_tie_columns(hits: list[Hit], candidates: list[Hit], query: Query, docs_of: dict[str, frozenset[str]],
                      pass_threshold: float, fraction: float = NEAR_TIE_FRACTION,
                      absolute: float | None = None) -> dict[str, Any]:
@@ -95,11 +103,8 @@ def near_tie_columns(hits: list[Hit], candidates: list[Hit], query: Query, docs_
         "cut": cut_margin(hits, candidates, relevant, docs_of) if relevant else None,
     }
     top1_relevant = bool(hits) and bool(docs_of.get(hits[0].id, frozenset()) & set(relevant))
-    if relevant and hits and not top1_relevant:
-        margins_counted = ("relevant", "cut")  # it fails on rank, whatever its score against minScore
-    else:
-        margins_counted = ("relevant", "min_score", "cut")
-    near = [name for name in margins_counted if margins[name] is not None and abs(margins[name]) < threshold]
+    near = [name for name in counted_margins(bool(relevant), bool(hits), top1_relevant)
+            if margins[name] is not None and abs(margins[name]) < threshold]
     return {"relevant_margin": margins["relevant"], "min_score_margin": margins["min_score"],
             "cut_margin": margins["cut"], "score_spread": spread, "near_tie_threshold": threshold,
             "near_tie": bool(near), "near_tie_on": ",".join(near)}

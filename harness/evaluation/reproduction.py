@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping
 
+from harness.evaluation.per_query import counted_margins
+
 
 def _finite(value: Any) -> float | None:
     if value is None:
@@ -30,9 +32,8 @@ def _finite(value: Any) -> float | None:
 
 def deciding_margin(row: Mapping[str, Any]) -> float | None:
     """The smallest |margin| that decides the row's outcome (None: no margin could be measured)."""
-    wrong_top1 = bool(row.get("relevant")) and (row.get("returned") or 0) > 0 and not bool(row.get("top1_relevant"))
-    names = ("relevant_margin", "cut_margin") if wrong_top1 else ("relevant_margin", "min_score_margin", "cut_margin")
-    values = [abs(v) for v in (_finite(row.get(n)) for n in names) if v is not None]
+    names = counted_margins(bool(row.get("relevant")), (row.get("returned") or 0) > 0, bool(row.get("top1_relevant")))
+    values = [abs(v) for v in (_finite(row.get(f"{name}_margin")) for name in names) if v is not None]
     return min(values) if values else None
 
 
