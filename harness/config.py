@@ -29,13 +29,11 @@ from pydantic import (
 )
 
 from harness.errors import ConfigError, DataError
-from harness.evaluation.ties import NEAR_TIE_FRACTION
+from harness.evaluation.ties import NEAR_TIE, NEAR_TIE_FRACTION  # noqa: F401  (NEAR_TIE: studies read it here)
 from harness.inputs.layout import project_path
 from harness.registry import format_validation_error, stage
 from harness.text_files import parse_bounded, shown
 from harness.toml_files import PRESETS_DIR, load_toml, preset_path
-
-NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
 
 RECORD_KEYS = ("preset_description", "experiment_file", "openclaw_json")  # what resolution adds to the tables
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
