@@ -41,6 +41,7 @@ from harness.inputs.session_mining import (
 )
 from harness.inputs.workspace import AGENT_DB_ROOT_FILES, MEMORY_FILES, discover_files
 from harness.inputs.workspace_init import toml_value, write_keeping
+from harness.toml_files import list_presets
 
 RELEASE_PRESETS = {"2026.2.22": "openclaw-2026.02", "2026.8.1": "openclaw-2026.08", "2026.9.6": "openclaw-2026.09"}
 FALLBACK_PRESET = "openclaw-2026.08"
@@ -50,8 +51,6 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def preset_for(release: str) -> str:
     """The preset that models the release whose format the index has (the newest known one before it)."""
-    from harness.config import list_presets
-
     available = list_presets()
     if release in RELEASE_PRESETS and RELEASE_PRESETS[release] in available:
         return RELEASE_PRESETS[release]
