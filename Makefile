@@ -50,7 +50,10 @@ test-vectors: $(STAMP) ## Regenerate tests/data/e5-vectors.npz (the suite once, 
 # The bad-input campaign at its opt-in size: generated malformed and hostile inputs through the real CLI
 # (tests/campaign; `make test` runs 300 of them), its counts written to reports/reliability/.
 RELIABILITY_SIZE ?= 1200
-architecture: $(STAMP) ## The package's shape: no import cycle, no private name across modules, no report written in studies/
+# lint-imports checks pyproject.toml's layers contract (the package's floors, issue 39) and prints which
+# import breaks it; tests/test_architecture.py runs the same contract in `make test`, with the AST checks.
+architecture: $(STAMP) ## The package's shape: no import up a floor (import-linter), no import cycle, no private name across modules, no report written in studies/
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/pytest -q tests/test_architecture.py
 
 # ... and every reader fuzzed in-process by generators that know its format (tests/fuzz_readers.py; `make test`

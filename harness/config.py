@@ -29,13 +29,12 @@ from pydantic import (
 )
 
 from harness.errors import ConfigError, DataError
-from harness.evaluation.ties import NEAR_TIE_FRACTION
+from harness.evaluation.ties import NEAR_TIE, NEAR_TIE_FRACTION  # noqa: F401  (NEAR_TIE: studies read it here)
 from harness.inputs.layout import project_path
 from harness.registry import format_validation_error, stage
 from harness.text_files import parse_bounded, shown
-from harness.toml_files import PRESETS_DIR, load_toml, preset_path
-
-NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
+# list_presets and PRESETS_DIR re-exported: `harness presets` and the conformance spec table read them here
+from harness.toml_files import PRESETS_DIR, list_presets, load_toml, preset_path  # noqa: F401
 
 RECORD_KEYS = ("preset_description", "experiment_file", "openclaw_json")  # what resolution adds to the tables
 STAGE_TABLES = ("chunker", "tokenizer", "lexical", "embedder", "vector", "fusion")
@@ -45,11 +44,6 @@ OPTIONAL_STAGE_TABLES = ("expansion", "chat", "reranker")
 KNOWN_KEYS = {"name", "description", "preset", "dataset", "layout", "evaluation", "search", "postprocess",
               "profile", "system", *STAGE_TABLES, *OPTIONAL_STAGE_TABLES}  # system: a real system (studies/real_system.py)
 
-
-
-def list_presets() -> dict[str, str]:
-    return {p.stem: load_toml(p).get("description", "").strip().splitlines()[0]
-            for p in sorted(PRESETS_DIR.glob("*.toml"))}
 
 
 def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

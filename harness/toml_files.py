@@ -38,3 +38,9 @@ def preset_path(name: str) -> Path:
         available = sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
         raise ConfigError(f"unknown preset {name!r}; available: {', '.join(available)}")
     return candidate
+
+
+def list_presets() -> dict[str, str]:
+    """Every preset's name -> the first line of its description."""
+    return {p.stem: load_toml(p).get("description", "").strip().splitlines()[0]
+            for p in sorted(PRESETS_DIR.glob("*.toml"))}

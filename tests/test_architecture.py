@@ -1,6 +1,9 @@
-"""The package's layering, read from the source (AST only: nothing of the harness is imported, so this runs
-in a fraction of a second):
+"""The package's layering, read from the source (nothing of the harness is imported, so this runs in a
+fraction of a second):
 
+* the floors of pyproject.toml's import-linter contract (core < stages < inputs < evaluation < config <
+  pipeline, catalog < studies < reporting < study < cli): no import reaches up a floor, counting imports
+  inside functions, except the named exceptions there;
 * no import cycle among harness modules, counting imports inside functions (a function-local import
   hides a cycle from the interpreter, not from the design) and imports of a parent package;
 * no private name (`_name`) imported from another harness module: what another module needs is public;
@@ -8,8 +11,8 @@ in a fraction of a second):
   (JSON, Markdown, PNG).  The files a study writes that are not reports are listed in WRITES_ALLOWED,
   each with the reason.
 
-Each checker is a plain function of a package folder, and each has a test that plants a violation in a
-package made under tmp_path and sees it reported.
+Each checker is a plain function of a package folder (the floors: import-linter), and each has a test that
+plants a violation in a package made under tmp_path and sees it reported.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ import re
 import textwrap
 from pathlib import Path
 from typing import Iterator
+
+from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "harness"
@@ -268,24 +273,11 @@ def test_studies_write_no_report():
     assert report_writers(PACKAGE / "studies", WRITES_ALLOWED) == []
 
 
-def test_studies_do_not_import_reporting():
-    """reporting reads the studies' results; a study that imported reporting would be drawing its own report."""
-    known = modules(PACKAGE)
-    upward = [f"{module}:{line} imports {target}" for module, path in known.items()
-              if module.startswith("harness.studies.")
-              for line, target, _ in imports(module, path, known) if target.startswith("harness.reporting")]
-    assert upward == []
-
-
-def test_the_study_module_sits_above_studies_and_reporting_and_below_the_cli():
-    """harness.study runs a study file and writes it through reporting: what it calls never calls it back,
-    and it never reaches up into the command line (which is a layer over it)."""
-    known = modules(PACKAGE)
-    wrong = [f"{module}:{line} imports {target}" for module, path in known.items()
-             for line, target, _ in imports(module, path, known)
-             if (target == "harness.study" and not module.startswith("harness.cli"))
-             or (module == "harness.study" and target.startswith("harness.cli"))]
-    assert wrong == []
+def test_no_import_reaches_up_a_floor():
+    """pyproject.toml's layers contract (studies below reporting: a study that imported reporting would be
+    drawing its own report; harness.study below the command line only).  On failure lint-imports' report,
+    printed above, names each upward import with its line."""
+    assert lint_imports(str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == 0
 
 
 def test_every_allowed_write_is_still_there():
@@ -353,6 +345,28 @@ def test_a_private_name_reached_through_an_imported_module_is_found(tmp_path):
         "c.py": "import pkg.a as alias\nimport json\nx = alias.own, json._default_encoder\n",  # not the package's
     })
     assert private_imports(root) == ["pkg/b.py:3: m._hidden from pkg.a"]
+
+
+def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path, monkeypatch, capsys):
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "low.py": "def f():\n    from pkg import high\n    return high\n",
+        "high.py": "from pkg import low\n",
+    })
+    config = root.parent / "layers.toml"
+    config.write_text(textwrap.dedent("""\
+        [tool.importlinter]
+        root_package = "pkg"
+
+        [[tool.importlinter.contracts]]
+        name = "floors"
+        type = "layers"
+        containers = ["pkg"]
+        layers = ["high", "low"]
+        """), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert lint_imports(str(config), no_cache=True, no_logo=True) == 1
+    assert "pkg.low -> pkg.high (l.2)" in capsys.readouterr().out
 
 
 def test_a_report_written_in_studies_is_found_and_an_allowed_write_is_not(tmp_path):

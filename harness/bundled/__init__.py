@@ -59,3 +59,18 @@ def bundled_path(relative: str | Path) -> Path | None:
         if parts[:len(prefix)] == prefix:
             return bundled_dir(name).joinpath(*parts[len(prefix):])
     return None
+
+
+def project_path(path: str | Path) -> Path:
+    """A relative data path is read from the working directory when it is there, else from the files the
+    harness ships (experiments/ and datasets/king78/: bundled_path), else from the repository the
+    harness runs from (a checkout holds the public data sets in datasets/).  A path found nowhere is
+    returned as given, so that the error about it names what the user wrote."""
+    path = Path(path)
+    if path.is_absolute() or path.exists():
+        return path
+    bundled = bundled_path(path)
+    if bundled is not None and bundled.exists():
+        return bundled
+    in_repository = REPOSITORY / path
+    return in_repository if in_repository.exists() else path

@@ -32,7 +32,6 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pytrec_eval
 
-from harness.config import NEAR_TIE  # noqa: F401  (re-exported: reports and the gate read it here)
 from harness.errors import ConfigError
 from harness.evaluation.runs import (
     JudgedRuns,
@@ -44,6 +43,7 @@ from harness.evaluation.runs import (
 )
 from harness.evaluation.ties import (
     EXPECTED_MEASURES,
+    NEAR_TIE,  # noqa: F401  (re-exported: reports and the gate read it here)
     TIE_RULES,
     expected_in_top,
     id_order,

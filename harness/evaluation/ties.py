@@ -26,6 +26,7 @@ from typing import Iterable, Mapping, Sequence
 from harness.ranking import natural_key
 
 NEAR_TIE_FRACTION = 0.0025  # a margin below this share of the query's fused-score spread is a near tie
+NEAR_TIE = 0.001  # the absolute near-tie threshold of results written before it became relative
 
 TIE_RULES = ("expected", "id_order")
 MEASURES = ("recall", "mrr", "ndcg")

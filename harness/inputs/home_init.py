@@ -31,6 +31,7 @@ from harness.inputs.openclaw_config import agent_key, agent_roster, read_opencla
 from harness.inputs.openclaw_env import is_secret_ref, secret_env_name
 from harness.inputs.openclaw_home import Installation, locate, user_timezone
 from harness.inputs.openclaw_index import MemoryIndex
+from harness.inputs.openclaw_releases import version_tuple
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
 from harness.inputs.session_mining import (
     DEFAULT_TUNING_SHARE,
@@ -41,6 +42,7 @@ from harness.inputs.session_mining import (
 )
 from harness.inputs.workspace import AGENT_DB_ROOT_FILES, MEMORY_FILES, discover_files
 from harness.inputs.workspace_init import toml_value, write_keeping
+from harness.toml_files import list_presets
 
 RELEASE_PRESETS = {"2026.2.22": "openclaw-2026.02", "2026.8.1": "openclaw-2026.08", "2026.9.6": "openclaw-2026.09"}
 FALLBACK_PRESET = "openclaw-2026.08"
@@ -50,13 +52,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def preset_for(release: str) -> str:
     """The preset that models the release whose format the index has (the newest known one before it)."""
-    from harness.config import list_presets
-
     available = list_presets()
     if release in RELEASE_PRESETS and RELEASE_PRESETS[release] in available:
         return RELEASE_PRESETS[release]
-    from harness.studies.openclaw_agent import version_tuple
-
     older = [(version_tuple(r), p) for r, p in RELEASE_PRESETS.items()
              if version_tuple(r) <= version_tuple(release) and p in available]
     return max(older)[1] if older else FALLBACK_PRESET
@@ -218,9 +216,6 @@ def provider_table(index: MemoryIndex, config: dict[str, Any], agent: str,
 def root_files_for(inst: Installation, index: MemoryIndex | None) -> tuple[str, ...]:
     """The root files the agent's release indexes: MEMORY.md and USER.md from 2026.8.1 on (a home with an agent
     database, or an index in its format), MEMORY.md and memory.md before."""
-    def version_tuple(version: str) -> tuple[int, ...]:
-        return tuple(int(p) for p in version.split("-")[0].split(".") if p.isdigit())
-
     release = index.release if index is not None else None
     newer = inst.agent_db is not None or inst.rule != "2026.2.22" or (
         release is not None and version_tuple(release) >= version_tuple("2026.8.1"))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.bundled import project_path  # noqa: F401  (re-exported: the readers of data paths import it here)
 from harness.errors import DataError, OutputExistsError
 from harness.registry import Registry
 from harness.text_files import loads_json, read_text
@@ -216,20 +217,3 @@ def jsonl_objects(path: Path, what: str = "JSONL file") -> Iterable[tuple[int, d
         if not isinstance(obj, dict):
             raise DataError(path, lineno, None, "each line must be a JSON object")
         yield lineno, obj
-
-
-def project_path(path: str | Path) -> Path:
-    """A relative data path is read from the working directory when it is there, else from the files the
-    harness ships (experiments/ and datasets/king78/, see harness.bundled), else from the repository the
-    harness runs from (a checkout holds the public data sets in datasets/).  A path found nowhere is
-    returned as given, so that the error about it names what the user wrote."""
-    from harness.bundled import REPOSITORY, bundled_path
-
-    path = Path(path)
-    if path.is_absolute() or path.exists():
-        return path
-    bundled = bundled_path(path)
-    if bundled is not None and bundled.exists():
-        return bundled
-    in_repository = REPOSITORY / path
-    return in_repository if in_repository.exists() else path

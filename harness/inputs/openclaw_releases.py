@@ -85,6 +85,11 @@ def json_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
 
 
+def version_tuple(version: str) -> tuple[int, ...]:
+    """A release's version for comparing: "2026.8.1-beta.2" -> (2026, 8, 1)."""
+    return tuple(int(p) for p in version.split("-")[0].split(".") if p.isdigit())
+
+
 _ALL = frozenset(SETTING_KEYS)
 _2026_08_READS = frozenset({"max_results", "min_score", "tokenizer"})
 _NEW_SOURCE = ("dist/zod-schema.agent-runtime-*.js MemorySearchSchema (query: maxResults, minScore only; strict); "

@@ -9,7 +9,6 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
-from harness.config import preset_path
 from harness.errors import DataError, OutputExistsError
 from harness.inputs.openclaw_config import find_openclaw_config, read_openclaw_config
 from harness.inputs.query_files import load_query_specs
@@ -21,6 +20,7 @@ from harness.inputs.workspace import (
     target_warnings,
 )
 from harness.stages.chunkers import split_lines
+from harness.toml_files import preset_path
 
 DEFAULT_INIT_PRESET = "openclaw-2026.08"
 

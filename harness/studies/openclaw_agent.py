@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.inputs.openclaw_releases import version_tuple
 
 DRIVERS = Path(__file__).parent / "drivers"
 PRELOAD = DRIVERS / "openclaw_preload.cjs"
@@ -43,10 +44,6 @@ def conformance_dir() -> Path:
     from harness.studies.conformance.real import conformance_dir as where
 
     return where()
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("-")[0].split(".") if p.isdigit())
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import field_validator
 
+from harness.bundled import project_path
 from harness.errors import DataError
 from harness.registry import stage
 from harness.stages.tokenizers.base import (
@@ -46,8 +47,6 @@ def _jieba_tokenizer(user_dict: Path | None):
 
 
 def _user_dict_path(user_dict: str) -> Path:
-    from harness.inputs.layout import project_path
-
     return project_path(user_dict)
 
 
