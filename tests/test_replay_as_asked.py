@@ -78,6 +78,8 @@ def test_each_question_is_searched_at_its_asked_time_and_the_one_date_figures_ar
     note = next(n for n in asked.notes if n.startswith("replay as asked"))
     assert "1 fail only because they are re-asked later: early" in note and "files as they are today" in note
     assert "replay" not in one.summary and "passed_one_date" not in one.per_query.columns
+    assert any(n.startswith("replay at one date: every question searched at now = 2026-06-01") and
+               "though 2 carry the time they were asked" in n for n in one.notes)
     # the failure attribution names it apart: lost at the one date by the stage the one-date run says
     from harness.evaluation.stage_trace import costliest_text
 

@@ -161,6 +161,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     layouts: list[Layout] = []
     parts: list[PartResult] = []
     folded = 0  # queries whose text repeats an earlier one's: searched once (pipeline.search_legs)
+    carry_time = 0  # questions that say when they were asked
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
         model = stages.embedder.inner
@@ -188,6 +189,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
             index = index_layout(layout, stages)
             queries = part.queries()
             folded += duplicate_texts(queries)
+            carry_time += sum(bool((q.extra or {}).get("asked")) for q in queries)
             stage = "querying" + at
             part_stages = at_reference_time(stages, part)
             legs = search_legs(index, part_stages, queries)
@@ -259,6 +261,10 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     notes = layer_notes(config.openclaw_json)  # what the workspace's openclaw.json set, and what won over it
     if "replay" in summary:
         notes.append(replay_note(summary["replay"]))
+    elif carry_time:  # the other mode is there to be had: say which one this is
+        notes.append(f"replay at one date: every question searched at now = {evaluation.now} on today's files, "
+                     f"though {carry_time} carry the time they were asked (replay = \"as-asked\" searches each "
+                     "then, on the files as of then where the workspace's git history has them)")
     if folded:
         notes.append(f"{folded} {'query repeats' if folded == 1 else 'queries repeat'} the text of an earlier "
                      "query: each text was embedded and searched once, and every query judged on its own target")
