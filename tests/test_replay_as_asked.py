@@ -166,6 +166,7 @@ def test_a_git_workspace_is_searched_as_of_each_question_and_the_run_says_on_whi
     assert rows.at["before", "files_as_of"] == "today"
     replay = run.summary["replay"]
     assert replay["files_as_of_then"] == 2 and replay["files_today"] == 1
+    assert replay["only_re_asked"] == ["early"]  # re-asked today, on today's files, drinks.md answers it first
     assert replay["files_today_because"] == {"asked before the workspace's first commit": 1}
     assert replay["files"].startswith("as of each question where the workspace's git history allows it: 2 of 3")
     note = next(n for n in run.notes if n.startswith("replay as asked"))
@@ -229,3 +230,49 @@ def test_a_workspace_inside_another_repository_is_not_read_as_its_history(tmp_pa
     assert parts == [] and plan.snapshots == []
     assert plan.today == {q: "the workspace is not a git repository of its own: it lies inside another one"
                           for q in ("early", "late", "before")}
+
+
+def test_an_implicit_judgment_made_on_an_earlier_version_is_read_against_the_files_it_was_made_on(tmp_path, tmp_cache):
+    """The agent read line 3 of memory/topics.md in January (its anchor: the text it saw); the line has been
+    rewritten since.  On today's files the judgment is dropped (never applied to the new text) and the question
+    is not evaluated; as asked, on January's commit, the judgment holds and the question is evaluated, named
+    as evaluated as of then only (no one-date figure)."""
+    from harness.inputs.anchors import anchor_of
+    from harness.studies.experiment import run_experiment
+
+    ws, _ = history_workspace(tmp_path, "judged")
+    anchor = anchor_of("- 早餐 喝 龙井 绿茶，不喝咖啡。")
+    queries = tmp_path / "judged-queries.yaml"
+    queries.write_text(f"""- id: tea
+  text: 龙井 绿茶 早餐
+  asked: "2026-01-06T09:00:00+08:00"
+  judged:
+    - {{path: memory/topics.md, lines: [3, 3], grade: 1, by: implicit, anchor: "{anchor}"}}
+- id: coffee
+  text: 咖啡 拿铁 早餐
+  asked: "2026-05-31T09:00:00+08:00"
+  judged:
+    - {{path: memory/topics.md, lines: [3, 3], grade: 1, by: implicit, anchor: "{anchor_of('- 早餐 改喝 咖啡 拿铁。')}"}}
+""", encoding="utf-8")
+
+    def run(mode: str):
+        path = tmp_path / f"judged-{mode}.toml"
+        path.write_text(EXPERIMENT.format(ws=ws.as_posix(), queries=queries.as_posix(), mode=mode).replace(
+                            f'queries = "{queries.as_posix()}"', f'queries = "{queries.as_posix()}"\njudgments = "implicit"'),
+                        encoding="utf-8")
+        return run_experiment(load_experiment(path), cache=tmp_cache, progress=False)
+
+    one = run("one-date")
+    assert list(one.per_query["query_id"]) == ["coffee"]  # tea's judgment does not hold on today's text
+    assert any("lines 3-3 is dropped: the file changed since it was judged" in n for n in one.dataset["notes"])
+    asked = run("as-asked")
+    rows = asked.per_query.set_index("query_id")
+    assert list(rows.index) == ["coffee", "tea"]
+    assert rows.at["tea", "files_as_of"].startswith(git(ws, "rev-list", "-1", "HEAD~1")[:12])
+    assert rows.at["tea", "passed"] and rows.at["tea", "passed_one_date"] is None
+    assert rows.at["tea", "asked"] == "2026-01-06T09:00:00+08:00"
+    assert asked.hits["tea"][0]["path"] == "memory/topics.md" and "龙井" in asked.hits["tea"][0]["snippet"]
+    replay = asked.summary["replay"]
+    assert replay["only_as_of_then"] == ["tea"] and replay["only_re_asked"] == []
+    assert replay["questions"] == 2 and replay["files_as_of_then"] == 2
+    assert "1 evaluated on the files as of then only" in next(n for n in asked.notes if n.startswith("replay as asked"))

@@ -707,13 +707,18 @@ class WorkspaceDataset:
     def files_as_asked(self, asked: dict[str, Any]) -> tuple[Any, list["WorkspaceSnapshot"]]:
         """Replay as asked: each question's files as of when it was asked, where the workspace's git history
         allows it (harness.inputs.file_history), as parts to index and search apart: (AsAskedFiles, parts).
-        A question whose target or judgments do not hold on its files as of then is searched on today's."""
+        A question whose target or judgments do not hold on its files as of then is searched on today's.
+        `asked`: {query id: asked} of the questions evaluated on today's files; a question that is not (its
+        judgments no longer hold today) but carries its time is searched as of then when its files then are
+        not today's and its judgments hold on them."""
         from harness.inputs.file_history import as_datetime, files_as_asked
 
         discovery = self.discovery()
-        plan = files_as_asked(Path(self.path), {f.display: Path(f.source) for f in discovery.files}, self.texts(),
-                              {q: as_datetime(t) for q, t in asked.items()}, self.indexed_path(), history_text)
         specs = {s.id: s for s in load_query_specs(self.queries_file)}
+        not_today = {s.id: s.asked for s in specs.values() if s.asked and s.id not in asked}
+        plan = files_as_asked(Path(self.path), {f.display: Path(f.source) for f in discovery.files}, self.texts(),
+                              {q: as_datetime(t) for q, t in {**asked, **not_today}.items()}, self.indexed_path(),
+                              history_text)
         parts = []
         for snapshot in list(plan.snapshots):
             kept = []
@@ -731,6 +736,9 @@ class WorkspaceDataset:
             if resolved:
                 parts.append(part)
         plan.snapshots = [p.snapshot for p in parts]
+        for qid in not_today:  # not evaluated on today's files: only a search as of then can evaluate them
+            plan.today.pop(qid, None)
+        plan.same_as_today = [q for q in plan.same_as_today if q not in not_today]
         return plan, parts
 
     def check_layout(self, options: dict[str, Any]) -> None:

@@ -351,15 +351,18 @@ def with_files_as_asked(frame: pd.DataFrame, hits: dict[str, list[dict[str, Any]
         scoped.append((f"@{snapshot.commit[:12]}", own_runs))
     frame.loc[frame["query_id"].isin(plan.same_as_today), "files_as_of"] = "as asked (unchanged since)"
     frame.loc[frame["query_id"].isin(plan.same_as_today), "files_changed_since_asked"] = 0
+    only_then = [qid for qid in replaced if qid not in set(frame["query_id"])]  # their judgments hold then only
     if replaced:
         kept_cols = [c for c in ("asked", "passed_one_date", "rank_one_date", "lost_at_one_date") if c in frame.columns]
         by_id = frame.set_index("query_id")
+        asked_then = {q.id: q.extra.get("asked") for p in parts for q in p.queries()}
         rows = []
-        for qid in frame["query_id"]:
+        for qid in [*frame["query_id"], *only_then]:
             if qid in replaced:
                 row = replaced[qid].copy()
-                for col in kept_cols:
-                    row[col] = [by_id.at[qid, col]]
+                for col in kept_cols:  # a question evaluated only as of then has no one-date figures
+                    row[col] = [by_id.at[qid, col] if qid in by_id.index else
+                                asked_then.get(qid) if col == "asked" else None]
                 rows.append(row)
             else:
                 rows.append(frame[frame["query_id"] == qid])
@@ -374,6 +377,7 @@ def with_files_as_asked(frame: pd.DataFrame, hits: dict[str, list[dict[str, Any]
         runs = JudgedRuns(merged.chunk_run, merged.chunk_qrels, merged.document_qrels, merged.chunk_documents)
     notes = [n for p in parts for n in p.resolution_notes]
     info = {"source": plan.source, "as_of_commit": len(replaced), "unchanged_since": len(plan.same_as_today),
+            "only_as_of_then": only_then,
             "commits": sorted({p.snapshot.commit[:12] for p in parts}),
             "today_because": dict(plan.reasons()), "judgment_notes": notes}
     return frame, hits, runs, info
@@ -437,9 +441,12 @@ def replay_summary(frame: pd.DataFrame, evaluation: Any, files_info: dict[str, A
     whose outcome differs: `only_re_asked` fail only because they are re-asked at the one date."""
     suite = frame[frame["in_suite"].astype(bool)] if "in_suite" in frame.columns else frame
     with_time = suite[suite["asked"].notna()] if "asked" in suite.columns else suite.iloc[0:0]
-    as_asked = [str(q) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"]) if p and o is False]
-    only_as_asked = [str(q) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"])
-                     if not p and o is True]
+    def known(value: Any) -> bool | None:  # a one-date outcome, None where there is none (evaluated only as of then)
+        return None if value is None or (isinstance(value, float) and value != value) else bool(value)
+
+    pairs = [(str(q), bool(p), known(o)) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"])]
+    as_asked = [q for q, p, o in pairs if p and o is False]
+    only_as_asked = [q for q, p, o in pairs if not p and o is True]
     files_info = files_info or {}
     on_today = suite[suite["files_as_of"] == "today"] if "files_as_of" in suite.columns else suite
     on_today = on_today[on_today["asked"].notna()] if "asked" in on_today.columns else on_today
@@ -458,11 +465,12 @@ def replay_summary(frame: pd.DataFrame, evaluation: Any, files_info: dict[str, A
     return {"mode": "as-asked", "one_date": now.isoformat() if hasattr(now, "isoformat") else now,
             "questions": int(len(suite)), "with_asked_time": int(len(with_time)),
             "passed_as_asked": int(suite["passed"].astype(bool).sum()),
-            "passed_one_date": int(sum(bool(v) for v in suite["passed_one_date"])),
+            "passed_one_date": int(sum(o is True for _, _, o in pairs)),
             "only_re_asked": as_asked, "only_as_asked": only_as_asked,
             "files": files, "files_as_of_then": as_of, "files_today": int(len(on_today)),
             "files_today_because": today_because, "history_commits": files_info.get("commits", []),
             "history_judgment_notes": files_info.get("judgment_notes", []),
+            "only_as_of_then": files_info.get("only_as_of_then", []),
             "questions_with_changed_files": int(sum(int(c) > 0 for c in changed)),
             "most_changed_files": int(max((int(c) for c in changed), default=0))}
 
@@ -484,6 +492,9 @@ def replay_note(r: dict[str, Any]) -> str:
         because = r.get("files_today_because") or {}
         if because:
             text += " (" + "; ".join(f"{n}: {why}" for why, n in because.items()) + ")"
+        if r.get("only_as_of_then"):
+            text += (f"; {len(r['only_as_of_then'])} evaluated on the files as of then only (their judgments no "
+                     f"longer hold on today's files, so no one-date figure): {listed(r['only_as_of_then'])}")
         if r.get("history_judgment_notes"):
             text += (f"; {len(r['history_judgment_notes'])} judgments re-anchored or dropped on the files as of then "
                      "(results.json summary.replay.history_judgment_notes)")
