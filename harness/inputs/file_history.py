@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 GIT_TIMEOUT = 60  # seconds per git command: a history read, not a clone
 
@@ -121,7 +121,10 @@ def git_history(workspace: Path) -> tuple[GitHistory | None, str]:
         top = Path(run("rev-parse", "--show-toplevel"))
     except FileNotFoundError:
         return None, "git is not installed"
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        if (workspace / ".git").exists():  # a repository git refuses to read (another owner, damaged)
+            said = (getattr(exc, "stderr", "") or "").strip().splitlines()
+            return None, "git cannot read the workspace's repository" + (f" ({said[-1]})" if said else "")
         return None, "the workspace is not in a git repository"
     if os.path.realpath(top) != os.path.realpath(workspace):
         # a repository of other files (a project checkout, a dotfiles repository): its commits say when those
@@ -139,11 +142,12 @@ def git_history(workspace: Path) -> tuple[GitHistory | None, str]:
 
 def files_as_asked(workspace: Path, today: dict[str, Path], texts_today: dict[str, str],
                    asked: dict[str, datetime | None], indexed: Callable[[str], bool],
-                   decode: Callable[[bytes], str], targets: dict[str, Sequence[str]] | None = None) -> AsAskedFiles:
+                   decode: Callable[[bytes], str]) -> AsAskedFiles:
     """Each question's files as of when it was asked (module docstring).  `today`: display path -> the file on
     disk for the files indexed today (display paths are workspace-relative for files inside it); `texts_today`
     their texts; `indexed(path)`: whether a workspace-relative path is an indexed file by the indexing rule;
-    `decode`: a blob's bytes as the layout reads a file; `targets`: {query id: display paths its target names}."""
+    `decode`: a blob's bytes as the layout reads a file.  The caller checks each question's own target against
+    its files as of then (WorkspaceDataset.files_as_asked)."""
     history, why = git_history(workspace)
     with_time = {q: t for q, t in asked.items() if t is not None}
     if history is None:
@@ -177,10 +181,6 @@ def files_as_asked(workspace: Path, today: dict[str, Path], texts_today: dict[st
             continue
         files = {p: ("blob", sha) for p, sha in history.tree(commit[1]).items() if indexed(p)}
         files.update({d: ("today", d) for d in uncommitted})  # written by then and not since
-        missing = [t for t in (targets or {}).get(qid, ()) if t not in files]
-        if missing:
-            out.today[qid] = "its target is not among the files as of then"
-            continue
         key = tuple(sorted(files.items()))
         if key not in groups:
             groups[key] = (commit[1], commit[0], files, [])
