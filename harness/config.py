@@ -131,8 +131,9 @@ class EvaluationSettings:
     """reference time for temporal stages ("2026-02-23" or a TOML datetime)"""
     replay: Literal["one-date", "as-asked"] = "one-date"
     """when each question is searched: "one-date" = every question at `now`; "as-asked" = each question at the
-    time it was asked (its `asked` field, mined queries carry it; `now` for one without), and the one-date
-    figures beside (questions whose outcome differs named)"""
+    time it was asked (its `asked` field, mined queries carry it; `now` for one without), on the files as of
+    then where the workspace's own git history has them (else today's, said why), and the one-date figures
+    beside (questions whose outcome differs named)"""
     near_tie_fraction: float = Field(NEAR_TIE_FRACTION, ge=0, le=1, allow_inf_nan=False)
     """a margin below this share of the query's fused-score spread is a near tie"""
     near_tie: float | None = Field(None, ge=0, allow_inf_nan=False)

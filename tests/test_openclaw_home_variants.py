@@ -316,6 +316,50 @@ def test_a_judgment_on_a_changed_file_is_reanchored_or_dropped_never_applied_sta
     assert "lines 8-8 is dropped: the file changed since it was judged" in notes
 
 
+def test_in_a_git_workspace_a_judgment_is_read_against_the_file_the_agent_saw(tmp_path, tmp_cache):
+    """The same edit in a workspace OpenClaw initialised as a git repository and the user committed: replayed as
+    asked, each question is searched on MEMORY.md as committed before it was asked, where both judgments hold
+    at the lines the agent read; the coriander question, dropped on today's text, is evaluated there."""
+    import os
+    import subprocess
+
+    from harness.config import load_experiment
+    from harness.studies.experiment import run_experiment
+
+    def git(*args: str, when: datetime | None = None) -> None:
+        env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}
+        if when is not None:
+            env.update(GIT_AUTHOR_DATE=when.isoformat(), GIT_COMMITTER_DATE=when.isoformat())
+        subprocess.run(["git", "-C", str(home / "workspace"), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+                        *args], env=env, check=True, capture_output=True)
+
+    sessions = [Transcript("s1", T0, tmp_path / ".openclaw/workspace").user("酒店")
+                .search("c1", "我住在哪家酒店", [("MEMORY.md", 4, 5, span(MEMORY, 4, 5))]).get("c2", "MEMORY.md", 4, 2),
+                Transcript("s2", T0 + timedelta(days=1), tmp_path / ".openclaw/workspace").user("香菜")
+                .search("c3", "我吃不吃香菜", [("MEMORY.md", 8, 8, span(MEMORY, 8, 8))]).get("c4", "MEMORY.md", 8, 1)]
+    home = simple_home(tmp_path, {"memory": {"search": PROVIDER}}, sessions=sessions)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "memory", when=T0 - timedelta(days=1))
+    edited = MEMORY.replace("## 出行\n", "## 出行\n(更新)\n\n").replace("我不吃香菜。", "我现在吃香菜了。")
+    (home / "workspace" / "MEMORY.md").write_text(edited, encoding="utf-8")
+    git("commit", "-q", "-am", "edit", when=T0 + timedelta(days=3))
+    r = init_openclaw_home(home, tmp_path / "eval", index_vectors=False, tuning_share=1.0)
+    run = run_experiment(load_experiment(r.files["experiment.toml"], embedder={"name": "hash"}), cache=tmp_cache,
+                         progress=False)
+    rows = run.per_query.set_index("text")
+    first = subprocess.run(["git", "-C", str(home / "workspace"), "rev-list", "-1", "HEAD~1"], capture_output=True,
+                           text=True, check=True).stdout.strip()
+    assert set(rows.index) == {"我住在哪家酒店", "我吃不吃香菜"}
+    assert all(str(v).startswith(first[:12]) for v in rows["files_as_of"])
+    # the judged spans where the agent read them, not where they are today (lines 6-7) or dropped (line 8)
+    assert {d for q in run.runs.document_qrels.values() for d in q} == {f"@{first[:12]}/MEMORY.md#L4-L5",
+                                                                          f"@{first[:12]}/MEMORY.md#L8-L8"}
+    coriander = rows.loc["我吃不吃香菜"]
+    assert coriander["passed_one_date"] is None  # not evaluable on today's text
+    assert run.summary["replay"]["only_as_of_then"] == [coriander["query_id"]]
+
+
 def test_the_pool_shows_only_spans_that_still_hold(tmp_path):
     from harness.studies.judge.pool import Pool, PoolItem, PoolQuery, check_items
 

@@ -203,6 +203,18 @@ def stage_summary(frame: Any) -> dict[str, Any]:
     return out
 
 
+def re_asked_attribution(frame: Any, replay: dict[str, Any]) -> dict[str, Any]:
+    """Replay as asked: the questions that fail only because they are re-asked later (they pass as asked), with
+    the stage that loses each of them at the one date, kept apart from the failures the attribution counts."""
+    ids = set(replay.get("only_re_asked") or [])
+    if not ids or "lost_at_one_date" not in getattr(frame, "columns", []):
+        return {}
+    rows = frame[frame["query_id"].isin(ids)]
+    counts = Counter(str(s) for s in rows["lost_at_one_date"] if isinstance(s, str))
+    return {"only_re_asked": {"queries": len(ids), "at": replay.get("one_date"), "by_stage": dict(counts.most_common()),
+                              "ids": sorted(ids)}}
+
+
 def stage_words(stage: str) -> str:
     """`temporal decay (temporal_decay)`: a stage in words, with its name when they differ."""
     words = STAGE_WORDS.get(stage, stage)
@@ -213,13 +225,23 @@ def costliest_text(summary: dict[str, Any], words: str = "queries") -> str | Non
     """The summary line: which stage costs this memory the most failed queries, and what softens it."""
     stages = summary.get("stages") or {}
     top = stages.get("costliest")
+    re_asked = stages.get("only_re_asked")
+    later = ""
+    if re_asked:  # replay as asked: failures of re-asking, named apart from the memory's own
+        by = ", ".join(f"{stage_words(k)} {v}" for k, v in re_asked["by_stage"].items())
+        one = {"queries": "query", "questions": "question"}.get(words, words)
+        n = re_asked["queries"]
+        later = (f"{n} more {one if n == 1 else words} {'fails' if n == 1 else 'fail'} only because "
+                 f"{'it is' if n == 1 else 'they are'} re-asked at {re_asked['at']}, not when asked "
+                 f"({by or 'lost at no one stage'}): not counted here")
     if not top:
-        return None
+        return later or None
     failed = sum(stages.get(k, {}).get("failed", 0) for k in ("suite", "paraphrase"))
     tied = top.get("tied") or [top["stage"]]
+    later = f"; {later}" if later else ""
     if len(tied) > 1:
         names = [stage_words(t) for t in tied]
         return (f"no one stage costs this memory the most: {', '.join(names[:-1])} and {names[-1]} each lost "
-                f"{top['queries']} of the {failed} failed {words}")
+                f"{top['queries']} of the {failed} failed {words}{later}")
     return (f"the stage that costs this memory the most is {stage_words(top['stage'])}: it lost {top['queries']} of the {failed} failed {words}; what turns it off or "
-            f"softens it: {top['settings']}")
+            f"softens it: {top['settings']}{later}")

@@ -272,8 +272,9 @@ def experiment_toml(name: str, description: str, preset: str, dataset: dict[str,
              f"name = {toml_value(name)}", f"description = {toml_value(description)}", f"preset = {toml_value(preset)}",
              "", "[dataset]", *(f"{k} = {toml_value(v)}" for k, v in dataset.items()), "",
              "[evaluation]", "report_purity = false",
-             "# each question is searched as of when it was asked (its `asked`); the figures at one date, `now` (the",
-             "# last session's day), are reported beside them.  replay = \"one-date\" searches every question at `now`.",
+             "# each question is searched as of when it was asked (its `asked`; the files as of then where the",
+             "# workspace's own git history has them, else today's); the figures at one date, `now` (the last",
+             "# session's day), are reported beside them.  replay = \"one-date\" searches every question at `now`.",
              "replay = \"as-asked\"", f"now = {toml_value(now)}"]
     if redact:
         lines.append("redact = true   # mask numbers, e-mail addresses, URLs and key-like strings in reports and pages")

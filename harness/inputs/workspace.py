@@ -540,6 +540,26 @@ def target_warnings(specs: Sequence[QuerySpec], texts: dict[str, str]) -> list[s
     return out
 
 
+def history_text(data: bytes) -> str:
+    """A file read from the workspace's history, as the layout reads a file (bytes that are not UTF-8 replaced:
+    the run does not stop on an old version)."""
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def target_problem(spec: QuerySpec, texts: dict[str, str]) -> str | None:
+    """Why a query's own target cannot be found in these files (None: it can): a path not among them, a
+    substring that does not occur, lines past the end."""
+    if spec.path is not None and spec.path not in texts:
+        return "its target is not among the files as of then"
+    if spec.contains is not None:
+        searched = [spec.path] if spec.path is not None else list(texts)
+        if not any(spec.contains in texts[p] for p in searched):
+            return "its target is not among the files as of then"
+    if spec.lines is not None and spec.path is not None and spec.lines[1] > line_count(texts[spec.path]):
+        return "its target is not among the files as of then"
+    return None
+
+
 @DATASETS.register("workspace")
 @stage
 class WorkspaceDataset:
@@ -651,6 +671,76 @@ class WorkspaceDataset:
         """The indexed files where they are (their modification times say when each last changed)."""
         return [Path(f.source) for f in self.discovery().files]
 
+    def indexed_path(self) -> Any:
+        """The indexing rule as a test of a workspace-relative path (a file in the workspace's history): a root
+        file, memory/**/*.md, or a file an extra path inside the workspace names."""
+        roots = set(self.root_files if self.root_files is not None else MEMORY_FILES)
+        memory = glob_regex(MEMORY_DIR_PATTERN)
+        root = os.path.realpath(Path(self.path))
+        settings = self.settings()
+        extras: list[tuple[str, re.Pattern[str]]] = []
+        for index, entry in enumerate(settings.extra_paths if settings else ()):
+            extra = parse_extra_path(entry, f"extraPaths[{index}]", None)
+            raw = os.path.expanduser(extra.path.strip())
+            if not raw:
+                continue
+            target = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(root, raw))
+            if _inside(target, root):  # one outside is not in the workspace's history (files_as_asked says so)
+                rel = os.path.relpath(target, root)
+                extras.append(("" if rel == "." else Path(rel).as_posix(), glob_regex(extra.pattern)))
+
+        def indexed(path: str) -> bool:
+            if path in roots:
+                return True
+            if path.startswith(MEMORY_DIR + "/") and memory.fullmatch(path[len(MEMORY_DIR) + 1:]):
+                return True
+            for rel, pattern in extras:
+                if path == rel and pattern.fullmatch(path.rsplit("/", 1)[-1]):
+                    return True
+                inner = path[len(rel) + 1:] if rel else path
+                if (not rel or path.startswith(rel + "/")) and pattern.fullmatch(inner):
+                    return True
+            return False
+
+        return indexed
+
+    def files_as_asked(self, asked: dict[str, Any]) -> tuple[Any, list["WorkspaceSnapshot"]]:
+        """Replay as asked: each question's files as of when it was asked, where the workspace's git history
+        allows it (harness.inputs.file_history), as parts to index and search apart: (AsAskedFiles, parts).
+        A question whose target or judgments do not hold on its files as of then is searched on today's.
+        `asked`: {query id: asked} of the questions evaluated on today's files; a question that is not (its
+        judgments no longer hold today) but carries its time is searched as of then when its files then are
+        not today's and its judgments hold on them."""
+        from harness.inputs.file_history import as_datetime, files_as_asked
+
+        discovery = self.discovery()
+        specs = {s.id: s for s in load_query_specs(self.queries_file)}
+        not_today = {s.id: s.asked for s in specs.values() if s.asked and s.id not in asked}
+        plan = files_as_asked(Path(self.path), {f.display: Path(f.source) for f in discovery.files}, self.texts(),
+                              {q: as_datetime(t) for q, t in {**asked, **not_today}.items()}, self.indexed_path(),
+                              history_text)
+        parts = []
+        for snapshot in list(plan.snapshots):
+            kept = []
+            for qid in snapshot.query_ids:
+                problem = target_problem(specs[qid], snapshot.texts) if qid in specs else "not in the queries file"
+                if problem:
+                    plan.today[qid] = problem
+                else:
+                    kept.append(qid)
+            part = WorkspaceSnapshot(self, snapshot, [specs[q] for q in kept])
+            resolved = {q.id for q in part.queries()}
+            for qid in kept:
+                if qid not in resolved:
+                    plan.today[qid] = "its judgments do not hold on the files as of then"
+            if resolved:
+                parts.append(part)
+        plan.snapshots = [p.snapshot for p in parts]
+        for qid in not_today:  # not evaluated on today's files: only a search as of then can evaluate them
+            plan.today.pop(qid, None)
+        plan.same_as_today = [q for q in plan.same_as_today if q not in not_today]
+        return plan, parts
+
     def check_layout(self, options: dict[str, Any]) -> None:
         if options:
             raise TypeError(f"the workspace data set takes no [layout] options, got {', '.join(sorted(options))}")
@@ -680,3 +770,42 @@ class WorkspaceDataset:
                        ensure_ascii=False, indent=0),
             encoding="utf-8")
         return layout
+
+
+class WorkspaceSnapshot:
+    """A workspace's files as of some questions (read from its git history), with those questions: a part of a
+    run replayed as asked, indexed and searched apart from today's files."""
+
+    def __init__(self, dataset: WorkspaceDataset, snapshot: Any, specs: list[QuerySpec]):
+        self.dataset = dataset
+        self.snapshot = snapshot
+        self.specs = specs
+        self._resolved: tuple[list[Query], list[Span]] | None = None
+        self.resolution_notes: list[str] = []  # judgments re-anchored or dropped on the files as of then
+
+    def _resolve(self) -> tuple[list[Query], list[Span]]:
+        if self._resolved is None:
+            texts = self.snapshot.texts
+            files = [MemoryFile(d, Path(self.dataset.path) / d) for d in sorted(texts)]
+            self._resolved = resolve_targets(self.specs, texts, Discovery(Path(self.dataset.path), files),
+                                             judgments=self.dataset.judgments, notes=self.resolution_notes)
+        return self._resolved
+
+    def queries(self) -> list[Query]:
+        return list(self._resolve()[0])
+
+    def check_layout(self, options: dict[str, Any]) -> None:
+        self.dataset.check_layout(options)
+
+    def render(self, dest: Path | str | None = None, **options: Any) -> Layout:
+        """The files as of then under a fresh folder, with the provenance spans of the questions' targets."""
+        self.check_layout(options)
+        _, spans = self._resolve()
+        root = fresh_root("workspace-asof-", dest)
+        for display, text in sorted(self.snapshot.texts.items()):
+            target = root / display
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(text.encode("utf-8"))
+        description = {"dataset": "workspace", "workspace": str(self.dataset.path), "commit": self.snapshot.commit,
+                       "committed": self.snapshot.committed, "files": len(self.snapshot.texts)}
+        return Layout(root, sorted(self.snapshot.texts), spans, description)

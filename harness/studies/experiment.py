@@ -161,6 +161,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     layouts: list[Layout] = []
     parts: list[PartResult] = []
     folded = 0  # queries whose text repeats an earlier one's: searched once (pipeline.search_legs)
+    carry_time = 0  # questions that say when they were asked
     try:
         stages = stages or build_stages(config, cache=cache, embedder=embedder, progress=progress)
         model = stages.embedder.inner
@@ -178,6 +179,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
         evidence_cutoffs = (checked_cutoffs(wanted, stages.max_results, source=source, key="evidence_cutoffs")
                             if wanted else None)
         evidence_names = getattr(dataset, "evidence_metrics", None) or ("recall_any", "recall_all")
+        files_info: dict[str, Any] = {}  # replay as asked: which files each question was searched on
         for scope, part in dataset_parts(dataset):
             at = f" ({scope})" if scope is not None else ""
             stage = "rendering the layout" + at
@@ -187,6 +189,7 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
             index = index_layout(layout, stages)
             queries = part.queries()
             folded += duplicate_texts(queries)
+            carry_time += sum(bool((q.extra or {}).get("asked")) for q in queries)
             stage = "querying" + at
             part_stages = at_reference_time(stages, part)
             legs = search_legs(index, part_stages, queries)
@@ -200,6 +203,11 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
                 stage = "evaluation at one date" + at
                 frame = with_one_date(frame, index, part_stages, queries, legs, evaluation, cutoffs,
                                       evidence_cutoffs, evidence_names, near_tie, part)
+                stage = "searching the files as of each question" + at
+                frame, hits, runs, files_info = with_files_as_asked(
+                    frame, hits, runs, part, part_stages, config, queries, evaluation,
+                    dict(cutoffs=cutoffs, evidence_cutoffs=evidence_cutoffs, evidence_names=evidence_names,
+                         **near_tie), keep_layout)
             stage = "chunk statistics" + at
             parts.append(PartResult(scope, index_figures(index), frame, hits, runs, layout.description,
                                chunk_statistics(index, stages) if scope is None else scoped_chunks(scope, index)))
@@ -230,7 +238,10 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
 
     summary["stages"] = stage_summary(frame)  # why the failed queries failed, by stage
     if evaluation.replay == "as-asked":
-        summary["replay"] = replay_summary(frame, evaluation)
+        summary["replay"] = replay_summary(frame, evaluation, files_info)
+        from harness.evaluation.stage_trace import re_asked_attribution
+
+        summary["stages"].update(re_asked_attribution(frame, summary["replay"]))
     summary["index"] = {**{key: sum(p.index[key] for p in parts) for key in ("files", "chunks", "mixed_chunks")},
                         "timings_ms": summed_timings([p.index["timings_ms"] for p in parts]), "chunk_stats": chunk_stats_doc}
     if parts[0].scope is not None:
@@ -250,6 +261,10 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     notes = layer_notes(config.openclaw_json)  # what the workspace's openclaw.json set, and what won over it
     if "replay" in summary:
         notes.append(replay_note(summary["replay"]))
+    elif carry_time:  # the other mode is there to be had: say which one this is
+        notes.append(f"replay at one date: every question searched at now = {evaluation.now} on today's files, "
+                     f"though {carry_time} carry the time they were asked (replay = \"as-asked\" searches each "
+                     "then, on the files as of then where the workspace's git history has them)")
     if folded:
         notes.append(f"{folded} {'query repeats' if folded == 1 else 'queries repeat'} the text of an earlier "
                      "query: each text was embedded and searched once, and every query judged on its own target")
@@ -290,6 +305,82 @@ def with_one_date(frame: pd.DataFrame, index: Any, stages: Stages, queries: list
                                      for qid in frame["query_id"]]
     frame["files_changed_since_asked"] = [changed.get(qid, 0) for qid in frame["query_id"]]
     return frame
+
+
+def with_files_as_asked(frame: pd.DataFrame, hits: dict[str, list[dict[str, Any]]], runs: JudgedRuns, part: Any,
+                        stages: Stages, config: Experiment, queries: list, evaluation: Any, scoring: dict[str, Any],
+                        keep_layout: bool) -> tuple[pd.DataFrame, dict[str, list[dict[str, Any]]], JudgedRuns,
+                                                    dict[str, Any]]:
+    """Replay as asked on the files as of each question, where the data set's history allows it (a workspace
+    in a git repository: WorkspaceDataset.files_as_asked): the questions whose files then were not today's
+    are searched again on those files (indexed apart, one index per set of files) and their rows, hits and runs
+    replaced; the one-date columns stay today's.  Column files_as_of: "today", or the commit the files were
+    read from; files_changed_since_asked of a question searched as of then: the files that differ today.
+    Returns the rows, hits, runs and what the summary says of the files."""
+    plan_of = getattr(part, "files_as_asked", None)
+    asked = {q.id: (q.extra or {}).get("asked") for q in queries if (q.extra or {}).get("asked")}
+    frame = frame.copy()
+    frame["files_as_of"] = "today"
+    if plan_of is None or not asked:
+        why = "the data set keeps no history of its files" if plan_of is None else "no question carries its time"
+        return frame, hits, runs, {"source": why, "today_because": {why: len(asked)} if asked else {}}
+    plan, parts = plan_of(asked)
+    texts_today = part.texts()
+    replaced: dict[str, pd.DataFrame] = {}
+    scoped = []
+    hits = dict(hits)
+    for snapshot_part in parts:
+        snapshot = snapshot_part.snapshot
+        layout = render_layout(snapshot_part, config)
+        try:
+            index = index_layout(layout, stages)
+            own = snapshot_part.queries()
+            legs = search_legs(index, stages, own)
+            rows, own_hits, own_runs = evaluate_queries(index, stages, own, trace_queries(index, stages, own, legs),
+                                                        evaluation.round, ties="expected", **scoring)
+        finally:
+            if not keep_layout:
+                layout.cleanup()
+        differing = sum(texts_today.get(p) != t for p, t in snapshot.texts.items()) \
+            + sum(p not in snapshot.texts for p in texts_today)
+        rows = rows.assign(files_as_of=f"{snapshot.commit[:12]} ({snapshot.committed})",
+                           files_changed_since_asked=differing)
+        for qid in rows["query_id"]:
+            replaced[qid] = rows[rows["query_id"] == qid]
+        hits.update(own_hits)
+        scoped.append((f"@{snapshot.commit[:12]}", own_runs))
+    frame.loc[frame["query_id"].isin(plan.same_as_today), "files_as_of"] = "as asked (unchanged since)"
+    frame.loc[frame["query_id"].isin(plan.same_as_today), "files_changed_since_asked"] = 0
+    only_then = [qid for qid in replaced if qid not in set(frame["query_id"])]  # their judgments hold then only
+    if replaced:
+        kept_cols = [c for c in ("asked", "passed_one_date", "rank_one_date", "lost_at_one_date") if c in frame.columns]
+        by_id = frame.set_index("query_id")
+        asked_then = {q.id: q.extra.get("asked") for p in parts for q in p.queries()}
+        rows = []
+        for qid in [*frame["query_id"], *only_then]:
+            if qid in replaced:
+                row = replaced[qid].copy()
+                for col in kept_cols:  # a question evaluated only as of then has no one-date figures
+                    row[col] = [by_id.at[qid, col] if qid in by_id.index else
+                                asked_then.get(qid) if col == "asked" else None]
+                rows.append(row)
+            else:
+                rows.append(frame[frame["query_id"] == qid])
+        frame = pd.concat(rows, ignore_index=True)[list(dict.fromkeys([*frame.columns, *rows[0].columns]))]
+        merged = runs.only(set(frame["query_id"]) - set(replaced))
+        for prefix, own_runs in scoped:
+            other = scoped_runs([(prefix, own_runs)])
+            merged.chunk_run.update(other.chunk_run)
+            merged.chunk_qrels.update(other.chunk_qrels)
+            merged.document_qrels.update(other.document_qrels)
+            merged.chunk_documents.update(other.chunk_documents)
+        runs = JudgedRuns(merged.chunk_run, merged.chunk_qrels, merged.document_qrels, merged.chunk_documents)
+    notes = [n for p in parts for n in p.resolution_notes]
+    info = {"source": plan.source, "as_of_commit": len(replaced), "unchanged_since": len(plan.same_as_today),
+            "only_as_of_then": only_then,
+            "commits": sorted({p.snapshot.commit[:12] for p in parts}),
+            "today_because": dict(plan.reasons()), "judgment_notes": notes}
+    return frame, hits, runs, info
 
 
 def files_changed_since(part: Any, asked: dict[str, Any], stages: Stages | None = None) -> dict[str, int]:
@@ -345,22 +436,41 @@ def _index_hashes(stages: Stages | None) -> dict[str, str] | None:
         return None
 
 
-def replay_summary(frame: pd.DataFrame, evaluation: Any) -> dict[str, Any]:
+def replay_summary(frame: pd.DataFrame, evaluation: Any, files_info: dict[str, Any] | None = None) -> dict[str, Any]:
     """The run's replay: as asked (each question at its own time), the one-date figures beside, and the questions
     whose outcome differs: `only_re_asked` fail only because they are re-asked at the one date."""
     suite = frame[frame["in_suite"].astype(bool)] if "in_suite" in frame.columns else frame
     with_time = suite[suite["asked"].notna()] if "asked" in suite.columns else suite.iloc[0:0]
-    as_asked = [str(q) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"]) if p and o is False]
-    only_as_asked = [str(q) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"])
-                     if not p and o is True]
-    changed = suite["files_changed_since_asked"] if "files_changed_since_asked" in suite.columns else []
+    def known(value: Any) -> bool | None:  # a one-date outcome, None where there is none (evaluated only as of then)
+        return None if value is None or (isinstance(value, float) and value != value) else bool(value)
+
+    pairs = [(str(q), bool(p), known(o)) for q, p, o in zip(suite["query_id"], suite["passed"], suite["passed_one_date"])]
+    as_asked = [q for q, p, o in pairs if p and o is False]
+    only_as_asked = [q for q, p, o in pairs if not p and o is True]
+    files_info = files_info or {}
+    on_today = suite[suite["files_as_of"] == "today"] if "files_as_of" in suite.columns else suite
+    on_today = on_today[on_today["asked"].notna()] if "asked" in on_today.columns else on_today
+    changed = on_today["files_changed_since_asked"] if "files_changed_since_asked" in on_today.columns else []
+    as_of = int(len(with_time) - len(on_today)) if "files_as_of" in suite.columns else 0
+    today_because = {k: v for k, v in (files_info.get("today_because") or {}).items() if v}
+    if as_of:
+        files = (f"as of each question where {files_info.get('source')} allows it: {as_of} of {len(with_time)} "
+                 f"questions ({int(files_info.get('as_of_commit', 0))} searched on an earlier commit's files, "
+                 f"{int(files_info.get('unchanged_since', 0))} whose files are unchanged since)")
+        if len(on_today):
+            files += f"; today's for {len(on_today)}"
+    else:
+        files = f"today's ({'; '.join(today_because) or files_info.get('source') or 'the history of a file is not kept'})"
     now = evaluation.now
     return {"mode": "as-asked", "one_date": now.isoformat() if hasattr(now, "isoformat") else now,
             "questions": int(len(suite)), "with_asked_time": int(len(with_time)),
             "passed_as_asked": int(suite["passed"].astype(bool).sum()),
-            "passed_one_date": int(sum(bool(v) for v in suite["passed_one_date"])),
+            "passed_one_date": int(sum(o is True for _, _, o in pairs)),
             "only_re_asked": as_asked, "only_as_asked": only_as_asked,
-            "files": "today's (the history of a file is not kept)",
+            "files": files, "files_as_of_then": as_of, "files_today": int(len(on_today)),
+            "files_today_because": today_because, "history_commits": files_info.get("commits", []),
+            "history_judgment_notes": files_info.get("judgment_notes", []),
+            "only_as_of_then": files_info.get("only_as_of_then", []),
             "questions_with_changed_files": int(sum(int(c) > 0 for c in changed)),
             "most_changed_files": int(max((int(c) for c in changed), default=0))}
 
@@ -377,10 +487,24 @@ def replay_note(r: dict[str, Any]) -> str:
         text += f"; {len(r['only_re_asked'])} fail only because they are re-asked later: {listed(r['only_re_asked'])}"
     if r["only_as_asked"]:
         text += f"; {len(r['only_as_asked'])} pass only when re-asked later: {listed(r['only_as_asked'])}"
+    if r.get("files_as_of_then"):
+        text += f"; files {r['files']}"
+        because = r.get("files_today_because") or {}
+        if because:
+            text += " (" + "; ".join(f"{n}: {why}" for why, n in because.items()) + ")"
+        if r.get("only_as_of_then"):
+            text += (f"; {len(r['only_as_of_then'])} evaluated on the files as of then only (their judgments no "
+                     f"longer hold on today's files, so no one-date figure): {listed(r['only_as_of_then'])}")
+        if r.get("history_judgment_notes"):
+            text += (f"; {len(r['history_judgment_notes'])} judgments re-anchored or dropped on the files as of then "
+                     "(results.json summary.replay.history_judgment_notes)")
+    elif r.get("files_today_because"):
+        text += f"; files as they are today ({'; '.join(r['files_today_because'])})"
     if r["questions_with_changed_files"]:
-        text += (f"; files as they are today (their history is not kept): {r['questions_with_changed_files']} "
-                 f"questions were asked before some indexed file last changed (up to {r['most_changed_files']} files)")
-    else:
+        text += (f"; {'of the questions searched on today' + chr(39) + 's files, ' if r.get('files_as_of_then') else ''}"
+                 f"{r['questions_with_changed_files']} were asked before some indexed file last changed (up to "
+                 f"{r['most_changed_files']} files)")
+    elif not r.get("files_as_of_then"):
         text += "; no indexed file changed after any question was asked"
     return text
 
