@@ -52,7 +52,7 @@ def _fake_module(agreed: int, differences: list[Difference]):
     module.SYSTEMS = [("openclaw", "0.0.1")]
     module.NOTES = "- a note"
     module.compare = lambda workspaces, real: [
-        Check("fake", "openclaw-2026.08", "openclaw 0.0.1", "keyword leg: top-5 files", ws.name, agreed, 34, True,
+        Check(module.NAME, "openclaw-2026.08", "openclaw 0.0.1", "keyword leg: top-5 files", ws.name, agreed, 34, True,
               list(differences)) for ws in workspaces]
     return module
 
@@ -152,3 +152,27 @@ def test_a_real_system_that_fails_writes_nothing(monkeypatch, tmp_path, capsys):
     assert run_conformance(tmp_path / "out", modules=("failing_conformance",), workspaces=["round3"]) == 1
     assert "FAILED, nothing written: openclaw 0.0.1 failed while indexing (sync): fetch failed" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_default_size_gates_what_it_measures_and_leaves_the_committed_report(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
+    out = tmp_path / "reports"
+    monkeypatch.setitem(sys.modules, "fake_conformance", _fake_module(33, []))
+    full_only = _fake_module(34, [])
+    full_only.NAME, full_only.SIZE = "slow", "full"
+    monkeypatch.setitem(sys.modules, "slow_conformance", full_only)
+    both = ("fake_conformance", "slow_conformance")
+    assert run_conformance(out, modules=both) == 0  # the full size writes the committed report
+    committed = (out / "conformance.json").read_text(encoding="utf-8")
+    assert run_conformance(out, modules=both, size="default") == 0
+    doc = json.loads((out / "conformance.default.json").read_text(encoding="utf-8"))
+    assert {c["workspace"] for c in doc["checks"]} == {"round1", "round2", "round3", "round4", "cmrc20", "cmrc-sample"}
+    assert {c["module"] for c in doc["checks"]} == {"fake"}  # the full-size module did not run
+    assert (out / "conformance.json").read_text(encoding="utf-8") == committed
+    # 2 LoCoMo rows of the fake module and 8 of the full-size one are not measured, and said so
+    assert "size default: 10 gated rows of the committed report are measured only by the full size" in \
+        capsys.readouterr().out
+    # a drop in a row the default size measures still fails it
+    monkeypatch.setitem(sys.modules, "fake_conformance", _fake_module(32, []))
+    assert run_conformance(out, modules=both, size="default") == 1
+    assert (out / "conformance.json").read_text(encoding="utf-8") == committed

@@ -11,22 +11,28 @@ from typing import Sequence
 from harness.reporting.conformance import write_report
 from harness.reporting.real_ablation import write_outputs as write_real_ablation
 from harness.studies.conformance import runner
-from harness.studies.conformance.runner import DEFAULT_OUT, MODULES, measure_conformance
+from harness.studies.conformance.runner import DEFAULT_OUT, MODULES, SIZES, measure_conformance
 
 # a comparison module -> the writer of its own report folder beside reports/conformance/
 MODULE_OUTPUTS = {"harness.studies.conformance.real_ablation": write_real_ablation}
 
 
 def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,
-                    modules: Sequence[str] = MODULES, workspaces: Sequence[str] | None = None) -> int:
+                    modules: Sequence[str] = MODULES, workspaces: Sequence[str] | None = None,
+                    size: str = "full") -> int:
     """The whole run (harness.studies.conformance.runner's docstring); returns the process exit code."""
-    run = measure_conformance(out_dir, accept=accept, refresh=refresh, modules=modules, workspaces=workspaces)
+    run = measure_conformance(out_dir, accept=accept, refresh=refresh, modules=modules, workspaces=workspaces,
+                              size=size)
     if isinstance(run, int):
         return run
     out, checks, loaded, failures = run.out, run.checks, run.modules, run.failures
-    suffix = ".partial" if run.partial else ".new" if failures else ""
+    # only a full run replaces the committed report; a smaller size writes beside it
+    suffix = ".partial" if run.partial else ".new" if failures else "" if run.size == "full" else f".{run.size}"
     paths = write_report(out, checks, loaded, run.workspaces, suffix=suffix)
-    if not run.partial and not failures:  # a module's own report folder beside this one (reports/real-ablation/)
+    if run.unmeasured:
+        print(f"conformance: size {run.size}: {run.unmeasured} gated rows of the committed report are measured "
+              "only by the full size (`make conformance CONFORMANCE_SIZE=full`)")
+    if not run.partial and not failures and run.size == "full":  # a module's own folder (reports/real-ablation/)
         for module in loaded:
             write_outputs = MODULE_OUTPUTS.get(module.__name__)
             if write_outputs is not None:
@@ -44,13 +50,18 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.cli.conformance", description=runner.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", choices=SIZES, default="default",
+                    help="default: what CI runs (no LoCoMo hybrid runs, no full-size module), gated against the "
+                         "committed report, written as conformance.default.*; full: everything, rewrites the "
+                         "committed report")
     ap.add_argument("--out", default=DEFAULT_OUT, help="report folder (default reports/conformance)")
     ap.add_argument("--accept", action="store_true", help="write the figures even if some agreement dropped")
     ap.add_argument("--refresh", action="store_true", help="rerun the real systems instead of using cached runs")
     ap.add_argument("--workspace", action="append",
                     help="only these workspaces, e.g. round3 (no gate; written as conformance.partial.*)")
     args = ap.parse_args(argv)
-    return run_conformance(args.out, accept=args.accept, refresh=args.refresh, workspaces=args.workspace)
+    return run_conformance(args.out, accept=args.accept, refresh=args.refresh, workspaces=args.workspace,
+                           size=args.size)
 
 
 if __name__ == "__main__":
