@@ -33,7 +33,8 @@ from harness.config import resolve
 from harness.pipeline import build_stages, fuse, index_layout, search_legs
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.stages.lexical import RANK_TO_SCORE
-from harness.stages.postprocess.openclaw import MinScore
+from harness.stages.chunkers.openclaw import utf16_prefix
+from harness.stages.postprocess.openclaw import MMR, MinScore, snippet_similarity
 from harness.studies.conformance.base import (
     Check,
     Difference,
@@ -100,6 +101,54 @@ def harness_embedder(shape: dict[str, Any], base_url: str, batch_size: int) -> d
 class PresetRun:
     chunks: list[Any]
     lists: dict[str, dict[str, list[Row]]]  # query id -> {"vector", "keyword", "merged", "results"}
+    mmr: "MMRReplay | None" = None  # the preset's MMR stage, to tell an MMR tie from a difference
+
+
+@dataclasses.dataclass(frozen=True)
+class MMRReplay:
+    """The preset's MMR stage and each chunk's snippet: enough to recompute, at every step of a fused list,
+    the objective MMR picked by (lambda x min-max relevance - (1 - lambda) x the largest snippet similarity
+    to the chunks already picked)."""
+
+    stage: Any  # the MMR postprocessor (lambda_, tokens, snippet_chars)
+    snippets: dict[tuple[str, int, int], str]
+
+    def objectives(self, rows: list[Row]) -> list[tuple[float, float]]:
+        """Replay `rows`' order: per step, (the objective of the chunk taken, the largest objective left), on
+        the scores of `rows` themselves."""
+        scores = [r[3] for r in rows]
+        lo, hi = min(scores), max(scores)
+        span = hi - lo
+        lam = float(self.stage.lambda_)
+        relevance = [1.0 if span == 0 else (x - lo) / span for x in scores]
+        snippets = [self.snippets.get(r[:3], "") for r in rows]
+        left = list(range(len(rows)))
+        nearest = [0.0] * len(rows)  # each candidate's largest similarity to the chunks picked so far
+        out = []
+        for step in range(len(rows)):
+            value = {i: lam * relevance[i] - (1 - lam) * nearest[i] for i in left}
+            out.append((value[step], max(value.values())))
+            left.remove(step)
+            for i in left:
+                nearest[i] = max(nearest[i], snippet_similarity(self.stage.tokens, snippets[step], snippets[i]))
+        return out
+
+    def tolerance(self, rows: list[Row]) -> float:
+        """How far apart two candidates' objectives may be and still be a tie: each side's scores may differ
+        from the other's by TIE_TOLERANCE, which min-max normalisation stretches by 1 / span."""
+        scores = [r[3] for r in rows]
+        span = max(scores) - min(scores)
+        return float(self.stage.lambda_) * 2 * TIE_TOLERANCE / span if span > 0 else 0.0
+
+    def is_tie_order(self, ours: list[Row], theirs: list[Row]) -> bool:
+        """Whether the release's order (the same chunks, each with the same score) is one MMR could have taken
+        on the preset's scores: at every step its pick is within tolerance of the best objective left."""
+        mine = {r[:3]: r for r in ours}
+        if len(ours) != len(theirs) or set(mine) != {r[:3] for r in theirs}:
+            return False
+        replay = [mine[r[:3]] for r in theirs]  # the release's order with the preset's scores
+        tol = self.tolerance(ours) + 1e-12
+        return all(taken >= best - tol for taken, best in self.objectives(replay))
 
 
 def preset_run(preset: str, ws: Workspace, embedder: dict[str, Any]) -> PresetRun:
@@ -135,7 +184,14 @@ def preset_run(preset: str, ws: Workspace, embedder: dict[str, Any]) -> PresetRu
             "merged": [(*where(h.id), h.score, h.vector_score, h.text_score) for h in merged],
             "results": [(*where(h.id), h.score, h.vector_score, h.text_score) for h in results],
         }
-    return PresetRun(index.chunks, out)
+    mmr = next((p for p in stages.postprocess if isinstance(p, MMR) and p.lambda_ < 1.0), None)
+    replay = None
+    if mmr is not None:
+        snippets: dict[tuple[str, int, int], str] = {}
+        for c in index.chunks:
+            snippets.setdefault((c.path, c.start_line, c.end_line), utf16_prefix(c.text, mmr.snippet_chars))
+        replay = MMRReplay(mmr, snippets)
+    return PresetRun(index.chunks, out, replay)
 
 
 # --- the real side -------------------------------------------------------------------------------------
@@ -189,12 +245,11 @@ def tie_sets(ours: list[Row], theirs: list[Row]) -> list[range]:
     return sets
 
 
-def list_agreement(stage: str, ours: list[Row], theirs: list[Row]) -> str | None:
+def list_agreement(stage: str, ours: list[Row], theirs: list[Row], mmr: MMRReplay | None = None) -> str | None:
     """"identical", "tie order" (the same chunks and scores, chunks whose scores tie in another order; at the
-    end of the list a tie set cut by the list's length may hold other chunks of the tied score) or None."""
+    end of the list a tie set cut by the list's length may hold other chunks of the tied score; in the fused
+    list of a preset with MMR, `mmr`, an order MMR could have taken on a tie of its objective) or None."""
     if len(ours) != len(theirs):
-        return None
-    if not all(close(a[3], b[3]) for a, b in zip(ours, theirs)):  # the scores, position by position
         return None
     mine, real = {r[:3]: r for r in ours}, {r[:3]: r for r in theirs}
     for key in mine.keys() & real.keys():  # each chunk's own scores
@@ -203,13 +258,27 @@ def list_agreement(stage: str, ours: list[Row], theirs: list[Row]) -> str | None
             return None
     if [r[:3] for r in ours] == [r[:3] for r in theirs]:
         return "identical"
+    if score_tie_order(ours, theirs):
+        return "tie order"
+    # MMR orders by its objective, not the score: two candidates whose objectives tie at some step (the last
+    # bits of the vectors decide) change every later position, the chunks and their scores staying the same
+    if stage == "merged" and mmr is not None and mmr.is_tie_order(ours, theirs):
+        return "tie order"
+    return None
+
+
+def score_tie_order(ours: list[Row], theirs: list[Row]) -> bool:
+    """The same scores position by position, and only chunks whose scores tie in another order (the last tie
+    set may hold other chunks: the list's length cut it)."""
+    if not all(close(a[3], b[3]) for a, b in zip(ours, theirs)):
+        return False
     sets = tie_sets(ours, theirs)
     for k, positions in enumerate(sets):
         a = {ours[i][:3] for i in positions}
         b = {theirs[i][:3] for i in positions}
         if a != b and k != len(sets) - 1:
-            return None
-    return "tie order"
+            return False
+    return True
 
 
 TIE_CAUSE = (f"the same chunks and scores; chunks whose scores tie within {TIE_TOLERANCE:g} in another order "
@@ -350,7 +419,7 @@ def list_checks(version: str, preset: str, ws: Workspace, run: PresetRun, doc: d
         theirs = {stage: real_rows(real_of[q.id][stage]) for stage in STAGES}
         first_bad = first_tie = None
         for stage in STAGES:
-            how = list_agreement(stage, ours[stage], theirs[stage])
+            how = list_agreement(stage, ours[stage], theirs[stage], run.mmr)
             if how is not None:
                 note_gaps(stage, ours[stage], theirs[stage])
             check = by_stage[stage]
