@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
+from harness.stages.chunkers.base import utf16_length
 from harness.stages.fusion import Hit, clamp01, rank_hits
 from harness.stages.postprocess.base import (
     POSTPROCESSORS,
@@ -34,9 +35,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def text_length(text: str, units: str = "code_points") -> int:
     """len(text) in code points, or in UTF-16 units (JavaScript's String.length: 2 for a character outside the BMP)."""
-    if units == "utf16":
-        return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-    return len(text)
+    return utf16_length(text) if units == "utf16" else len(text)
 
 
 def lancedb_age(path: str, now: datetime) -> float:
