@@ -40,6 +40,8 @@ WRITES_ALLOWED = {
     ("openclaw_agent.py", "OpenClawHome.write_config"): "openclaw.json of a home made for the real agent",
     ("openclaw_agent.py", "OpenClawHome._reset_main_session"): "the session store the real agent reads",
     ("openclaw_agent.py", "publish"): "the example installation (a data set under datasets/), not a report",
+    ("conformance/lancedb_pro.py", "install_dependencies"): "the plugin's npm install in the conformance cache",
+    ("conformance/lancedb_pro.py", "plugin_run"): "the cache of the plugin's runs and the memory and query files it reads",
     ("conformance/real_home.py", "cached_home"): "the cache of the homes the real release wrote, one per input",
     ("conformance/real_home.py", "write_home"): "the workspace and openclaw.json of a home the real release writes",
     ("conformance/real_home.py", "point_provider"): "openclaw.json of a working copy of such a home (its provider)",

@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from datetime import datetime
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 from pydantic import Field
 
 from harness.registry import stage
+from harness.stages.chunkers.base import utf16_length
 from harness.stages.fusion import Hit, clamp01, rank_hits
 from harness.stages.postprocess.base import (
     POSTPROCESSORS,
@@ -30,6 +31,11 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
         raise ValueError(f"vector dimensions differ: {x.shape} vs {y.shape}")
     norm = float(np.linalg.norm(x) * np.linalg.norm(y))
     return 0.0 if norm == 0 else float(np.dot(x, y) / norm)
+
+
+def text_length(text: str, units: str = "code_points") -> int:
+    """len(text) in code points, or in UTF-16 units (JavaScript's String.length: 2 for a character outside the BMP)."""
+    return utf16_length(text) if units == "utf16" else len(text)
 
 
 def lancedb_age(path: str, now: datetime) -> float:
@@ -131,11 +137,15 @@ class ImportanceWeight:
 class LengthNorm:
     """memory-lancedb-pro: score x 1 / (1 + 0.5 log2(max(chars / anchor, 1))), anchor 500 characters.
 
-    No change up to the anchor, 1000 chars x 0.667, 2000 x 0.5.  chars = len(chunk text) (the code
-    counts UTF-16 units, the same for all BMP text).  anchor <= 0 turns it off."""
+    No change up to the anchor, 1000 chars x 0.667, 2000 x 0.5.  chars = len(chunk text) in code points
+    by default; the code's String.length counts UTF-16 units, one more for each character outside the
+    BMP (emoji): `units = "utf16"` counts as it does (the conformance run measured the difference, issue
+    40).  anchor <= 0 turns it off."""
 
     anchor: float = Field(500.0, allow_inf_nan=False)
     """length in characters from which longer chunks are penalised (<= 0: off)"""
+    units: Literal["code_points", "utf16"] = "code_points"
+    """how a chunk's length is counted: code points, or UTF-16 units as the plugin's String.length"""
 
     pass_threshold = 0.0  # rescores only
 
@@ -145,7 +155,7 @@ class LengthNorm:
         chunk_text = ctx.need("chunk_text", "length_norm")
         out = []
         for h in hits:
-            ratio = len(chunk_text(h.id)) / self.anchor
+            ratio = text_length(chunk_text(h.id), self.units) / self.anchor
             factor = 1.0 / (1.0 + 0.5 * math.log2(max(ratio, 1.0)))
             out.append(replace(h, score=clamp01(h.score * factor, h.score * 0.3)))
         return rank_hits(out)

@@ -50,7 +50,7 @@ from harness.studies.conformance.real import SKIP_EXIT_CODE, install
 # (MODULE_OUTPUTS in harness.cli.conformance: reports/real-ablation/).
 MODULES: tuple[str, ...] = ("harness.studies.conformance.qmd", "harness.studies.conformance.openclaw",
                             "harness.studies.conformance.hybrid", "harness.studies.conformance.real_ablation",
-                            "harness.studies.conformance.real_home")
+                            "harness.studies.conformance.real_home", "harness.studies.conformance.lancedb_pro")
 
 SIZES = ("default", "full")
 
