@@ -170,9 +170,24 @@ def test_the_default_size_gates_what_it_measures_and_leaves_the_committed_report
     assert {c["module"] for c in doc["checks"]} == {"fake"}  # the full-size module did not run
     assert (out / "conformance.json").read_text(encoding="utf-8") == committed
     # 2 LoCoMo rows of the fake module and 8 of the full-size one are not measured, and said so
-    assert "size default: 10 gated rows of the committed report are measured only by the full size" in \
+    assert "10 gated rows of the committed report were not measured by this run (size default" in \
         capsys.readouterr().out
     # a drop in a row the default size measures still fails it
     monkeypatch.setitem(sys.modules, "fake_conformance", _fake_module(32, []))
     assert run_conformance(out, modules=both, size="default") == 1
     assert (out / "conformance.json").read_text(encoding="utf-8") == committed
+
+
+def test_a_module_that_skips_for_a_stated_reason_is_not_measured_rather_than_failed(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
+    out = tmp_path / "reports"
+    module = _fake_module(34, [])
+    monkeypatch.setitem(sys.modules, "fake_conformance", module)
+    assert run_conformance(out, modules=("fake_conformance",)) == 0
+    module.SKIPPED = "no source of the plugin here"  # e.g. lancedb_pro without ../shared/vendor or LANCEDB_PRO_SRC
+    module.compare = lambda workspaces, real: []
+    assert run_conformance(out, modules=("fake_conformance",)) == 0
+    assert "8 gated rows of the committed report were not measured" in capsys.readouterr().out
+    assert (out / "conformance.incomplete.json").is_file()  # the committed report keeps the module's rows
+    module.SKIPPED = None  # measuring nothing without a reason still fails
+    assert run_conformance(out, modules=("fake_conformance",)) == 1

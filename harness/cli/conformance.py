@@ -26,13 +26,20 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
     if isinstance(run, int):
         return run
     out, checks, loaded, failures = run.out, run.checks, run.modules, run.failures
-    # only a full run replaces the committed report; a smaller size writes beside it
-    suffix = ".partial" if run.partial else ".new" if failures else "" if run.size == "full" else f".{run.size}"
+    # only a full run that measured every committed row replaces the committed report (or --accept); a
+    # smaller size, or a module that skipped, writes beside it and loses none of its rows
+    if run.partial or failures:
+        suffix = ".partial" if run.partial else ".new"
+    elif run.size != "full":
+        suffix = f".{run.size}"
+    else:
+        suffix = ".incomplete" if run.unmeasured and not accept else ""
     paths = write_report(out, checks, loaded, run.workspaces, suffix=suffix)
     if run.unmeasured:
-        print(f"conformance: size {run.size}: {run.unmeasured} gated rows of the committed report are measured "
-              "only by the full size (`make conformance CONFORMANCE_SIZE=full`)")
-    if not run.partial and not failures and run.size == "full":  # a module's own folder (reports/real-ablation/)
+        print(f"conformance: {run.unmeasured} gated rows of the committed report were not measured by this run "
+              f"(size {run.size}; the full size, `make conformance CONFORMANCE_SIZE=full`, measures them, unless a "
+              "module said above why it skipped)")
+    if not suffix:  # a module's own report folder beside this one (reports/real-ablation/)
         for module in loaded:
             write_outputs = MODULE_OUTPUTS.get(module.__name__)
             if write_outputs is not None:

@@ -90,7 +90,10 @@ def write_report(out: Path, checks: Sequence[Check], modules: Sequence[ModuleTyp
         "sending it the same requests (the rows of openclaw-hybrid). A cell is agreeing items / items (queries, or chunks for chunk "
         "boundaries); ⚠ marks a disagreement, listed below with its cause. Gated rows fail `make conformance` "
         "when they agree on fewer items than this committed report; `info` rows are for information.", "",
-        f"Real systems: {', '.join(systems)} (installed from the npm registry by install.sh). "
+        f"Real systems: {', '.join(systems)} (installed from the npm registry by install.sh"
+        + ("; memory-lancedb-pro run from its own source, its dependencies from the npm registry" if
+           any(s.startswith("memory-lancedb-pro") for s in systems) else "")
+        + "). "
         f"Harness: {_harness_version()}.", "",
         "Workspaces: " + "; ".join(f"{n} ({w['files']} files, {w['queries']} queries"
                                      + (f", now {w['now']}" if w.get("now") else "") + ")"
