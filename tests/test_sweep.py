@@ -130,6 +130,12 @@ def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
         assert "vectorWeight" in doc["openclaw_snippet"] and "```json5" in md
     assert (tmp_path / "sweep.png").stat().st_size > 10_000
     assert "minScore at the configured weights" in md
+    # the values behind the verdict, stored (issue 37): the gain follows from them
+    per_query = doc["per_query"]
+    assert len(per_query["query_ids"]) == len(per_query["held_out"]) == doc["objective"]["queries"]
+    gain = np.mean(np.asarray(per_query["held_out"]) - np.asarray(per_query["objective"]["configured"]))
+    assert gain == pytest.approx(doc["cv"]["gain"]["estimate"], abs=1e-12)
+    assert np.mean(per_query["objective"]["best"]) == pytest.approx(doc["best"]["objective"], abs=1e-12)
 
 
 @pytest.mark.slow
@@ -178,6 +184,8 @@ def test_holdout_scores_the_choice_on_another_query_set(tmp_path, private_leg_ca
     assert all(d["p_holm"] >= d["p_value"] for d in h["differences"])
     assert "## Held-out query set" in (out / "sweep.md").read_text(encoding="utf-8")
     assert "held out (round4, 34 queries)" in result.output
+    values = h["per_query"]
+    assert np.mean(np.asarray(values["chosen"]) - np.asarray(values["configured"])) == pytest.approx(h["gain"]["estimate"])
 
 
 def test_weight_values_and_grid_file():

