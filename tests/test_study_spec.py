@@ -151,7 +151,7 @@ def test_a_declared_kind_wins_over_the_tables_and_is_accepted_by_the_loaders(tmp
     assert kind_of_file(spec) == "abstention" and load_abstention_spec(spec)["name"] == "a"
     assert kind_of({"name": "a", "runs": [{"label": "r", "experiment": "e"}]}) == "benchmark"
     experiment = tmp_path / "e.toml"
-    experiment.write_text('kind = "experiment"\n' + (ROOT / "experiments/round3.toml").read_text(encoding="utf-8"),
+    experiment.write_text((ROOT / "experiments/round3.toml").read_text(encoding="utf-8"),  # it declares its kind
                           encoding="utf-8")
     assert load_experiment(experiment).as_written() == {**load_experiment(ROOT / "experiments/round3.toml").as_written(),
                                                         "experiment_file": str(experiment)}
