@@ -9,7 +9,10 @@ the kind's name.
 A new kind is one spec (a pydantic model), one `cells`, one `analyse` and one `render`; the run is the
 base class's (`run`: load -> cells -> run_cells -> analyse -> write the JSON -> render).  Registered here
 with `@STUDY_KINDS.register("name")`, or from an installed package through the entry-point group
-`harness.study_kinds`, whose name is the file's `kind`.
+`harness.study_kinds` (tests/plugin_example registers one without touching harness/):
+
+    [project.entry-points."harness.study_kinds"]
+    preset-passes = "harness_example_plugin.study_kind:PresetPasses"
 
 The built-in kinds keep their own commands' functions (harness.study), which their `run` calls, so
 `harness study FILE` and `harness matrix FILE` say and write the same.

@@ -15,7 +15,7 @@ command does: harness.study.run.
 
 The kinds are a registry like the stages' (STUDY_KINDS; harness.registry): the built-in ones are
 registered by harness.study_kinds, and a plugin adds one through the entry-point group
-`harness.study_kinds`.  The built-in kinds and the command each one's
+`harness.study_kinds` (tests/plugin_example shows one).  The built-in kinds and the command each one's
 file is run by: experiment (`harness run`), matrix (`harness matrix`), benchmark (`harness benchmark`),
 abstention (`harness abstention`), lossless (`harness lossless`), expansion (`harness expansion`),
 language-pairs (`harness language-pairs`) and grid (a sweep grid: `harness sweep EXPERIMENT --grid
