@@ -295,6 +295,12 @@ class Registry(Generic[T]):
         self._load()
         return sorted(self._classes)
 
+    def registered(self) -> list[str]:
+        """The names in the order they were registered: the built-ins in their modules' order, then the
+        plugins' (for a listing whose order is the documentation's, e.g. the study kinds)."""
+        self._load()
+        return list(self._classes)
+
     def __contains__(self, name: str) -> bool:
         self._load()
         return name in self._classes

@@ -1,4 +1,5 @@
-"""Running a study file from Python: one function per kind, and `run`, which chooses by the file's kind.
+"""Running a study file from Python: one function per built-in kind, and `run`, which asks the file's
+kind (its StudyKind, harness.study_kinds) to run it.
 
 Each function does what the kind's command does (`harness run`, `harness matrix`, ...): it loads the
 file, runs it (in this process, or on an executor for a matrix or a sweep), writes its documents through
@@ -14,7 +15,8 @@ command go through the same function and say the same thing.
     wrote out/tokenizers/tokenizers.json, .md, .png (N cells)
 
 Layering: this module sits above harness.studies (which compute) and harness.reporting (which writes),
-and below harness.cli; neither of those imports it.  Heavy imports (pandas, scipy, matplotlib) happen
+and below harness.study_kinds (whose built-in kinds call these functions) and harness.cli; neither of
+those lower floors imports it.  Heavy imports (pandas, scipy, matplotlib) happen
 inside the functions, when a study needs them.
 """
 from __future__ import annotations
@@ -33,7 +35,7 @@ MATRIX_METRICS = ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@
 class StudyRun:
     """What running (or redrawing) a study did.
 
-    kind: the file's kind (harness.studies.spec.KINDS; "ablation" for the ablation); written: the
+    kind: the file's kind (harness.studies.spec.kind_names(); "ablation" for the ablation); written: the
     documents written, the study's JSON first; lines: what the command prints, in order; document: the
     JSON document written (or redrawn from), when the study has one; round_table: an experiment's
     (RunResult, seed scores), whose table the command prints (harness.reporting.markdown.print_round)
@@ -375,16 +377,11 @@ def _written_expansion(loaded: dict[str, Any], doc: dict[str, Any], out_dir: Pat
 def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness <kind> FILE --redraw`: the study's Markdown and plots drawn again from the JSON an earlier
     run wrote in OUT (default: the kind's default folder), with the spec's current text; nothing is run.
-    For matrix, abstention, benchmark, language-pairs, lossless and expansion files."""
-    from harness.studies.spec import kind_of_file
+    For the kinds that redraw (harness.study_kinds: matrix, abstention, benchmark, language-pairs,
+    lossless and expansion files)."""
+    from harness.studies.spec import kind_of_file, study_kind
 
-    redraws = {"matrix": redraw_matrix_file, "abstention": redraw_abstention_file,
-               "benchmark": redraw_benchmark_file, "language-pairs": redraw_language_pairs_file,
-               "lossless": redraw_lossless_file, "expansion": redraw_expansion_file}
-    kind = kind_of_file(Path(path))
-    if kind not in redraws:
-        raise ConfigError(f"{path} is a {kind} file: only {', '.join(redraws)} files are redrawn")
-    return redraws[kind](path, out=out)
+    return study_kind(kind_of_file(Path(path))).redraw(Path(path), out=_as_path(out))
 
 
 def _read_back(path: Path | str, out: Path | str | None, load: Any, json_name: str | None = None, *,
@@ -479,28 +476,18 @@ def redraw_expansion_file(path: Path | str, *, out: Path | str | None = None) ->
 
 def run(path: Path | str, *, out: Path | str | None = None, preset: str | None = None, executor: str = "local",
         experiment: Path | str | None = None) -> StudyRun:
-    """Run any study file by its kind (harness.studies.spec.kind_of_file), as the kind's command runs it
-    with these options and its defaults for the rest: an experiment as `harness run`, a matrix as
-    `harness matrix`, a benchmark, abstention, lossless, expansion or language-pairs spec as its command,
-    a sweep grid as `harness sweep EXPERIMENT --grid FILE`.  `preset` applies to experiment, grid, matrix
-    and benchmark files; `executor` ("local", "ray", "ray://HOST:PORT") to matrix and grid files;
+    """Run any study file by its kind (its `kind` key: harness.studies.spec.kind_of_file), as the kind's
+    command runs it with these options and its defaults for the rest (harness.study_kinds: an experiment
+    as `harness run`, a matrix as `harness matrix`, a benchmark, abstention, lossless, expansion or
+    language-pairs spec as its command, a sweep grid as `harness sweep EXPERIMENT --grid FILE`, a plugin's
+    kind by its StudyKind.run).  `preset` applies to the kinds that take one (experiment, grid, matrix and
+    benchmark files); `executor` ("local", "ray", "ray://HOST:PORT") likewise (matrix and grid files);
     `experiment` is the experiment a grid sweeps (required for a grid, refused otherwise)."""
     from harness.inputs.layout import project_path
     from harness.studies.plan import check_options
-    from harness.studies.spec import kind_of_file
+    from harness.studies.spec import kind_of_file, study_kind
 
     given = Path(path)
-    kind = kind_of_file(given)
+    kind = study_kind(kind_of_file(given))
     check_options(kind, project_path(given), preset=preset, executor=executor, experiment=experiment)
-    out = _as_path(out)
-    if kind == "experiment":
-        return run_experiment_file(given, preset=preset, out=out)
-    if kind == "grid":
-        return run_sweep_file(Path(experiment), grid=given, preset=preset, out=out, executor=executor)
-    if kind == "matrix":
-        return run_matrix_file(given, preset=preset, out=out, executor=executor)
-    if kind == "benchmark":
-        return run_benchmark_file(given, presets=[preset] if preset else None, out=out)
-    by_kind = {"abstention": run_abstention_file, "lossless": run_lossless_file, "expansion": run_expansion_file,
-               "language-pairs": run_language_pairs_file}
-    return by_kind[kind](given, out=out)
+    return kind.run(given, out=_as_path(out), preset=preset, executor=executor, experiment=experiment)

@@ -162,7 +162,8 @@ def test_sweep_objective_abstention_on_a_small_case():
 
 def test_harness_sweep_objective_abstention_tunes_min_score(tmp_path):
     grid = tmp_path / "grid.toml"
-    grid.write_text('[grid]\nvector_weight = []\nfusion = []\nmin_score = { start = 0.0, stop = 1.0, step = 0.05 }\n',
+    grid.write_text('kind = "grid"\n[grid]\nvector_weight = []\nfusion = []\n'
+                    'min_score = { start = 0.0, stop = 1.0, step = 0.05 }\n',
                     encoding="utf-8")
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["sweep", "experiments/round4.toml", "--objective", "abstention", "--grid",
@@ -179,7 +180,7 @@ def test_harness_sweep_objective_abstention_tunes_min_score(tmp_path):
 
 def test_abstention_study_end_to_end(tmp_path):
     spec = tmp_path / "abstention.toml"
-    spec.write_text('name = "abs"\nweight = 0.5\nnotes = "n"\n[[runs]]\nlabel = "king78 r4"\n'
+    spec.write_text('kind = "abstention"\nname = "abs"\nweight = 0.5\nnotes = "n"\n[[runs]]\nlabel = "king78 r4"\n'
                     'experiment = "experiments/round4.toml"\npresets = ["openclaw-2026.08"]\n'
                     'overrides = { embedder = { name = "hash" } }\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["abstention", str(spec), "--out", str(tmp_path / "out")])
@@ -204,7 +205,8 @@ def test_abstention_study_end_to_end(tmp_path):
 
 def test_spec_errors_name_the_file(tmp_path):
     spec = tmp_path / "bad.toml"
-    spec.write_text('name = "x"\nweight = 2\n[[runs]]\nlabel = "a"\nexperiment = "e.toml"\n', encoding="utf-8")
+    spec.write_text('kind = "abstention"\nname = "x"\nweight = 2\n[[runs]]\nlabel = "a"\nexperiment = "e.toml"\n',
+                    encoding="utf-8")
     from harness.studies.abstention import load_abstention_spec
 
     with pytest.raises(ConfigError, match="bad.toml"):

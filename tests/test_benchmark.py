@@ -53,6 +53,7 @@ evidence_cutoffs = [1, 2]
 ''', encoding="utf-8")
     spec = tmp_path / "bench.toml"
     spec.write_text(f'''
+kind = "benchmark"
 name = "tinybench"
 output = "{tmp_path / 'out'}"
 presets = ["openclaw-2026.08"]
@@ -184,7 +185,7 @@ def test_the_locomo_benchmark_spec():
 
 def test_a_comparison_must_name_a_run(tmp_path):
     path = tmp_path / "bad.toml"
-    path.write_text('name = "x"\n[[runs]]\nlabel = "a"\nexperiment = "e.toml"\n'
+    path.write_text('kind = "benchmark"\nname = "x"\n[[runs]]\nlabel = "a"\nexperiment = "e.toml"\n'
                     '[[comparison.ours]]\nlabel = "o"\nrun = "b"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="run labels"):
         load_benchmark(path)

@@ -352,7 +352,7 @@ def test_longmemeval_evidence_naming_no_haystack_session_is_refused_not_skipped(
 
 def matrix_file(tmp_path: Path, runs: int, values: int) -> Path:
     experiment = REPOSITORY / "experiments" / "round2.toml"
-    lines = ['name = "big"', 'description = "a large matrix"', ""]
+    lines = ['kind = "matrix"', 'name = "big"', 'description = "a large matrix"', ""]
     for r in range(runs):
         lines += ["[[runs]]", f'label = "r{r}"', f'experiment = "{experiment.as_posix()}"', ""]
     for v in range(values):

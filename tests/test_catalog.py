@@ -36,7 +36,12 @@ def test_stages_command_prints_types_defaults_and_docs():
 
 @pytest.fixture(scope="module")
 def validator():
-    schema = experiment_schema()
+    """What `harness schema` writes for experiment and preset files: the registries' schema with the
+    `kind` key every experiment file of experiments/ declares."""
+    from harness.studies.spec import study_schema
+
+    schema = study_schema("experiment")
+    assert {k: v for k, v in schema["properties"].items() if k != "kind"} == experiment_schema()["properties"]
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 

@@ -338,7 +338,8 @@ def ray_executor(ray_cluster, monkeypatch):
         yield ex
 
 
-SPEC_TOML = """name = "mini"
+SPEC_TOML = """kind = "matrix"
+name = "mini"
 [[values]]
 label = "unicode61"
 tokenizer = { name = "unicode61" }

@@ -151,7 +151,7 @@ def test_study_file_paths_are_read_from_the_files_folder(tmp_path, monkeypatch):
     _workspace(study / "ws", "the study's own workspace")
     (study / "exp.toml").write_text('name = "mine"\npreset = "openclaw-2026.02"\n[dataset]\nname = "workspace"\npath = "ws"\n'
                                     'queries = "ws/queries.yaml"\n', encoding="utf-8")
-    (study / "matrix.toml").write_text('name = "m"\n[[runs]]\nlabel = "r"\nexperiment = "exp.toml"\n'
+    (study / "matrix.toml").write_text('kind = "matrix"\nname = "m"\n[[runs]]\nlabel = "r"\nexperiment = "exp.toml"\n'
                                        '[[values]]\nlabel = "t"\ntokenizer = { name = "trigram" }\n', encoding="utf-8")
     elsewhere = tmp_path / "elsewhere"
     _workspace(elsewhere / "ws", "a workspace of the same name in the working folder")

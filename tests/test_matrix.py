@@ -84,7 +84,7 @@ def test_configs_of_reads_every_kind_of_experiment_file():
     study runs (presets x runs), and --preset replaces the file's presets."""
     from pathlib import Path
 
-    from harness.studies.matrix import configs_of
+    from harness.studies.plan import configs_of
 
     def presets(path, **kw):
         return [(c.preset, c.dataset.params.get("granularity")) for c in configs_of(path, **kw)]
@@ -116,7 +116,7 @@ def test_values_from_another_matrix_file(tmp_path):
     spec = load_matrix("experiments/tokenizers-locomo.toml")
     assert [v["label"] for v in spec["values"]] == [v["label"] for v in load_matrix("experiments/tokenizers.toml")["values"]]
     bad = tmp_path / "m.toml"
-    bad.write_text('name = "m"\nvalues_from = "experiments/nothing.toml"\n[[runs]]\nlabel = "r"\nexperiment = "x"\n',
-                   encoding="utf-8")
+    bad.write_text('kind = "matrix"\nname = "m"\nvalues_from = "experiments/nothing.toml"\n'
+                   '[[runs]]\nlabel = "r"\nexperiment = "x"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="values_from: no file experiments/nothing.toml"):
         load_matrix(bad)

@@ -362,7 +362,7 @@ def test_a_sweep_on_the_judged_pool_reports_judged_share_and_checks_the_later_qu
     apply_grades(session.pool, session.store, GRADES)
     finish(session)
     grid = tmp_path / "grid.toml"
-    grid.write_text("[grid]\nvector_weight = [0.3, 0.5, 0.7, 0.9]\n", encoding="utf-8")
+    grid.write_text('kind = "grid"\n[grid]\nvector_weight = [0.3, 0.5, 0.7, 0.9]\n', encoding="utf-8")
     result = runner.invoke(app, ["sweep", str(out / "experiment.judged.toml"), "--grid", str(grid), "--holdout",
                                  str(out / "holdout.judged.toml"), "--out", str(tmp_path / "sweep")])
     assert result.exit_code == 0, result.output
@@ -401,7 +401,8 @@ def test_extend_adds_a_sweep_setting_to_the_pool_and_keeps_every_label(judged, t
     items = session.pool.items
     config = load_experiment(out / "experiment.toml")
     grid = tmp_path / "grid.toml"
-    grid.write_text('[grid]\nvector_weight = [0.1, 0.7]\ntokenizer = [{name = "trigram"}]\n', encoding="utf-8")
+    grid.write_text('kind = "grid"\n[grid]\nvector_weight = [0.1, 0.7]\ntokenizer = [{name = "trigram"}]\n',
+                    encoding="utf-8")
     result = run_sweep(config, load_grid(grid), progress=False)
     result.unjudged = {"setting": result.best_index, "column": "judged@6", "share": 0.2, "experiment": "x"}
     path = write_extend(result, tmp_path, config.as_written())

@@ -1,5 +1,6 @@
-"""Plugins: a package installed beside the harness registers stages through entry points and runs
-from a TOML file like a built-in (tests/plugin_example is the complete example the README shows)."""
+"""Plugins: a package installed beside the harness registers stages (and a kind of study file) through
+entry points and runs from a TOML file like a built-in (tests/plugin_example is the complete example the
+README shows)."""
 import json
 import os
 import subprocess
@@ -90,3 +91,38 @@ def test_without_the_plugin_its_name_is_unknown(tmp_path):
     result = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(experiment), "--out", str(tmp_path / "o")],
                             capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
     assert result.returncode == 2 and "unknown chunker 'paragraph'; available:" in result.stderr
+
+
+def test_a_plugin_adds_a_study_kind_that_harness_study_runs(plugin_path, tmp_path):
+    """The plugin's study kind (harness_example_plugin.study_kind, one entry point; nothing in harness/
+    names it): `harness study` resolves a file declaring it, dry-runs its cells, runs it, and `harness
+    schema` knows it."""
+    spec = tmp_path / "passes.toml"
+    spec.write_text('kind = "preset-passes"\nname = "passes"\nexperiment = "experiments/round3.toml"\n'
+                    'presets = ["openclaw-2026.02", "qmd"]\noverrides = { embedder = { name = "hash" } }\n',
+                    encoding="utf-8")
+    dry = _harness(["study", str(spec), "--dry-run"], plugin_path, tmp_path)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert dry.stdout.splitlines() == [f"{spec}: preset-passes (harness study), 2 cells", "  openclaw-2026.02", "  qmd"]
+    out = tmp_path / "out"
+    result = _harness(["study", str(spec), "--out", str(out)], plugin_path, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == f"wrote {out / 'passes.json'} and {out / 'passes.md'} (2 cells)"
+    doc = json.loads((out / "passes.json").read_text(encoding="utf-8"))
+    assert [(row["preset"], row["queries"]) for row in doc["rows"]] == [("openclaw-2026.02", 10), ("qmd", 10)]
+    assert "| qmd | " in (out / "passes.md").read_text(encoding="utf-8")
+    schema = _harness(["schema", "--kind", "preset-passes"], plugin_path, tmp_path)
+    assert json.loads(schema.stdout)["properties"]["kind"]["const"] == "preset-passes"
+    refused = _harness(["study", str(spec), "--preset", "qmd"], plugin_path, tmp_path)  # it takes no --preset
+    assert refused.returncode == 2 and "--preset" in refused.stderr
+
+
+def test_without_the_plugin_its_study_kind_is_unknown(tmp_path):
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PYTHONPATH", None)
+    spec = tmp_path / "passes.toml"
+    spec.write_text('kind = "preset-passes"\nname = "p"\n', encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "harness.cli", "study", str(spec), "--dry-run"],
+                            capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+    assert result.returncode == 2 and "kind: 'preset-passes' is not a kind of study file; one of experiment, " \
+        "matrix" in result.stderr

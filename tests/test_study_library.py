@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 import harness.study as study
 from harness.cli import app
-from harness.studies.spec import KINDS, kind_of_file
+from harness.studies.spec import kind_names, kind_of_file
 from harness.study import StudyRun
 from tests.conftest import ROOT
 
@@ -43,7 +43,7 @@ def recording(monkeypatch, name: str, kind: str) -> list:
 
 
 def test_every_kind_has_a_case():
-    assert set(BY_KIND) == set(KINDS)
+    assert set(BY_KIND) == set(kind_names())
     assert all(kind_of_file(ROOT / path) == kind for kind, (_, path, _) in BY_KIND.items())
 
 
@@ -88,7 +88,8 @@ def test_the_commands_options_reach_the_function(monkeypatch, tmp_path):
 
 def tiny_matrix(tmp_path: Path) -> Path:
     spec = tmp_path / "tiny.toml"
-    spec.write_text('name = "tiny"\n[[values]]\nlabel = "unicode61"\ntokenizer = { name = "unicode61" }\n'
+    spec.write_text('kind = "matrix"\nname = "tiny"\n'
+                    '[[values]]\nlabel = "unicode61"\ntokenizer = { name = "unicode61" }\n'
                     '[[values]]\nlabel = "trigram"\ntokenizer = { name = "trigram" }\n'
                     '[[runs]]\nlabel = "r3"\nexperiment = "experiments/round3.toml"\n'
                     'overrides = { embedder = { name = "hash" } }\n', encoding="utf-8")

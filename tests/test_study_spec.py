@@ -1,6 +1,7 @@
-"""Study files by kind (harness.studies.spec): every file of experiments/ is read as the kind the Makefile
-runs it as, expands into cells without running, validates against `harness schema --kind` of its kind,
-and `harness study FILE` writes what the kind's own command writes."""
+"""Study files by kind (harness.studies.spec, the registered kinds of harness.study_kinds): every file of
+experiments/ declares its kind, which is the kind the Makefile runs it as; it expands into cells without
+running, validates against `harness schema --kind` of its kind, and `harness study FILE` writes what the
+kind's own command writes."""
 import json
 import re
 import tomllib
@@ -13,17 +14,18 @@ from harness.cli import app
 from harness.errors import ConfigError
 from harness.studies.plan import plan
 from harness.studies.spec import (
-    COMMANDS,
-    KINDS,
+    kind_names,
     kind_of,
     kind_of_file,
     studies_reference,
+    study_kind,
     study_schema,
 )
-from harness.studies.spec.models import MODELS
 from tests.conftest import ROOT
 
 runner = CliRunner()
+BUILT_IN = ["experiment", "matrix", "benchmark", "abstention", "lossless", "expansion", "language-pairs", "grid"]
+COMMANDS = {kind: study_kind(kind).command for kind in BUILT_IN}
 EXPERIMENT_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "experiments").glob("*.toml"))
 
 
@@ -43,15 +45,20 @@ def makefile_kinds() -> dict[str, str]:
 
 def test_every_file_the_makefile_runs_is_read_as_the_kind_of_its_command():
     expected = makefile_kinds()
-    assert len(expected) >= 15 and set(expected.values()) == set(KINDS)  # every kind is run by make
+    assert len(expected) >= 15 and set(expected.values()) == set(BUILT_IN)  # every kind is run by make
     wrong = {path: (kind_of_file(ROOT / path), kind) for path, kind in expected.items()
              if kind_of_file(ROOT / path) != kind}
     assert not wrong
 
 
+def test_the_built_in_kinds_are_registered_first_in_their_order():
+    assert kind_names()[:len(BUILT_IN)] == BUILT_IN
+
+
 @pytest.mark.parametrize("path", EXPERIMENT_FILES)
-def test_study_dry_run_resolves_every_file_to_its_kind_and_cells(path):
-    kind = kind_of_file(ROOT / path)
+def test_study_dry_run_resolves_every_file_to_its_declared_kind_and_cells(path):
+    kind = tomllib.loads((ROOT / path).read_text(encoding="utf-8"))["kind"]  # every file declares it
+    assert kind_of_file(ROOT / path) == kind
     args = ["study", path, "--dry-run"] + (["--experiment", "experiments/round3.toml"] if kind == "grid" else [])
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -84,7 +91,7 @@ def test_benchmark_cells_are_named_as_the_results_folders():
 @pytest.fixture(scope="module")
 def validators():
     out = {}
-    for kind in KINDS:
+    for kind in BUILT_IN:
         schema = study_schema(kind)
         jsonschema.Draft202012Validator.check_schema(schema)
         out[kind] = jsonschema.Draft202012Validator(schema)
@@ -103,15 +110,18 @@ def test_the_schema_of_a_kind_refuses_what_its_loader_refuses(validators, tmp_pa
     from harness.studies.benchmark import load_benchmark
     from harness.studies.matrix import load_matrix
 
-    matrix = {"name": "m", "values": [{"label": "a"}], "runs": [{"label": "r"}], "colour": 1}
+    matrix = {"kind": "matrix", "name": "m", "values": [{"label": "a"}], "runs": [{"label": "r"}], "colour": 1}
     assert len(list(validators["matrix"].iter_errors(matrix))) == 2  # runs[0].experiment, colour
     bad = tmp_path / "m.toml"
-    bad.write_text('name = "m"\ncolour = 1\n[[values]]\nlabel = "a"\n[[runs]]\nlabel = "r"\n', encoding="utf-8")
+    bad.write_text('kind = "matrix"\nname = "m"\ncolour = 1\n[[values]]\nlabel = "a"\n[[runs]]\nlabel = "r"\n',
+                   encoding="utf-8")
     with pytest.raises(ConfigError, match=r"m.toml: unknown key\(s\) \['colour'\] for a matrix spec"):
         load_matrix(bad)
-    bench = {"name": "b", "hits": -1, "runs": [{"label": "r", "experiment": "e.toml", "presets": []}]}
+    bench = {"kind": "benchmark", "name": "b", "hits": -1,
+             "runs": [{"label": "r", "experiment": "e.toml", "presets": []}]}
     assert len(list(validators["benchmark"].iter_errors(bench))) == 2
-    bad.write_text('name = "b"\nhits = -1\n[[runs]]\nlabel = "r"\nexperiment = "e.toml"\n', encoding="utf-8")
+    bad.write_text('kind = "benchmark"\nname = "b"\nhits = -1\n[[runs]]\nlabel = "r"\nexperiment = "e.toml"\n',
+                   encoding="utf-8")
     with pytest.raises(ConfigError, match=r"m.toml hits: Input should be greater than or equal to 0 \(got -1\)"):
         load_benchmark(bad)
 
@@ -131,10 +141,18 @@ def test_the_schema_of_a_kind_refuses_what_its_loader_refuses(validators, tmp_pa
     ("matrix", 'name = "m"\nkind = "benchmark"\n[[values]]\nlabel = "a"\n[[runs]]\nlabel = "r"\nexperiment = "e"\n',
      "kind: the file says 'benchmark', but `harness matrix` reads a matrix file"),
     ("run", 'kind = "matrix"\npreset = "qmd"\n', "kind: the file says 'matrix', but an experiment file is read"),
+    ("matrix", 'name = "m"\n[[values]]\nlabel = "a"\n[[runs]]\nlabel = "r"\nexperiment = "e"\n',
+     'no `kind` key; a matrix spec says kind = "matrix"'),
+    ("study", 'name = "m"\n[[values]]\nlabel = "a"\n[[runs]]\nlabel = "r"\nexperiment = "e"\n',
+     'no `kind` key; a study file says its kind (by its tables it looks like a matrix file: add kind = "matrix")'),
+    ("study", 'kind = 3\npreset = "qmd"\n', "kind: 3 is not a kind of study file; one of experiment, matrix, "),
 ])
 def test_a_bad_study_file_is_one_line_naming_the_file_and_the_key(tmp_path, command, text, says):
+    """(The file declares the kind of its command unless the case is about the `kind` key.)"""
     spec = tmp_path / "bad.toml"
-    spec.write_text(text, encoding="utf-8")
+    kind = {"run": "experiment", "study": None}.get(command, command)
+    declared = kind is None or "kind" in tomllib.loads(text) or "no `kind`" in says
+    spec.write_text(text if declared else f'kind = "{kind}"\n{text}', encoding="utf-8")
     result = runner.invoke(app, [command, str(spec), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
@@ -149,10 +167,12 @@ def test_a_declared_kind_wins_over_the_tables_and_is_accepted_by_the_loaders(tmp
     spec.write_text('kind = "abstention"\nname = "a"\n[[runs]]\nlabel = "r"\nexperiment = "experiments/round4.toml"\n',
                     encoding="utf-8")
     assert kind_of_file(spec) == "abstention" and load_abstention_spec(spec)["name"] == "a"
-    assert kind_of({"name": "a", "runs": [{"label": "r", "experiment": "e"}]}) == "benchmark"
-    experiment = tmp_path / "e.toml"
-    experiment.write_text('kind = "experiment"\n' + (ROOT / "experiments/round3.toml").read_text(encoding="utf-8"),
-                          encoding="utf-8")
+    with pytest.raises(ConfigError, match='looks like a benchmark file: add kind = "benchmark"'):
+        kind_of({"name": "a", "runs": [{"label": "r", "experiment": "e"}]})
+    experiment = tmp_path / "e.toml"  # round 3 without its `kind` key: an experiment all the same
+    experiment.write_text((ROOT / "experiments/round3.toml").read_text(encoding="utf-8")
+                          .replace('kind = "experiment"\n', ""), encoding="utf-8")
+    assert kind_of_file(experiment) == "experiment"
     assert load_experiment(experiment).as_written() == {**load_experiment(ROOT / "experiments/round3.toml").as_written(),
                                                         "experiment_file": str(experiment)}
     with pytest.raises(ConfigError, match="kind: 'survey' is not a kind of study file"):
@@ -170,7 +190,7 @@ def test_a_grid_needs_its_experiment_and_options_apply_to_the_kinds_that_take_th
 
 
 def test_schema_command_of_every_kind(tmp_path):
-    for kind in KINDS:
+    for kind in BUILT_IN:
         result = runner.invoke(app, ["schema", "--kind", kind, "--out", str(tmp_path / f"{kind}.json")])
         assert result.exit_code == 0, result.output
         schema = json.loads((tmp_path / f"{kind}.json").read_text(encoding="utf-8"))
@@ -187,7 +207,8 @@ def test_the_models_default_weight_is_the_calibrations():
 
 def test_the_studies_reference_lists_every_kind_and_key():
     text = studies_reference()
-    for kind, model in MODELS.items():
+    for kind in BUILT_IN:
+        model = study_kind(kind).spec_model()
         section = text.split(f"## {kind}\n")[1].split("\n## ")[0]
         assert f"harness schema --kind {kind}" in section
         for name in model.model_fields:
@@ -201,7 +222,8 @@ def test_harness_study_writes_what_the_kinds_command_writes(tmp_path, monkeypatc
     from harness.reporting.compare import compare_trees
 
     spec = tmp_path / "tiny.toml"
-    spec.write_text('name = "tiny"\n[[values]]\nlabel = "unicode61"\ntokenizer = { name = "unicode61" }\n'
+    spec.write_text('kind = "matrix"\nname = "tiny"\n'
+                    '[[values]]\nlabel = "unicode61"\ntokenizer = { name = "unicode61" }\n'
                     '[[values]]\nlabel = "trigram"\ntokenizer = { name = "trigram" }\n'
                     '[[runs]]\nlabel = "r3"\nexperiment = "experiments/round3.toml"\n'
                     'overrides = { embedder = { name = "hash" } }\n', encoding="utf-8")

@@ -143,7 +143,7 @@ def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_le
     """CMRC 2018 dev (500 questions, 5 folds): bigram BM25 OR-joined with RRF beats the configured
     unicode61 AND on queries the selection did not see, so it is recommended and its snippet printed."""
     grid = tmp_path / "grid.toml"
-    grid.write_text('[grid]\nvector_weight = [0.4, 0.7]\nfusion = ["weighted", "rrf"]\n'
+    grid.write_text('kind = "grid"\n[grid]\nvector_weight = [0.4, 0.7]\nfusion = ["weighted", "rrf"]\n'
                     'tokenizer = [{ name = "cjk-bigram", join = "or" }]\nmin_score = [0.0]\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["sweep", "experiments/cmrc2018-dev.toml", "--grid", str(grid),
                                       "--out", str(tmp_path / "out")])
@@ -163,8 +163,8 @@ def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_le
 
 def _grid_file(tmp_path):
     path = tmp_path / "grid.toml"
-    path.write_text('[grid]\nvector_weight = [0.0, 0.5, 0.7]\nfusion = ["weighted"]\nmin_score = [0.35]\n',
-                    encoding="utf-8")
+    path.write_text('kind = "grid"\n[grid]\nvector_weight = [0.0, 0.5, 0.7]\nfusion = ["weighted"]\n'
+                    'min_score = [0.35]\n', encoding="utf-8")
     return path
 
 

@@ -154,7 +154,7 @@ def embed(experiments: list[Path] = typer.Argument(..., help="any TOML(s) of exp
     from harness.progress import progress_bar
     from harness.studies.embed import fill_cache
     from harness.studies.executor import make_executor
-    from harness.studies.matrix import configs_of
+    from harness.studies.plan import configs_of
 
     overrides = parse_assignments(set_)  # nothing is written but the cache, so no --out is needed
     configs = [c for e in experiments for c in configs_of(project_path(e), preset=preset, **overrides)]
@@ -176,7 +176,7 @@ def cache_key(experiments: list[Path] = typer.Argument(..., help="experiment TOM
     embed (`harness-embeddings-<model>-<corpus hash>`).  Nothing is embedded."""
     from harness.config import parse_assignments
     from harness.studies.embed import cache_key as compute_key
-    from harness.studies.matrix import configs_of
+    from harness.studies.plan import configs_of
 
     overrides = parse_assignments(set_)
     configs = [c for e in experiments for c in configs_of(project_path(e), preset=preset, **overrides)]

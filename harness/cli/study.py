@@ -1,5 +1,5 @@
-"""`harness study FILE`: any study file of experiments/, run by its kind (harness.study.run; the dry run:
-harness.studies.plan)."""
+"""`harness study FILE`: any study file of experiments/, run by its declared kind (harness.study.run;
+the dry run: harness.studies.plan)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,8 @@ from harness.cli.common import EXECUTOR_HELP, command
 
 @command()
 def study(file: Path = typer.Argument(..., help="any study file: an experiment, matrix, benchmark, abstention, "
-                                       "lossless, expansion or language-pairs spec, or a sweep grid"),
+                                       "lossless, expansion or language-pairs spec, a sweep grid, or a "
+                                       "plugin's kind"),
           out: Optional[Path] = typer.Option(None, help="output folder (default: the kind's command's)"),
           preset: Optional[str] = typer.Option(None, help="override the preset (experiment, grid, matrix and "
                                                "benchmark files)"),
@@ -25,8 +26,9 @@ def study(file: Path = typer.Argument(..., help="any study file: an experiment, 
                                    "HARNESS_CONFIRM_ABOVE) after the count and estimate are printed")) -> None:
     """Run any study file by its kind, as the kind's own command does (same output): an experiment as
     `harness run`, a matrix as `harness matrix`, a benchmark, abstention, lossless, expansion or
-    language-pairs spec as its command, a sweep grid as `harness sweep EXPERIMENT --grid FILE`.  The kind is
-    the file's `kind` key, else read from its tables (`harness docs studies`)."""
+    language-pairs spec as its command, a sweep grid as `harness sweep EXPERIMENT --grid FILE`, a plugin's kind
+    as it says.  The kind is the file's `kind` key (a file without one is an experiment; `harness docs
+    studies`)."""
     from harness.studies.announce import confirmed
 
     with confirmed(yes):

@@ -88,36 +88,6 @@ def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
     return [(*cell.labels, cell.config) for cell in matrix_cells(spec, preset=preset, only_runs=only_runs)]
 
 
-def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any) -> list[Experiment]:
-    """The configurations a TOML file of experiments/ runs, with the --set overrides applied to each:
-    what `harness embed` and `harness cache-key` read.  Understood: an experiment; a matrix (`runs` and
-    `values`); a study that runs presets x runs (benchmark, abstention, context budget, expansion:
-    `runs`, each with an `experiment`, presets from the run, the file or the file's `preset`); a study
-    of presets on one experiment (lossless: `presets`, `experiment`, `dataset`); a language-pairs study
-    (`pairing`: the studies its sources name as `spec`).  --preset replaces the presets a file names."""
-    spec = load_toml(path, "matrix spec")
-    if "runs" in spec and ("values" in spec or "values_from" in spec):
-        configs = [config for _, _, config in matrix_configs(load_matrix(path), preset=preset)]
-    elif "runs" in spec:
-        configs = []
-        for i, run in enumerate(spec["runs"]):
-            if "experiment" not in run:
-                raise ConfigError(f"{path}: runs[{i}] needs an experiment")
-            presets = [preset] if preset else run.get("presets") or spec.get("presets") or [spec.get("preset")]
-            configs += [load_experiment(project_path(run["experiment"]), preset=p, **run.get("overrides", {}))
-                        for p in presets]
-    elif "pairing" in spec:  # a language-pairs study: what the studies it reads run (each source's `spec`)
-        configs = [c for source in spec.get("sources", []) if source.get("spec")
-                   for c in configs_of(project_path(source["spec"]), preset=preset)]
-    elif "experiment" in spec and "presets" in spec:
-        extra = {"dataset": spec["dataset"]} if "dataset" in spec else {}
-        configs = [load_experiment(project_path(spec["experiment"]), preset=p, **extra)
-                   for p in ([preset] if preset else spec["presets"])]
-    else:
-        return [load_experiment(path, preset=preset, **overrides)]
-    return [config.with_overrides(overrides) for config in configs]
-
-
 def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
                only_runs: list[str] | None = None, executor: Any = None,
                cache: EmbeddingCache | None = None) -> list[tuple[str, str, RunResult]]:

@@ -1,24 +1,32 @@
-"""Study files by kind: what kind a TOML file of experiments/ is and its typed model.  The cells it
-expands into: harness.studies.plan.plan (the dry run); running any of them as the kind's own command
-does: harness.study.run.
+"""Study files by kind: each kind of TOML file in experiments/ is a registered StudyKind (its command,
+its typed model, its cells, how it runs), and every file says which with a top-level `kind` key.  The
+cells a file expands into: harness.studies.plan.plan (the dry run); running any file as its kind's
+command does: harness.study.run.
 
-    >>> from harness.studies.spec import kind_of_file
+    >>> from harness.studies.spec import kind_of_file, study_kind
     >>> from harness.studies.plan import plan
     >>> from harness.study import run
     >>> kind_of_file("experiments/tokenizers.toml")
     'matrix'
+    >>> study_kind("matrix").command, study_kind("matrix").takes_executor
+    ('matrix', True)
     >>> [cell.label for cell in plan("experiments/tokenizers.toml").cells]     # nothing is run
     >>> run("experiments/tokenizers.toml", out="out/tokenizers")               # = harness matrix ... --out ...
 
-The kinds (KINDS) and the command each one's file is run by: experiment (`harness run`), matrix
-(`harness matrix`), benchmark (`harness benchmark`), abstention (`harness abstention`), lossless
-(`harness lossless`), expansion (`harness expansion`), language-pairs (`harness language-pairs`) and
-grid (a sweep grid: `harness sweep EXPERIMENT --grid FILE`).  The ablation and the scale study have no
-file (`harness ablation`, `harness scale`).
+The kinds are a registry like the stages' (STUDY_KINDS; harness.registry): the built-in ones are
+registered by harness.study_kinds, and a plugin adds one through the entry-point group
+`harness.study_kinds` (tests/plugin_example shows one).  The built-in kinds and the command each one's
+file is run by: experiment (`harness run`), matrix (`harness matrix`), benchmark (`harness benchmark`),
+abstention (`harness abstention`), lossless (`harness lossless`), expansion (`harness expansion`),
+language-pairs (`harness language-pairs`) and grid (a sweep grid: `harness sweep EXPERIMENT --grid
+FILE`); a plugin's kind is run by `harness study FILE`.  The ablation and the scale study have no file
+(`harness ablation`, `harness scale`).
 
-How a file's kind is known (`kind_of`): a top-level `kind = "..."` key says it (every loader accepts
-the key, and refuses a file whose kind is another's); without one it is read from the tables, in this
-order:
+How a file's kind is known (`kind_of`): its top-level `kind = "..."` key, which every study file in
+experiments/ has and every study spec must have (a loader refuses a spec without one, or whose kind is
+another's).  A file without the key is an experiment (the files `harness init` writes and a user's own
+experiments need not say so); one whose tables make it look like another kind is refused, with one line
+naming the kind to declare.  What a file looks like (`looks_like`; it only words that error):
 
 1. a [grid] table: grid;
 2. a [pairing] table: language-pairs;
@@ -37,28 +45,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-KINDS = ("experiment", "matrix", "benchmark", "abstention", "lossless", "expansion", "language-pairs", "grid")
-COMMANDS = {"experiment": "run", "matrix": "matrix", "benchmark": "benchmark", "abstention": "abstention",
-            "lossless": "lossless", "expansion": "expansion", "language-pairs": "language-pairs", "grid": "sweep"}
-WHAT = {"experiment": "experiment file", "matrix": "matrix spec", "benchmark": "benchmark spec",
-        "abstention": "abstention spec", "lossless": "lossless spec", "expansion": "expansion spec",
-        "language-pairs": "language-pairs spec", "grid": "grid file"}
-# the options of `harness study` each kind's command takes
-PRESET_KINDS = ("experiment", "grid", "matrix", "benchmark")
-EXECUTOR_KINDS = ("grid", "matrix")
-KIND_MEANING = "the file's kind; optional (else read from its tables, as above)"
+from harness.registry import Registry
+
+# kind name -> its StudyKind class (harness.study_kinds.StudyKind); the built-ins are registered by
+# harness.study_kinds, which the first lookup imports, plugins by the entry-point group
+STUDY_KINDS: Registry[Any] = Registry("study kind", builtins="harness.study_kinds", group="harness.study_kinds",
+                                      table="kind")
+KIND_MEANING = "the file's kind (required in a study spec; a file without it is an experiment)"
 
 
-def kind_of(doc: dict[str, Any], source: str | Path = "<study file>") -> str:
-    """The kind of a parsed study file: its `kind` key, else the rule of this module's docstring."""
-    from harness.errors import ConfigError
-    from harness.text_files import shown
+def kind_names() -> list[str]:
+    """Every registered kind, the built-ins first in the order they are documented, then plugins'."""
+    return STUDY_KINDS.registered()
 
-    if "kind" in doc:
-        if doc["kind"] not in KINDS:
-            raise ConfigError(f"{source} kind: {shown(doc['kind'])} is not a kind of study file; one of "
-                              f"{', '.join(KINDS)}")
-        return doc["kind"]
+
+def study_kind(name: str) -> Any:
+    """The registered kind `name` (a harness.study_kinds.StudyKind)."""
+    return STUDY_KINDS.get(name)()
+
+
+def looks_like(doc: dict[str, Any]) -> str:
+    """The kind a file's tables suggest (the rule of this module's docstring): only for the error that
+    asks a file to declare its kind."""
     if "grid" in doc:
         return "grid"
     if "pairing" in doc:
@@ -77,6 +85,28 @@ def kind_of(doc: dict[str, Any], source: str | Path = "<study file>") -> str:
     return "experiment"
 
 
+def kind_of(doc: dict[str, Any], source: str | Path = "<study file>") -> str:
+    """The kind of a parsed study file: its `kind` key; a file without one is an experiment, unless its
+    tables make it look like another kind (then one ConfigError naming the kind to declare)."""
+    from harness.errors import ConfigError
+    from harness.text_files import shown
+
+    if "kind" in doc:
+        if not isinstance(doc["kind"], str) or doc["kind"] not in STUDY_KINDS:
+            raise ConfigError(f"{source} kind: {shown(doc['kind'])} is not a kind of study file; one of "
+                              f"{', '.join(kind_names())}")
+        return doc["kind"]
+    guess = looks_like(doc)
+    if guess != "experiment":
+        raise ConfigError(_undeclared(source, guess))
+    return "experiment"
+
+
+def _undeclared(source: str | Path, kind: str) -> str:
+    return (f"{source}: no `kind` key; a study file says its kind (by its tables it looks like a {kind} file: "
+            f'add kind = "{kind}")')
+
+
 def kind_of_file(path: Path | str) -> str:
     """The kind of a study file (read as the commands read it: a relative path from the working
     directory, else from the files the harness ships)."""
@@ -88,29 +118,32 @@ def kind_of_file(path: Path | str) -> str:
 
 
 def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
-    """The model of a parsed file of this kind (harness.studies.spec.models); anything wrong is one
-    ConfigError naming the file and the key.  The loaders call it and go on with the dictionary, whose
-    relative paths (experiment, file, spec, path ...) it reads from the file's own folder first, in place
-    (harness.inputs.file_relative)."""
+    """The model of a parsed file of this kind (its StudyKind's spec_model); anything wrong, a missing
+    `kind` key included, is one ConfigError naming the file and the key.  The loaders call it and go on
+    with the dictionary, whose relative paths (experiment, file, spec, path ...) it reads from the file's
+    own folder first, in place (harness.inputs.file_relative)."""
     from pydantic import ValidationError
 
     from harness.errors import ConfigError
     from harness.inputs.file_relative import spec_paths
     from harness.registry import format_validation_error
-    from harness.studies.spec.models import MODELS, GridRefused
+    from harness.studies.spec.models import GridRefused
     from harness.text_files import shown
 
     spec_paths(doc, path)
-    model = MODELS[kind]
-    declared = doc.get("kind", kind)
-    if declared != kind:
-        raise ConfigError(f"{path} kind: the file says {shown(declared)}, but `harness {COMMANDS[kind]}` reads a "
+    study = study_kind(kind)
+    model = study.spec_model()
+    if "kind" not in doc:  # the command says the kind, but the file must too (`harness study` reads it)
+        raise ConfigError(f'{path}: no `kind` key; a {study.what} says kind = "{kind}" (every study file '
+                          "says its kind)")
+    if doc["kind"] != kind:
+        raise ConfigError(f"{path} kind: the file says {shown(doc['kind'])}, but `harness {study.command}` reads a "
                           f"{kind} file (`harness study {path}` runs a file by its kind)")
     known = list(model.model_fields)
     if model.model_config.get("extra") == "forbid":
         unknown = sorted(set(doc) - set(known))
         if unknown:
-            raise ConfigError(f"{path}: unknown key(s) {unknown} for a {WHAT[kind]}; known: {sorted(known)}")
+            raise ConfigError(f"{path}: unknown key(s) {unknown} for a {study.what}; known: {sorted(known)}")
     try:
         return model.model_validate(doc, context={"path": str(path)})
     except GridRefused as exc:
@@ -120,39 +153,29 @@ def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
         if all(not err["loc"] for err in errors):  # the whole file's check (names the keys itself)
             raise ConfigError(f"{path}: " + "; ".join(err["msg"].removeprefix("Value error, ")
                                                       for err in errors)) from None
-        raise ConfigError(format_validation_error(exc, str(path), f"a {WHAT[kind]}", known)) from None
+        raise ConfigError(format_validation_error(exc, str(path), f"a {study.what}", known)) from None
 
 
 def study_schema(kind: str) -> dict[str, Any]:
-    """JSON schema (draft 2020-12) of one kind of study file: an experiment's from the stage registries
-    (harness.catalog.experiment_schema, with its `kind` key), any other kind's from its model."""
+    """JSON schema (draft 2020-12) of one kind of study file (the kind's own: StudyKind.schema)."""
     from harness.errors import ConfigError
-    from harness.studies.spec.models import MODELS
 
-    if kind not in KINDS:
-        raise ConfigError(f"--kind {kind!r}: one of {', '.join(KINDS)}")
-    if kind == "experiment":
-        from harness.catalog import experiment_schema
-
-        schema = experiment_schema()
-        schema["properties"] = {"kind": {"const": "experiment", "default": "experiment"}, **schema["properties"]}
-        return schema
-    schema = MODELS[kind].model_json_schema()
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema,
-            "title": f"harness {kind} file"}
+    if kind not in STUDY_KINDS:
+        raise ConfigError(f"--kind {kind!r}: one of {', '.join(kind_names())}")
+    return study_kind(kind).schema()
 
 
 def studies_reference() -> str:
     """Markdown: every kind of study file, the command that runs it and its keys (type, default and
     documentation) from its model, nested tables included: the docs' reference of study files."""
-    from harness.studies.spec.models import MODELS
-
     parts = []
-    for kind in KINDS:
-        model = MODELS[kind]
-        parts.append(f"## {kind}\n\n{_plain(model.__doc__)}\n\nRun by `harness {COMMANDS[kind]}"
-                     f"{' EXPERIMENT --grid FILE' if kind == 'grid' else ' FILE'}` or `harness study FILE"
-                     f"{' --experiment EXPERIMENT' if kind == 'grid' else ''}`; schema: `harness schema --kind {kind}`.\n")
+    for kind in kind_names():
+        study = study_kind(kind)
+        model = study.spec_model()
+        given = (" EXPERIMENT --grid FILE", " --experiment EXPERIMENT") if study.takes_experiment else (" FILE", "")
+        run_by = f"`harness {study.command}{given[0]}` or " if study.command != "study" else ""
+        parts.append(f"## {kind}\n\n{_plain(model.__doc__)}\n\nRun by {run_by}`harness study FILE{given[1]}`; "
+                     f"schema: `harness schema --kind {kind}`.\n")
         parts.append(_fields_table(model, ""))
         for name, nested in _nested_models(model):
             each = "each" if "list[" in _type_text(model.model_fields[name].annotation) else "a table"

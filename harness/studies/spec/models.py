@@ -85,7 +85,7 @@ class MatrixRun(_Model):
 class MatrixStudy(_Study):
     """One stage varied over several runs (tokenizer x round, chunker x data set); `harness matrix`."""
 
-    kind: Literal["matrix"] = "matrix"
+    kind: Literal["matrix"]
     values: Optional[Annotated[list[MatrixValue], Field(min_length=1)]] = None
     """the implementations compared, each a label and the tables it sets; the first is the reference"""
     values_from: Optional[str] = None
@@ -151,7 +151,7 @@ class BenchmarkStudy(_Study):
     """A public data set with one or more presets, per query group, beside published figures;
     `harness benchmark`."""
 
-    kind: Literal["benchmark"] = "benchmark"
+    kind: Literal["benchmark"]
     runs: list[BenchmarkRun]
     presets: Optional[list[str]] = None
     """every run once per preset"""
@@ -207,7 +207,7 @@ class AbstentionStudy(_Study):
     """Top-1 score distributions, AUROC of "nothing relevant" and the cross-validated minScore per
     preset; `harness abstention`."""
 
-    kind: Literal["abstention"] = "abstention"
+    kind: Literal["abstention"]
     runs: list[AbstentionRun]
     weight: float = ABSTENTION_WEIGHT
     """the utility's weight of silence on unanswerable queries, in [0, 1]"""
@@ -244,7 +244,7 @@ class LosslessStudy(_Study):
     """lossless-claw on LoCoMo: lcm_grep recall, the assembled context as the budget shrinks, the DAG's
     shape, beside the Markdown-memory presets; `harness lossless`."""
 
-    kind: Literal["lossless"] = "lossless"
+    kind: Literal["lossless"]
     dataset: dict[str, Any]
     """[dataset]: the LoCoMo file (name = "locomo", path, granularity ...)"""
     experiment: str = "experiments/locomo.toml"
@@ -281,7 +281,7 @@ class ExpansionStudy(_Study):
     """QMD's query side: expansion variants of a preset with intervals and paired differences;
     `harness expansion`."""
 
-    kind: Literal["expansion"] = "expansion"
+    kind: Literal["expansion"]
     variants: Annotated[list[ExpansionVariant], Field(min_length=1)]
     """the first is the reference"""
     runs: list[ExpansionRun]
@@ -325,7 +325,7 @@ class LanguagePairsStudy(_Study):
     """The same questions in two languages, paired, per system of studies already written;
     `harness language-pairs`."""
 
-    kind: Literal["language-pairs"] = "language-pairs"
+    kind: Literal["language-pairs"]
     title: Optional[str] = None
     a: str = "a"
     """the first language's name in the report (e.g. "English")"""
@@ -462,7 +462,7 @@ class GridStudy(_Model):
     """A sweep grid (experiments/sweep*.toml): `harness sweep EXPERIMENT --grid FILE`, or
     `harness study FILE --experiment EXPERIMENT`."""
 
-    kind: Literal["grid"] = "grid"
+    kind: Literal["grid"]
     name: Optional[str] = None
     """not read: the sweep is named by its experiment"""
     description: str = ""
@@ -485,17 +485,3 @@ class GridStudy(_Model):
                 known = sorted(set(Grid.model_fields) - {"fusion_params"})
                 raise GridRefused(f"{path}: [grid] unknown key(s) {sorted(unknown)}; known: {known}")
         return doc
-
-
-# --- every kind ------------------------------------------------------------------------------------
-
-MODELS: dict[str, type[BaseModel]] = {
-    "experiment": ExperimentStudy,
-    "matrix": MatrixStudy,
-    "benchmark": BenchmarkStudy,
-    "abstention": AbstentionStudy,
-    "lossless": LosslessStudy,
-    "expansion": ExpansionStudy,
-    "language-pairs": LanguagePairsStudy,
-    "grid": GridStudy,
-}

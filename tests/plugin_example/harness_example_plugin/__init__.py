@@ -1,4 +1,5 @@
-"""An example plugin: one chunker and one fusion, each declared once with typed parameters."""
+"""An example plugin: one chunker and one fusion, each declared once with typed parameters (and, in
+study_kind.py, a kind of study file)."""
 from __future__ import annotations
 
 from pydantic import Field
