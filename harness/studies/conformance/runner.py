@@ -21,8 +21,8 @@
 
 Sizes (--size, `make conformance CONFORMANCE_SIZE=full`): the full size is every workspace and module, and
 only it writes the committed conformance.{md,json}.  The default size, what CI runs beside `make test`,
-leaves out what takes longest on a fresh machine (SIZE_FULL_ONLY: the LoCoMo hybrid runs, and any module
-whose SIZE is "full"), gates every row it measures against the committed report all the same, counts the
+leaves out what takes longest on a fresh machine (the workspaces of size "full": the LoCoMo hybrid runs; any
+module whose SIZE is "full"), gates every row it measures against the committed report all the same, counts the
 committed rows it did not measure, and writes OUT/conformance.default.{md,json}.  A module that skipped for
 a reason outside the project (SKIPPED: lancedb_pro without the plugin's source) measures nothing: its
 committed rows count as not measured, and a full run then writes conformance.incomplete.* instead.
