@@ -191,3 +191,40 @@ def test_a_module_that_skips_for_a_stated_reason_is_not_measured_rather_than_fai
     assert (out / "conformance.incomplete.json").is_file()  # the committed report keeps the module's rows
     module.SKIPPED = None  # measuring nothing without a reason still fails
     assert run_conformance(out, modules=("fake_conformance",)) == 1
+
+
+def test_a_run_through_the_front_is_run_again_when_the_cache_holds_other_vectors(monkeypatch, tmp_path):
+    """The run's key names the model, not the vectors: a cache folder filled by another build answers the same
+    texts with other vectors, and a run made with those must not be reused."""
+    import numpy as np
+
+    from harness.stages.embedders import EmbeddingCache, text_sha256
+
+    calls = []
+    monkeypatch.setattr(base, "run_real", lambda *a, **k: calls.append(1) or {"queries": []})
+    sha = text_sha256("query: 美国手机号")
+
+    class Front:
+        base_url, model = "http://127.0.0.1:9/v1", "e5-test"
+
+        def __init__(self, cache):
+            self.cache = cache
+
+        def take_requests(self):
+            return [{"role": "query", "count": 1, "texts": ["query: 美国手机号"]}]
+
+    [ws] = runner.render_workspaces(tmp_path / "ws", ["round3"])
+    mine = EmbeddingCache(tmp_path / "mine.sqlite")
+    mine.put_many("e5-test", "query", [(sha, np.ones(4, dtype=np.float32))])
+    real = RealRuns(tmp_path / "runs", log=lambda message: None)
+    real._front = Front(mine)
+    provider = {"model": "multilingual-e5-small-q4"}
+    doc = real.get("openclaw", "2026.9.6", ws, max_results=6, provider=provider)
+    assert doc["vectors"] and len(calls) == 1
+    real.get("openclaw", "2026.9.6", ws, max_results=6, provider=provider)
+    assert len(calls) == 1  # the same cache: the cached run
+    other = EmbeddingCache(tmp_path / "other.sqlite")  # another build's vector of the same text
+    other.put_many("e5-test", "query", [(sha, np.full(4, 1.0001, dtype=np.float32))])
+    real._front = Front(other)
+    real.get("openclaw", "2026.9.6", ws, max_results=6, provider=provider)
+    assert len(calls) == 2

@@ -107,6 +107,24 @@ class RealRuns:
             self._front = EmbeddingFront().start()
         return self._front
 
+    # The key names the model, not the vectors: the front answers from the harness's embedding cache, which
+    # another cache folder (HARNESS_CACHE_DIR, a copied cache) may fill with another build's vectors of the same
+    # model, off by up to the reproduction tolerance.  A run made through the front keeps a digest of the vectors
+    # it was answered with, and is run again when the cache at hand answers its texts otherwise.
+    def stamp_vectors(self, doc: dict[str, Any]) -> None:
+        front = self.front()
+        doc["vectors"] = vectors_digest(doc.get("requests", []), front.cache, front.model)
+
+    def same_vectors(self, doc: dict[str, Any], path: Path) -> bool:
+        if "vectors" not in doc:  # a run cached before the digest was kept: taken as it is
+            return True
+        front = self.front()
+        if vectors_digest(doc.get("requests", []), front.cache, front.model) == doc["vectors"]:
+            return True
+        self.log(f"conformance: {path.name} was answered with other vectors than this embedding cache holds "
+                 "(another cache folder or build); running it again")
+        return False
+
     def close(self) -> None:
         if self._front is not None:
             self._front.stop()
@@ -134,7 +152,9 @@ class RealRuns:
         mode = "-hybrid" if provider is not None else ""
         path = self.root / f"{system}-{version}{mode}-{ws.name}-{key}.json"
         if path.is_file() and not self.refresh:
-            return json.loads(path.read_text(encoding="utf-8"))
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            if provider is None or self.same_vectors(doc, path):
+                return doc
         self.log(f"conformance: running {system} {version}{' in hybrid mode' if provider else ''} on {ws.name} "
                  f"({len(rows)} queries)")
         if provider is None:
@@ -150,6 +170,7 @@ class RealRuns:
             finally:
                 sent = front.take_requests()
             doc["requests"] = hashed_requests(sent)
+            self.stamp_vectors(doc)
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -158,6 +179,23 @@ class RealRuns:
 
 
 # --- small helpers the modules share ----------------------------------------------------------------
+
+
+def vectors_digest(requests: Sequence[dict[str, Any]], cache: Any, model: str) -> str | None:
+    """sha256 of the vectors the embedding cache holds for a run's requests ((role, text sha256) each, as
+    hashed_requests records them), or None when it lacks one."""
+    by_role: dict[str, set[str]] = {}
+    for r in requests:
+        by_role.setdefault(str(r.get("role")), set()).update(r.get("sha256", []))
+    digest = hashlib.sha256()
+    for role in sorted(by_role):
+        shas = sorted(by_role[role])
+        have = cache.get_many(model, role, shas)
+        if len(have) != len(shas):
+            return None
+        for sha in shas:
+            digest.update(role.encode() + sha.encode() + have[sha].astype("<f4").tobytes())
+    return digest.hexdigest()
 
 
 def preset_config(name: str) -> dict[str, Any]:

@@ -222,7 +222,9 @@ def plugin_run(src: Path, modules: Path, ws: Workspace, memories: list[dict[str,
     key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode("utf-8")).hexdigest()[:32]
     path = real.root / f"lancedb-pro-{plugin_version(src)}-{ws.name}-{key}.json"
     if path.is_file() and not real.refresh:
-        return json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if real.same_vectors(doc, path):
+            return doc
     bun = bun_path()
     if not bun.is_file():
         raise RuntimeError(f"{bun} is missing (run install.sh)")
@@ -251,6 +253,7 @@ def plugin_run(src: Path, modules: Path, ws: Workspace, memories: list[dict[str,
         why = doc.get("error") or "\n".join(proc.stderr.strip().splitlines()[-10:])
         raise RuntimeError(f"memory-lancedb-pro driver failed (exit {proc.returncode}): {why}")
     doc["requests"] = hashed_requests(sent)
+    real.stamp_vectors(doc)
     real.root.mkdir(parents=True, exist_ok=True)
     tmp_path = path.with_suffix(".tmp")
     tmp_path.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
