@@ -1,4 +1,4 @@
-"""The lancedb-pro conformance module (harness/studies/conformance/lancedb_pro.py): its row logic on hand-made
+"""The lancedb-pro conformance module (harness/conformance/lancedb_pro.py): its row logic on hand-made
 driver documents, where the plugin's source is looked for, and (slow, optional) the real plugin on a small
 workspace when its source, bun and its dependencies are there."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 
 from harness.inputs.layout import Query
-from harness.studies.conformance import lancedb_pro as lp
-from harness.studies.conformance import runner
-from harness.studies.conformance.base import RealRuns
+from harness.conformance import lancedb_pro as lp
+from harness.conformance import runner
+from harness.conformance.base import RealRuns
 
 A, B, C, D = ("memory/a.md", 1, 5), ("memory/b.md", 1, 9), ("memory/c.md", 3, 8), ("memory/d.md", 1, 2)
 IDS = {A: "m00000", B: "m00001", C: "m00002", D: "m00003"}
@@ -150,7 +150,7 @@ def test_without_a_source_the_rows_skip_with_one_line(tmp_path, monkeypatch):
 
 
 def test_the_module_is_registered_and_full_size_only():
-    assert "harness.studies.conformance.lancedb_pro" in runner.MODULES
+    assert "harness.conformance.lancedb_pro" in runner.MODULES
     assert lp.SIZE == "full"
     assert lp.WORKSPACES == ("round1", "round2", "round3", "round4")
 
@@ -170,7 +170,7 @@ def test_the_real_plugin_on_a_small_workspace(tmp_path):
     if src is None:
         pytest.skip(why)
     if not lp.bun_path().is_file():
-        pytest.skip("bun is not in the conformance cache (run harness/studies/conformance/install.sh)")
+        pytest.skip("bun is not in the conformance cache (run harness/systems/install.sh)")
     if shutil.which("npm") is None:
         pytest.skip("npm is not on PATH")
     ws = runner.render_workspaces(tmp_path / "ws", ["round1"])[0]
