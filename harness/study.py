@@ -180,7 +180,8 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
         write_sweep,
     )
     from harness.run_folders import check_output, default_output_dir, published
-    from harness.studies.sweep import default_grid, load_grid, run_sweep
+    from harness.studies.sweep import run_sweep
+    from harness.studies.sweep_grid import default_grid, load_grid
 
     config = load_experiment(project_path(Path(experiment)), preset=preset, **(overrides or {}))
     held_out = load_experiment(project_path(Path(holdout)), preset=preset) if holdout is not None else None

@@ -366,7 +366,7 @@ class Grid(_BuiltIn):
     command, what, takes_preset, takes_executor, takes_experiment = "sweep", "grid file", True, True, True
 
     def load(self, path: Path) -> Any:
-        from harness.studies.sweep import load_grid
+        from harness.studies.sweep_grid import load_grid
 
         return load_grid(path)
 

@@ -52,7 +52,8 @@ from harness.studies.executor import (
     partition,
 )
 from harness.studies.matrix import run_matrix
-from harness.studies.sweep import grid_settings, run_sweep, tokenizer_tables
+from harness.studies.sweep import run_sweep
+from harness.studies.sweep_grid import grid_settings, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 

@@ -13,13 +13,9 @@ from harness.reporting.sweep import write_sweep
 from harness.stages.lexical import FTS5Index
 from harness.studies import sweep_scoring
 from harness.studies.experiment import run_experiment
-from harness.studies.sweep import (
-    grid_settings,
-    load_grid,
-    run_sweep,
-    tokenizer_tables,
-    weight_values,
-)
+from harness.studies.spec.models import weight_values
+from harness.studies.sweep import run_sweep
+from harness.studies.sweep_grid import grid_settings, load_grid, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 
