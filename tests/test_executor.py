@@ -34,11 +34,7 @@ from harness.stages.embedders import (
     text_sha256,
 )
 from harness.studies.ablation import run_ablation
-from harness.studies.distributed import (
-    run_ablation_on,
-    score_settings,
-    sweep_state,
-)
+from harness.studies.distributed import score_settings, sweep_state
 from harness.studies.embed import (
     embed_batch,
     embedding_work,
@@ -52,15 +48,17 @@ from harness.studies.executor import (
     partition,
 )
 from harness.studies.matrix import run_matrix
+from harness.studies.spec.models import MatrixStudy
 from harness.studies.sweep import run_sweep
 from harness.studies.sweep_grid import grid_settings, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 
 HASH = {"embedder": {"name": "hash"}}
-SPEC = {"name": "mini", "values": [{"label": "unicode61", "tokenizer": {"name": "unicode61"}},
-                                   {"label": "jieba", "tokenizer": {"name": "jieba"}}],
-        "runs": [{"label": "r3", "experiment": "experiments/round3.toml", "overrides": HASH}]}
+SPEC = MatrixStudy.model_validate({
+    "kind": "matrix", "name": "mini", "values": [{"label": "unicode61", "tokenizer": {"name": "unicode61"}},
+                                                 {"label": "jieba", "tokenizer": {"name": "jieba"}}],
+    "runs": [{"label": "r3", "experiment": "experiments/round3.toml", "overrides": HASH}]})
 WEIGHTS, FUSION_NAMES, MIN_SCORES = [0.3, 0.7], ["weighted", "rrf"], [0.0, 0.35]
 
 
@@ -187,8 +185,8 @@ def test_matrix_on_the_local_executor_equals_run_matrix(tmp_path, monkeypatch):
 def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     finished = []
-    on_executor = run_ablation_on(LocalExecutor(), overrides=HASH, cache=EmbeddingCache(tmp_path / "other.sqlite"),
-                                  on_round=lambda r, result: finished.append(r))
+    on_executor = run_ablation(overrides=HASH, executor=LocalExecutor(), cache=EmbeddingCache(tmp_path / "other.sqlite"),
+                               on_round=lambda r, result: finished.append(r))
     assert finished == [1, 2, 3, 4]
     reference = run_ablation(overrides=HASH, progress=False)
     for r in (1, 2, 3, 4):
