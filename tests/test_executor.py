@@ -48,7 +48,7 @@ from harness.studies.executor import (
     partition,
 )
 from harness.studies.matrix import run_matrix
-from harness.studies.spec.models import MatrixStudy
+from harness.studies.spec.models import Grid, MatrixStudy
 from harness.studies.sweep import run_sweep
 from harness.studies.sweep_grid import grid_settings, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
@@ -197,8 +197,8 @@ def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatc
 def sweep_slice(round3, tmp_path_factory):
     """Legs searched once, the grid's settings, and their figures scored in this process."""
     cache = EmbeddingCache(tmp_path_factory.mktemp("sweep") / "cache.sqlite")
-    grid = {"vector_weight": WEIGHTS, "fusion": FUSION_NAMES, "tokenizer": [{"name": "unicode61"}, {"name": "jieba"}],
-            "min_score": MIN_SCORES}
+    grid = Grid(vector_weight=WEIGHTS, fusion=FUSION_NAMES, tokenizer=[{"name": "unicode61"}, {"name": "jieba"}],
+                min_score=MIN_SCORES)
     tables = tokenizer_tables(round3, grid)
     legs = search_sweep_legs(round3, tables, embedder=CachedEmbedder(HashEmbedder(), cache), progress=False,
                              leg_cache=False)
@@ -222,7 +222,7 @@ def test_sweep_slice_on_the_local_executor_equals_scoring_in_process(sweep_slice
 
 
 def test_sweep_on_an_executor_writes_the_same_sweep(round3, tmp_path):
-    grid = {"vector_weight": WEIGHTS, "fusion": FUSION_NAMES, "tokenizer": None, "min_score": MIN_SCORES}
+    grid = Grid(vector_weight=WEIGHTS, fusion=FUSION_NAMES, min_score=MIN_SCORES)
     embedder = CachedEmbedder(HashEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
     here = run_sweep(round3, grid, embedder=embedder, progress=False)
     there = run_sweep(round3, grid, embedder=embedder, progress=False, executor=LocalExecutor())

@@ -59,6 +59,7 @@ from harness.evaluation.fast_scoring import SettingScores
 from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.statistics import SelectionTest, best_index, max_statistic_test
 from harness.inputs.layout import Query
+from harness.studies.spec.models import Grid
 from harness.studies.sweep_grid import (  # grid_tables and label: also read from here by harness.reporting.sweep
     configured_index,
     dimension_columns,
@@ -229,7 +230,7 @@ class SweepResult:
         return None if self.cv.recommended is None else self.settings.loc[self.cv.recommended].to_dict()
 
 
-def run_sweep(config: Experiment, grid: dict[str, Any], *, embedder: Any = None, progress: bool = True,
+def run_sweep(config: Experiment, grid: Grid, *, embedder: Any = None, progress: bool = True,
               executor: Any = None, folds: int = FOLDS, holdout: Experiment | None = None,
               objective: str = "pass", abstention_weight: float = ABSTENTION_WEIGHT) -> SweepResult:
     """Search the legs once, score every setting of `grid`, select, test, cross-validate (`objective`:

@@ -24,21 +24,9 @@ from harness.config import Experiment, load_toml
 from harness.errors import ConfigError
 from harness.stages.fusion import FUSIONS
 from harness.stages.tokenizers import TOKENIZERS
-from harness.studies.spec.models import OFF, weight_values
+from harness.studies.spec.models import OFF, Grid, weight_values
 from harness.studies.sweep_scoring import Setting
 
-DEFAULT_GRID = {
-    "vector_weight": {"start": 0.0, "stop": 1.0, "step": 0.05},
-    "fusion": ["weighted"],
-    "tokenizer": None,  # None: the experiment's own tokenizer
-    "min_score": None,  # None: the experiment's own min_score
-    # what else openclaw.json may set (None: the experiment's own value only)
-    "temporal_decay": None,  # half-life in days, or "off" (OpenClaw's query.hybrid.temporalDecay)
-    "mmr": None,  # MMR's lambda, or "off" (query.hybrid.mmr)
-    "max_results": None,  # query.maxResults
-    "candidate_multiplier": None,  # query.hybrid.candidateMultiplier
-    "chunk_tokens": None,  # chunking.tokens: the index is rebuilt per value (embeddings from the cache)
-}
 # the settings frame's columns for these, present when the grid varies them or the configuration has the stage
 EXTRA_DIMENSIONS = {"chunk_tokens": "chunk_tokens", "max_results": "max_results",
                     "candidate_multiplier": "candidate_multiplier", "temporal_decay": "half_life_days",
@@ -54,18 +42,15 @@ def default_grid(config: Experiment) -> Path:
     return project_path("experiments/sweep-openclaw.toml" if workspace else "experiments/sweep.toml")
 
 
-def load_grid(path: Path | str | None) -> dict[str, Any]:
-    """The [grid] table of a grid file over DEFAULT_GRID; its shape and number ranges are checked by the
-    grid's model (harness.studies.spec.models.GridStudy), so a bad grid is one error naming the file and
-    key before any leg is searched."""
-    grid = dict(DEFAULT_GRID)
-    if path is not None:
-        from harness.studies.spec import validated
+def load_grid(path: Path | str | None) -> Grid:
+    """The [grid] table of a grid file, typed (harness.studies.spec.models.Grid: a dimension the file
+    leaves out takes the model's default); its shape and number ranges are checked by the model, so a bad
+    grid is one error naming the file and key before any leg is searched.  None: the defaults alone."""
+    if path is None:
+        return Grid()
+    from harness.studies.spec import validated
 
-        doc = load_toml(path, "grid file")
-        validated("grid", doc, path)
-        grid.update(doc["grid"])
-    return grid
+    return validated("grid", load_toml(path, "grid file"), path).grid
 
 
 
@@ -95,9 +80,9 @@ def _with(values: list, own: Any) -> list:
     return list(values) + ([own] if own not in values else [])
 
 
-def tokenizer_tables(config: Experiment, grid: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def tokenizer_tables(config: Experiment, grid: Grid) -> dict[str, dict[str, Any]]:
     """label -> tokenizer table of the grid, the experiment's own first when the grid lacks it."""
-    tables = list(grid.get("tokenizer") or [])
+    tables = list(grid.tokenizer or [])
     if tokenizer_label(config.tokenizer.as_written()) not in {tokenizer_label(t) for t in tables}:
         tables.insert(0, config.tokenizer.as_written())
     return {tokenizer_label(t): dict(t) for t in tables}
@@ -165,13 +150,13 @@ def own_values(config: Experiment) -> dict[str, Any]:
             "chunk_tokens": config.chunker.params.get("tokens")}
 
 
-def extra_dimensions(config: Experiment, grid: dict[str, Any]) -> dict[str, list[Any]]:
+def extra_dimensions(config: Experiment, grid: Grid) -> dict[str, list[Any]]:
     """Each extra dimension's values (the configuration's own included), for the dimensions the grid
     varies or whose stage the configuration has."""
     own = own_values(config)
     out: dict[str, list[Any]] = {}
     for key in EXTRA_DIMENSIONS:
-        spec = grid.get(key)
+        spec = grid.values(key)
         values = [] if spec is None else _values(spec, key, integer=key not in ("temporal_decay", "mmr"),
                                                  allow_off=key in ("temporal_decay", "mmr"))
         if key == "chunk_tokens" and values and own[key] is None:
@@ -192,20 +177,20 @@ def _label_value(key: str, value: Any) -> Any:
     return value
 
 
-def grid_settings(config: Experiment, grid: dict[str, Any], tokenizers: Sequence[str]) -> list[Setting]:
+def grid_settings(config: Experiment, grid: Grid, tokenizers: Sequence[str]) -> list[Setting]:
     """Every setting of the grid: chunking, maxResults and candidateMultiplier outermost (they decide the
     legs), then tokenizer, temporal decay, MMR, fusion, weight and minScore; the configured value of each
     is always part of it, so "configured" is exactly what the user runs."""
     own_vw = float(config.fusion.params.get("vector_weight", 0.7))
-    fusion_names = _with(grid.get("fusion") or [], config.fusion.name)
-    weights = sorted(_with(weight_values(grid.get("vector_weight") or []), own_vw))
+    fusion_names = _with(grid.fusion or [], config.fusion.name)
+    weights = sorted(_with(weight_values(grid.values("vector_weight") or []), own_vw))
     ms_stage = _min_score_stage(config)
-    min_scores = sorted(_with(weight_values(grid.get("min_score") or []),
+    min_scores = sorted(_with(weight_values(grid.values("min_score") or []),
                               float(ms_stage["min_score"]) if ms_stage else 0.0))
     fallback = (ms_stage or {}).get("keyword_fallback", "relaxed")
     relaxed_floor = (ms_stage or {}).get("relaxed_floor")
     base_post = [p for p in written_postprocess(config) if p.get("name") != "min_score"]
-    fusion_params = grid.get("fusion_params", {})
+    fusion_params = grid.fusion_params or {}
     extra = extra_dimensions(config, grid)
     own = own_values(config)
     values = lambda key: extra.get(key, [own[key]])  # noqa: E731

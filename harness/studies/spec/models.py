@@ -495,11 +495,11 @@ UNIT_DIMENSIONS = {"vector_weight": False, "min_score": False, "mmr": True}
 
 class Grid(_Model):
     """[grid]: the dimensions a sweep varies; a dimension left out keeps the experiment's own value
-    (vector_weight: 0 to 1 by 0.05)."""
+    (vector_weight: 0 to 1 by 0.05; fusion: weighted), which every dimension always includes."""
 
-    vector_weight: GridValues = None
+    vector_weight: GridValues = GridRange(start=0.0, stop=1.0, step=0.05)
     """the vector leg's weight, in [0, 1] (a list, or {start, stop, step})"""
-    fusion: Optional[list[str]] = None
+    fusion: Optional[list[str]] = ["weighted"]
     """fusion names"""
     fusion_params: Optional[dict[str, dict[str, Any]]] = None
     """fusion name -> parameters"""
@@ -518,6 +518,11 @@ class Grid(_Model):
     chunk_tokens: GridValues = None
     """chunking.tokens: the index is rebuilt per value (embeddings from the cache)"""
 
+    def values(self, key: str) -> Any:
+        """A dimension as weight_values reads it: its list, a range as {start, stop, step}, or None."""
+        value = getattr(self, key)
+        return value.model_dump() if isinstance(value, GridRange) else value
+
     def sizes(self) -> dict[str, int]:
         """The number of values of each dimension the file sets (fusion_params aside), in the model's order."""
         out = {}
@@ -525,8 +530,7 @@ class Grid(_Model):
             values = getattr(self, key)
             if key in self.model_fields_set and key != "fusion_params":
                 listed = key in ("fusion", "tokenizer")
-                out[key] = len(values) if listed else len(weight_values(
-                    values.model_dump() if isinstance(values, GridRange) else values))
+                out[key] = len(values) if listed else len(weight_values(self.values(key)))
         return out
 
     @model_validator(mode="before")
