@@ -224,7 +224,7 @@ def _fields_table(model: Any, prefix: str) -> str:
     for name, info in model.model_fields.items():
         default = "required" if info.is_required() else (
             "" if info.default is PydanticUndefined else
-            "each key's, below" if isinstance(info.default, BaseModel) else f"`{info.default!r}`")
+            f"`{info.default.model_dump()!r}`" if isinstance(info.default, BaseModel) else f"`{info.default!r}`")
         meaning = KIND_MEANING if name == "kind" and not prefix else _plain(info.description)
         rows.append(f"| `{prefix}{name}` | {_type_text(info.annotation)} | {default} | {meaning.replace('|', '/')} |")
     return "\n".join(rows) + "\n"
