@@ -44,15 +44,15 @@ def load_matrix(path: Path | str) -> MatrixStudy:
     matrix file, so the same tokenizers or chunkers are compared on another data set without a copy."""
     from harness.inputs.file_relative import spec_paths
 
-    spec = spec_paths(load_toml(path, "matrix spec"), path)
-    if "values_from" in spec and "values" not in spec:
-        source = project_path(spec["values_from"])
+    doc = spec_paths(load_toml(path, "matrix spec"), path)  # the file as parsed, before the model
+    if "values_from" in doc and "values" not in doc:
+        source = project_path(doc["values_from"])
         if not Path(source).is_file():
-            raise ConfigError(f"{path}: values_from: no file {spec['values_from']}")
-        spec["values"] = load_toml(source).get("values") or []
-        if not spec["values"]:
-            raise ConfigError(f"{path}: values_from: {spec['values_from']} has no [[values]]")
-    return validated("matrix", spec, path)
+            raise ConfigError(f"{path}: values_from: no file {doc['values_from']}")
+        doc["values"] = load_toml(source).get("values") or []
+        if not doc["values"]:
+            raise ConfigError(f"{path}: values_from: {doc['values_from']} has no [[values]]")
+    return validated("matrix", doc, path)
 
 
 def matrix_cells(spec: MatrixStudy, *, preset: str | None = None,
