@@ -219,7 +219,7 @@ trec: $(STAMP) ## TREC run + qrels beside the README headline runs -> reports/*/
 	$(DOCS)
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
-	$(HARNESS) scale --out reports/scale
+	$(HARNESS) study experiments/scale.toml --out reports/scale
 	$(DOCS)
 
 gate: $(STAMP) ## Gate reports/ablation/ablation.json against reports/baseline/ablation.json

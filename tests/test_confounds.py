@@ -67,7 +67,9 @@ def test_a_matrix_flags_values_that_differ_in_more_than_their_stage_unless_decla
     cells = [{"run": "r", "value": "a", "config": config},
              {"run": "r", "value": "b", "config": {**config, "tokenizer": {"name": "jieba"}}},
              {"run": "r", "value": "c", "config": {**config, "embedder": {"name": "use-multilingual-v3"}}}]
-    spec = {"values": [{"label": "a"}, {"label": "b"}, {"label": "c"}]}
+    from harness.studies.spec.models import MatrixStudy
+
+    spec = MatrixStudy(kind="matrix", name="m", values=[{"label": "a"}, {"label": "b"}, {"label": "c"}], runs=[])
     (flag,) = matrix_confounds(spec, cells)
     assert flag["value"] == "c" and set(flag["confounds"]) == {"embedder"}
-    assert matrix_confounds({**spec, "intended_confounds": ["embedder"]}, cells) == []
+    assert matrix_confounds(spec.model_copy(update={"intended_confounds": ["embedder"]}), cells) == []

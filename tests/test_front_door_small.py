@@ -160,7 +160,7 @@ def test_study_file_paths_are_read_from_the_files_folder(tmp_path, monkeypatch):
     assert Path(config.dataset.params["path"]) == study / "ws"
     dataset = load_dataset(config)
     assert "the study's own workspace" in "".join(dataset.texts().values())
-    assert Path(load_matrix(study / "matrix.toml")["runs"][0]["experiment"]) == study / "exp.toml"
+    assert Path(load_matrix(study / "matrix.toml").runs[0].experiment) == study / "exp.toml"
     # a path that is not beside the file is read as before: the working folder (here), then the shipped files
     (study / "exp.toml").write_text('preset = "openclaw-2026.02"\n[dataset]\nname = "workspace"\npath = "ws2"\nqueries = "ws2/queries.yaml"\n',
                                     encoding="utf-8")

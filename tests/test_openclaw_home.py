@@ -394,7 +394,8 @@ def test_extend_adds_a_sweep_setting_to_the_pool_and_keeps_every_label(judged, t
     from harness.config import load_experiment
     from harness.reporting.sweep import write_extend
     from harness.judging.run import extend_configurations, prepare
-    from harness.studies.sweep import load_grid, run_sweep
+    from harness.studies.sweep import run_sweep
+    from harness.studies.sweep_grid import load_grid
 
     out, session = judged
     before = {(g.query_id, g.key, g.grade) for g in session.store.grades("explicit")}
