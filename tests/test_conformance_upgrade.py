@@ -34,7 +34,8 @@ def index(chunking_version, provider_key, chunks, cache=None, schema=19):
             "ftsTokenizer": "trigram", "vectorDims": 384}
     return {"schema": {"primary": {"version": schema, "app": "x"}}, "meta": {"memory_index_meta_v1": meta},
             "chunks": [[f"id-{p}-{s}", p, "memory", s, e, f"h-{p}-{s}", 1] for p, s, e in chunks],
-            "cache": cache if cache is not None else {provider_key: sorted(f"h-{p}-{s}" for p, s, _ in chunks)}}
+            "cache": cache if cache is not None else {provider_key: sorted(f"h-{p}-{s}" for p, s, _ in chunks)},
+            "fts": {"memory": sorted(f"id-{p}-{s}" for p, s, _ in chunks)}}
 
 
 CHUNKS = [("MEMORY.md", 1, 2), ("MEMORY.md", 3, 4), ("memory/2026-01-06.md", 1, 5)]
@@ -50,9 +51,8 @@ ANSWERS = {ROWS[0]["text"]: answer(("MEMORY.md", 1, 2, 0.61), ("memory/2026-01-0
 
 
 def scenario_doc():
-    old = index(3, "old-key", CHUNKS)
-    new = index(5, "new-key", CHUNKS, cache={"old-key": old["cache"]["old-key"], "new-key": old["cache"]["old-key"]},
-                schema=23)
+    old = index(3, "key", CHUNKS)
+    new = index(5, "key", CHUNKS, schema=23)
     cli = copy.deepcopy(ANSWERS)
     cli[ROWS[0]["text"]]["sent"] = {"passage": 3, "query": 1}
     upgraded = {"config": CONFIG, "config_after": copy.deepcopy(CONFIG), "settings_before": settings(),
@@ -61,7 +61,7 @@ def scenario_doc():
                 "status_after_doctor": {"indexIdentity": {"status": "mismatched", "code": "chunking_version",
                                                           "owner": "openclaw", "versionOrder": "older"}},
                 "cli": cli, "tool": copy.deepcopy(ANSWERS)}
-    fresh = {"index": index(5, "new-key", CHUNKS, schema=23), "cli": copy.deepcopy(ANSWERS),
+    fresh = {"index": index(5, "key", CHUNKS, schema=23), "cli": copy.deepcopy(ANSWERS),
              "tool": copy.deepcopy(ANSWERS)}
     return {"queries": ROWS, "upgraded": upgraded, "fresh": fresh, "tool_first": {"tool": copy.deepcopy(ANSWERS)}}
 
@@ -72,11 +72,10 @@ def by_what(checks, fragment, workspace="upgrade"):
     return found[0]
 
 
-def test_an_upgrade_that_changed_nothing_agrees_everywhere_but_the_reembedding():
+def test_an_upgrade_that_changed_nothing_agrees_everywhere():
     checks = upgrade.upgrade_checks(scenario_doc())
-    behind = [c for c in checks if c.agreed < c.total]
-    assert [c.what for c in behind] == [by_what(checks, "embeddings of the 2026.8.1 index reused").what]
-    assert not behind[0].gated and "provider key changed" in behind[0].differences[0].cause
+    assert [c.what for c in checks if c.agreed < c.total] == []
+    assert by_what(checks, "embeddings of the 2026.8.1 index reused").gated
 
 
 def test_the_agents_override_is_the_value_it_should_get():
@@ -121,11 +120,11 @@ def test_an_index_that_was_not_rebuilt_is_found():
     doc["upgraded"]["index_after"] = copy.deepcopy(doc["upgraded"]["index_before"])
     doc["upgraded"]["index_after"]["chunks"][0][0] = "an-old-chunk-id"  # the old chunking's id for a chunk
     checks = upgrade.upgrade_checks(doc)
-    chunks = by_what(checks, "index after the first search")
+    chunks = by_what(checks, "its chunks (id, path, lines, hash)")
     assert chunks.agreed == len(CHUNKS) - 1 and chunks.total == len(CHUNKS) + 1
     assert all("not rebuilt" in d.cause for d in chunks.differences)
     meta = by_what(checks, "index meta after the first search")
-    assert {d.item for d in meta.differences} == {"chunkingVersion", "providerKey"}
+    assert {d.item for d in meta.differences} == {"chunkingVersion"}
 
 
 def test_doctor_rewriting_the_index_and_another_identity_verdict_are_found():
@@ -138,12 +137,29 @@ def test_doctor_rewriting_the_index_and_another_identity_verdict_are_found():
     assert by_what(checks, "calls the 2026.8.1 index older").agreed == 0
 
 
-def test_embeddings_reused_under_the_new_key_count_as_reused():
+def test_embeddings_under_another_provider_key_are_not_reused():
     doc = scenario_doc()
     after = doc["upgraded"]["index_after"]
-    doc["upgraded"]["index_before"]["cache"]["new-key"] = after["cache"]["new-key"]
+    after["meta"]["memory_index_meta_v1"]["providerKey"] = "new-key"
+    after["cache"] = {"new-key": after["cache"]["key"], **doc["upgraded"]["index_before"]["cache"]}
     row = by_what(upgrade.upgrade_checks(doc), "embeddings of the 2026.8.1 index reused")
-    assert (row.agreed, row.total) == (len(CHUNKS), len(CHUNKS)) and not row.differences
+    assert (row.agreed, row.total) == (0, len(CHUNKS)) and "provider key changed" in row.differences[0].cause
+
+
+def test_session_chunks_at_other_lines_and_a_different_keyword_corpus_are_found():
+    doc = scenario_doc()
+    session = ["s1", "sessions/main/u001.jsonl", "sessions", 5, 8, "h-s", 1]
+    doc["upgraded"]["index_after"]["chunks"].append(session)
+    doc["upgraded"]["index_after"]["fts"]["sessions"] = ["s1", "gone"]
+    doc["fresh"]["index"]["chunks"].append(["s2", "sessions/main/u001.jsonl", "sessions", 5, 10, "h-s", 1])
+    doc["fresh"]["index"]["fts"]["sessions"] = ["s2"]
+    checks = upgrade.upgrade_checks(doc)
+    sessions = by_what(checks, "its sessions chunks")
+    assert (sessions.agreed, sessions.total) == (0, 2) and not sessions.gated
+    assert {d.cause for d in sessions.differences} == {"the same text at other lines of the transcript"}
+    fts = by_what(checks, "full-text rows")
+    assert {d.item for d in fts.differences} == {"source sessions", "orphan rows"}
+    assert by_what(checks, "its chunks (id, path, lines, hash)").agreed == len(CHUNKS)  # memory chunks only
 
 
 @pytest.mark.parametrize("path", ["cli", "tool"])
@@ -209,6 +225,9 @@ def test_the_index_state_is_read_from_the_agent_database(tmp_path):
         INSERT INTO memory_index_chunks VALUES ('c2', 'b.md', 'memory', 1, 2, 'h2', 5), ('c1', 'a.md', 'memory', 1, 3, 'h1', 5);
         CREATE TABLE memory_embedding_cache (provider TEXT, model TEXT, provider_key TEXT, hash TEXT);
         INSERT INTO memory_embedding_cache VALUES ('openai', 'e5', 'k', 'h2'), ('openai', 'e5', 'k', 'h1');
+        CREATE VIRTUAL TABLE memory_index_chunks_fts USING fts5(text, id UNINDEXED, source UNINDEXED,
+                                                                 tokenize='trigram');
+        INSERT INTO memory_index_chunks_fts VALUES ('早上喝龙井', 'c1', 'memory'), ('a session', 's1', 'sessions');
     """)
     conn.commit()
     conn.close()
@@ -216,6 +235,7 @@ def test_the_index_state_is_read_from_the_agent_database(tmp_path):
     assert state["schema"] == {"primary": {"version": 19, "app": "2026.8.1"}}
     assert state["meta"] == {"memory_index_meta_v1": {"chunkingVersion": 3}, "rebuild": "clean"}
     assert [c[0] for c in state["chunks"]] == ["c1", "c2"] and state["cache"] == {"k": ["h1", "h2"]}
+    assert state["fts"] == {"memory": ["c1"], "sessions": ["s1"]}
 
 
 def test_the_queries_are_the_real_home_scenarios_searches_each_once():
