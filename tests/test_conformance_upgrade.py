@@ -178,7 +178,7 @@ def test_scores_within_the_tolerance_agree_and_beyond_it_do_not():
     ours, theirs = copy.deepcopy(ANSWERS), copy.deepcopy(ANSWERS)
     ours[ROWS[1]["text"]]["results"][0]["score"] += upgrade.SCORE_TOLERANCE / 2
     entries, scores = upgrade.result_checks("x", ours, theirs, ROWS)
-    assert (entries.agreed, scores.agreed) == (2, 2)
+    assert (entries.agreed, scores.agreed) == (2, 2) and entries.gated and not scores.gated
     ours[ROWS[1]["text"]]["results"][0]["score"] += upgrade.SCORE_TOLERANCE * 2
     entries, scores = upgrade.result_checks("x", ours, theirs, ROWS)
     assert (entries.agreed, scores.agreed) == (2, 1)
