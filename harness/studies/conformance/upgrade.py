@@ -35,10 +35,12 @@ code; workspace `upgrade`, and `upgrade-tool-first` for step 3):
                                     resolveMemoryIndexIdentityState: chunkingVersion 3 < 5 -> mismatched,
                                     owner openclaw, older); after the first search the index is rebuilt
                                     (runSync: needsRuntimeVersionReindex) and its chunks (id, path, lines, hash)
-                                    are a fresh home's; the embedding cache rows of 2026.8.1 reused (information)
-    search results                  per query, the upgraded home's ordered entries and scores (within
-                                    SCORE_TOLERANCE) against the fresh home's, CLI path and tool path, and the
-                                    upgraded home's tool path against its CLI path
+                                    are a fresh home's, so are its full-text rows; the embedding cache rows of
+                                    2026.8.1 reused; the session chunks (information)
+    search results                  per query, the upgraded home's ordered entries (gated) and scores (within
+                                    SCORE_TOLERANCE, information: NOTES) against the fresh home's, CLI path and
+                                    tool path, and the upgraded home's tool path against its CLI path; the
+                                    tool-first rows are information (the tool's 30 s limit against the rebuild)
 """
 from __future__ import annotations
 
