@@ -33,7 +33,7 @@ COMPUTING_ROOMS = ("studies", "conformance", "gate", "judging", "systems")
 # (file under harness/, enclosing function or class.method) -> why the file it writes is not a report
 WRITES_ALLOWED = {
     ("studies/sweep_scoring.py", "_write_legs"): "the cache of searched sweep legs (~/.cache/harness), not a report",
-    ("conformance/base.py", "RealRuns.get"): "the cache of the real systems' runs, one per input",
+    ("conformance/base.py", "RealRuns.keep"): "the cache of the real systems' runs, one per input",
     ("systems/real.py", "_write_queries"): "the query file handed to the real QMD/OpenClaw process",
     ("systems/real.py", "render_cmrc_sample"): "a workspace rendered for the real systems to index",
     ("systems/real.py", "run_study"): "the real systems' raw driver documents, read back by conformance.summary",
@@ -51,6 +51,7 @@ WRITES_ALLOWED = {
     ("conformance/real_home.py", "edited_after_judged"): "MEMORY.md of a working copy (the variation's edit)",
     ("conformance/real_home.py", "edited_run_as_asked"): "MEMORY.md of a working copy (the variation's edit)",
     ("conformance/real_home.py", "jsonl_beside_database"): "a transcript in a working copy (the variation's JSONL)",
+    ("conformance/upgrade.py", "run_upgrade"): "openclaw.json of the homes the real releases write and upgrade",
     ("studies/openclaw_home_speed.py", "generate_sessions"): "synthetic session files, the input the speed study mines",
     ("studies/openclaw_home_report.py", "validate_snippet"): "a temporary openclaw.json for the real CLI to validate",
     ("judging/pool.py", "Pool.save"): "the judge page's pool, the state the user's labels refer to",

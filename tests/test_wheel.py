@@ -82,7 +82,7 @@ def test_wheel_carries_presets_experiments_and_king78_but_no_public_data(wheel):
         assert f"harness/bundled/king78/{name}" in names
     assert "harness/reporting/templates/run.html.j2" in names
     conformance = ({f"harness/systems/{n}" for n in ("install.sh", "drivers/openclaw.mjs", "drivers/qmd.ts",
-                                                     "drivers/lancedb_pro.ts")}
+                                                     "drivers/lancedb_pro.ts", "drivers/openclaw_settings.mjs")}
                    | {"harness/conformance/spec_table.toml"})
     assert conformance <= set(names)  # `harness run --system` installs and drives a real release from the wheel
     # code, templates, the bundled folders, the real systems' drivers and metadata: nothing else (the public

