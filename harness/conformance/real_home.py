@@ -61,6 +61,7 @@ import yaml
 
 from harness.bundled import REPOSITORY
 from harness.errors import HarnessError
+from harness.inputs.openclaw_releases import release_of
 from harness.conformance.base import (
     Check,
     Difference,
@@ -70,9 +71,11 @@ from harness.conformance.base import (
 )
 
 NAME = "real-home"
-VERSION = "2026.9.6"
 PRESET = "openclaw-2026.09"
-SYSTEMS = [("openclaw", VERSION), ("openclaw", "2026.8.1")]  # 2026.8.1: the pruned-sessions home
+VERSION = release_of(PRESET).version
+PRUNING_PRESET = "openclaw-2026.08"  # the pruned-sessions home: 2026.8.1's default session maintenance
+PRUNING_VERSION = release_of(PRUNING_PRESET).version
+SYSTEMS = [("openclaw", VERSION), ("openclaw", PRUNING_VERSION)]
 WORKSPACES: tuple[str, ...] = ()  # none of the runner's: the home is the module's own
 HERE = Path(__file__).resolve().parent / "real_home"
 SESSIONS = HERE / "sessions.yaml"
@@ -1029,7 +1032,6 @@ def killed_mid_turn(home: Home, tmp: Path) -> list[Check]:
 
 # --- sessions pruned into the release's archives (OpenClaw 2026.8.1's default maintenance) -----------------------
 
-PRUNING_VERSION, PRUNING_PRESET = "2026.8.1", "openclaw-2026.08"
 PRUNE_AFTER = timedelta(days=30)  # 2026.8.1 dist/disk-budget-*.js DEFAULT_SESSION_PRUNE_AFTER_MS (mode "enforce")
 
 
