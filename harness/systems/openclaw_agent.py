@@ -28,6 +28,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.inputs.openclaw_releases import rules_of
+from harness.systems.agent_chat import ScriptedAgentChat, steps_of
 
 DRIVERS = Path(__file__).parent / "drivers"
 PRELOAD = DRIVERS / "openclaw_preload.cjs"
@@ -257,7 +258,6 @@ def make_installation(version: str, scenario: Path, root: Path, *, embed_port: i
     its agent runs every turn (`limit`: only the first sessions)."""
     import shutil
 
-    from harness.systems.agent_chat import ScriptedAgentChat, steps_of
 
     release = find_release(version)
     if root.name != ".openclaw":

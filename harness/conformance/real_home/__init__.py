@@ -52,6 +52,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from harness.config import load_experiment
 from harness.conformance.base import Check, RealRuns, Workspace
 from harness.conformance.real_home.archives import compaction_checks, compaction_home, pruned_checks, pruned_home
 from harness.conformance.real_home.checks import (
@@ -76,6 +77,10 @@ from harness.conformance.real_home.home import (  # NAME and SYSTEMS: the module
     scenario,
 )
 from harness.conformance.real_home.variations import guarded, variants_checks, variants_home, variation_checks
+from harness.inputs.home_init import init_openclaw_home
+from harness.stages.embedders import EmbeddingCache
+from harness.studies.experiment import run_experiment
+from harness.systems.openclaw_agent import NotInstalled, find_release, start_embedding_server
 
 WORKSPACES: tuple[str, ...] = ()  # none of the runner's: the home is the module's own
 
@@ -100,12 +105,6 @@ sessions, which init reads and counts."""
 
 
 def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
-    from harness.systems.openclaw_agent import (
-        NotInstalled,
-        find_release,
-        start_embedding_server,
-    )
-
     try:
         find_release(VERSION)
     except NotInstalled as exc:
@@ -149,11 +148,6 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
 
 
 def base_checks(home: Home, tmp: Path, *, log: Callable[[str], None] = print) -> list[Check]:
-    from harness.config import load_experiment
-    from harness.inputs.home_init import init_openclaw_home
-    from harness.stages.embedders import EmbeddingCache
-    from harness.studies.experiment import run_experiment
-
     inst, calls, mining = mined(home.root)
     checks = call_checks("base", home.script, calls)
     checks.append(judgment_check("base", home.script, mining))

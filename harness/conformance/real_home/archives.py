@@ -22,6 +22,7 @@ from harness.conformance.real_home.home import (
     cached_home,
     scenario,
 )
+from harness.inputs.openclaw_sessions import ReadStats, archive_session_id, read_sessions
 
 # --- sessions pruned into the release's archives (OpenClaw 2026.8.1's default maintenance) -----------------------
 
@@ -48,8 +49,6 @@ def expected_pruned(script: dict[str, Any], agent: str = "main") -> set[str]:
 
 
 def pruned_checks(home: Home) -> list[Check]:
-    from harness.inputs.openclaw_sessions import archive_session_id
-
     inst, calls, mining = mined(home.root)
     archives = list(inst.archives)
     archived = {archive_session_id(p) for p in archives}
@@ -59,7 +58,6 @@ def pruned_checks(home: Home) -> list[Check]:
                      [Difference(s, "", "archived" if s in archived else "(not archived)",
                                  "archived" if s in want else "(kept)", "the release's maintenance did otherwise")
                       for s in sorted(want ^ archived)])]
-    from harness.inputs.openclaw_sessions import ReadStats, read_sessions
 
     stats = ReadStats(other_agents=dict(inst.other_agents))
     sessions = {s.id: s for s in read_sessions(inst.session_files, inst.agent_db, stats, inst.archives)}

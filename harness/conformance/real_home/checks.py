@@ -7,8 +7,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from harness.config import load_experiment
 from harness.conformance.base import Check, Difference, fmt_hits
 from harness.conformance.real_home.home import NAME, PRESET, SCORE_TOLERANCE, VERSION
+from harness.inputs.layout import Query
+from harness.inputs.openclaw_home import locate
+from harness.inputs.openclaw_sessions import ReadStats, read_sessions
+from harness.inputs.session_mining import dedupe_key, drop_reason, mine, normalise
+from harness.pipeline import build_stages, index_layout, load_dataset, render_layout, search_legs, trace_queries
 
 # --- what the script did, and the documented rule applied to it ------------------------------------------------
 
@@ -38,7 +44,6 @@ def script_calls(script: dict[str, Any], agent: str = "main") -> list[ScriptCall
 def expected_judgments(script: dict[str, Any], agent: str = "main") -> dict[tuple[str, str, int, int], tuple[int, str]]:
     """(query key, path, start, end) -> (grade, evidence): session_mining's documented rule on the script's own
     memory_get calls and citations over the results each search returned."""
-    from harness.inputs.session_mining import dedupe_key, drop_reason, normalise
 
     tally: dict[tuple[str, str, int, int], dict[str, int]] = {}
     for t in script["turns"]:
@@ -105,9 +110,6 @@ def home_check(what: str, variation: str, agreed: int, total: int, differences: 
 
 def mined(home: Path, agent: str | None = None) -> tuple[Any, list[Any], Any]:
     """The installation, its sessions' memory_search calls and the mining, as `harness init` reads them."""
-    from harness.inputs.openclaw_home import locate
-    from harness.inputs.openclaw_sessions import ReadStats, read_sessions
-    from harness.inputs.session_mining import mine
 
     inst = locate(home, agent)
     stats = ReadStats(other_agents=dict(inst.other_agents))
@@ -166,8 +168,6 @@ class Asked:
 
 
 def asked_questions(mining: Any, calls: list[Any]) -> list[Asked]:
-    from harness.inputs.session_mining import dedupe_key, normalise
-
     ran: dict[str, Any] = {}
     for c in sorted((c for c in calls if c.results is not None and not c.unavailable and not c.partial),
                     key=lambda c: (c.time is None, c.time or datetime.min)):
@@ -183,16 +183,6 @@ def replay(experiment: Path, questions: list[Asked], cache: Any, mode: str
            ) -> dict[str, list[tuple[str, int, int, float]]]:
     """Every question searched by the harness as `harness run` searches it (the experiment init wrote, its
     settings, the index's vectors) in replay mode `mode`, as-asked at the time its search ran: {id: top hits}."""
-    from harness.config import load_experiment
-    from harness.inputs.layout import Query
-    from harness.pipeline import (
-        build_stages,
-        index_layout,
-        load_dataset,
-        render_layout,
-        search_legs,
-        trace_queries,
-    )
 
     config = load_experiment(experiment, evaluation={"replay": mode})
     stages = build_stages(config, cache=cache, progress=False)

@@ -16,6 +16,9 @@ import yaml
 
 from harness.bundled import REPOSITORY
 from harness.inputs.openclaw_releases import release_of
+from harness.systems import agent_chat, openclaw_agent
+from harness.systems.agent_chat import ScriptedAgentChat, steps_of
+from harness.systems.openclaw_agent import OpenClawHome, Provider, conformance_dir, find_release, start_embedding_server
 
 NAME = "real-home"
 PRESET = "openclaw-2026.09"
@@ -50,8 +53,6 @@ def _digest(paths: list[Path]) -> str:
 def home_key(version: str, variation: str, sessions: list[dict[str, Any]], memory: Path,
              files: dict[str, str] | None = None, agents: list[dict[str, Any]] | None = None,
              config: dict[str, Any] | None = None) -> str:
-    from harness.systems import agent_chat, openclaw_agent
-
     sources = [Path(openclaw_agent.__file__), Path(agent_chat.__file__), openclaw_agent.PRELOAD]
     identity: dict[str, Any] = {"version": version, "variation": variation, "sessions": sessions,
                                 "memory": _digest([memory]), "drivers": _digest(sources), "format": HOME_FORMAT}
@@ -74,13 +75,6 @@ def write_home(version: str, root: Path, sessions: list[dict[str, Any]], memory:
     root), memory, files?, sessions, entry (their agents.entries.<id> settings beside the workspace)}.  Returns
     what the script did: per turn its agent, session, time and steps (each tool call with its arguments, the
     results of the last search it saw, the reply's citation)."""
-    from harness.systems.agent_chat import ScriptedAgentChat, steps_of
-    from harness.systems.openclaw_agent import (
-        OpenClawHome,
-        Provider,
-        find_release,
-        start_embedding_server,
-    )
 
     release = find_release(version)
     if root.exists():
@@ -156,7 +150,6 @@ def cached_home(version: str, variation: str, sessions: list[dict[str, Any]], me
                 log: Callable[[str], None] = print) -> Home:
     """A copy at dest/.openclaw of the home the release wrote for these inputs (written once, then cached in the
     conformance folder's homes/)."""
-    from harness.systems.openclaw_agent import conformance_dir
 
     key = home_key(version, variation, sessions, memory, files, agents, config)
     cached = conformance_dir() / "homes" / f"{version}-{variation}-{key}"

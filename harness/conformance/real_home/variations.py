@@ -10,10 +10,17 @@ from typing import Callable
 
 import yaml
 
+from harness.config import load_experiment
 from harness.conformance.base import Check, Difference
 from harness.conformance.real_home.checks import asked_questions, call_checks, home_check, mined, replay, replay_checks
 from harness.conformance.real_home.home import HERE, Home, MEMORY, VERSION, cached_home
 from harness.errors import HarnessError
+from harness.inputs.home_init import init_openclaw_home
+from harness.inputs.openclaw_home import locate
+from harness.inputs.query_files import load_query_specs
+from harness.pipeline import dataset_parts, load_dataset
+from harness.stages.embedders import EmbeddingCache
+from harness.studies.experiment import run_experiment
 
 # --- variations on copies of the home -------------------------------------------------------------------------
 
@@ -49,8 +56,6 @@ def guarded(variation: str, build: Callable[[], list[Check]]) -> list[Check]:
 def changed_model(home: Home, tmp: Path) -> list[Check]:
     """openclaw.json names another embedding model than the index was built with: the documented outcome is
     one line naming both (exit 2), never queries embedded by one model against another's vectors."""
-    from harness.inputs.home_init import init_openclaw_home
-    from harness.stages.embedders import EmbeddingCache
 
     root = _copy(home, tmp, "changed-model")
     path = root / "openclaw.json"
@@ -78,8 +83,6 @@ def edited_after_judged(home: Home, tmp: Path) -> list[Check]:
     documented outcome, computed from the edit alone (expected_after_edit): a span whose text is still there is
     re-anchored to its new lines, a span whose text is gone is dropped and counted, a query left with no
     positive is not evaluated, and no span is applied to lines other than the text the agent saw."""
-    from harness.inputs.home_init import init_openclaw_home
-    from harness.stages.embedders import EmbeddingCache
 
     _, _, base = mined(home.root)
     judged = {q.text: [(j.path, j.start, j.end, j.grade) for j in q.implicit] for q in base.queries if q.implicit}
@@ -114,10 +117,6 @@ def edited_run_as_asked(home: Home, tmp: Path) -> list[Check]:
     longer in the release's index, embedded through the provider): it says which files it searched (today's,
     the history of a file not being kept) and counts, for every question, the files changed since it was asked:
     the one file the edit changed (the index records every other file's text as the agent searched it)."""
-    from harness.config import load_experiment
-    from harness.inputs.home_init import init_openclaw_home
-    from harness.stages.embedders import EmbeddingCache
-    from harness.studies.experiment import run_experiment
 
     _, _, base = mined(home.root)
     judged = {q.text: [(j.path, j.start, j.end, j.grade) for j in q.implicit] for q in base.queries if q.implicit}
@@ -192,9 +191,6 @@ def choose_edit(judged: dict[str, list[tuple[str, int, int, int]]]) -> Edit | No
 def applied_judgments(experiment: Path) -> tuple[dict[str, dict[str, int] | None], list[str]]:
     """The judgments `harness run` grades by on today's files: {query text: {doc id: grade}} for the queries it
     evaluates (None for a query of the file it leaves out), and the data set's notes (re-anchored, dropped)."""
-    from harness.config import load_experiment
-    from harness.inputs.query_files import load_query_specs
-    from harness.pipeline import dataset_parts, load_dataset
 
     dataset = load_dataset(load_experiment(experiment))
     got: dict[str, dict[str, int] | None] = {s.text: None for s in load_query_specs(dataset.queries_file)}
@@ -288,7 +284,6 @@ def jsonl_beside_database(home: Home, tmp: Path) -> list[Check]:
     leaves): the complete record is the one to read, so every script call is still mined."""
     import sqlite3
 
-    from harness.inputs.openclaw_home import locate
 
     root = _copy(home, tmp, "jsonl")
     inst = locate(root)
@@ -334,9 +329,6 @@ def variants_home(dest: Path, *, refresh: bool = False, log: Callable[[str], Non
 
 
 def variants_checks(home: Home, tmp: Path) -> list[Check]:
-    from harness.inputs.home_init import init_openclaw_home
-    from harness.stages.embedders import EmbeddingCache
-
     checks: list[Check] = []
     cache = EmbeddingCache(tmp / "variants-embeddings.sqlite")
     # USER.md beside MEMORY.md: the release indexes it and returns it
@@ -362,7 +354,6 @@ def variants_checks(home: Home, tmp: Path) -> list[Check]:
                                          "per-agent settings are not read (issue 36 point 5, i36-inputs)")],
                              gated=False))
         return checks
-    from harness.config import load_experiment
 
     config = load_experiment(wout / "experiment.toml")
     stages_mr = int(config.search.max_results) if hasattr(config, "search") else None
@@ -383,9 +374,6 @@ def variants_checks(home: Home, tmp: Path) -> list[Check]:
 
 
 def _discovered(experiment: Path) -> list[str]:
-    from harness.config import load_experiment
-    from harness.pipeline import load_dataset
-
     dataset = load_dataset(load_experiment(experiment))
     return [f.display for f in dataset.discovery().files]
 
@@ -408,7 +396,6 @@ def killed_mid_turn(home: Home, tmp: Path) -> list[Check]:
     empty result list, which would say the search found nothing)."""
     import sqlite3
 
-    from harness.inputs.openclaw_home import locate
 
     root = _copy(home, tmp, "killed")
     inst = locate(root)
