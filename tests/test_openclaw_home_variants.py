@@ -537,7 +537,7 @@ def test_the_release_is_read_from_the_databases_primary_row_not_a_migrations_row
 def test_a_timed_out_partial_answer_is_mined_but_not_the_release_answer_a_replay_is_compared_with(tmp_path):
     # 2026.9.6 answers a search that ran out of time with its keyword matches (timedOut, partial): the agent saw
     # them, so they are mined; the release's own answer to the question is its next search that ran in full
-    from harness.conformance.real_home import asked_questions, mined
+    from harness.conformance.real_home.checks import asked_questions, mined
 
     ws = tmp_path / ".openclaw/workspace"
     hit = {"path": "MEMORY.md", "startLine": 1, "endLine": 9, "score": 0.5, "snippet": "住在西湖边的酒店。"}

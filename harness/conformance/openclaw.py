@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from harness.config import resolve
+from harness.inputs.openclaw_releases import release_of
 from harness.pipeline import build_stages, chunk_layout, fuse, index_layout, search_legs
 from harness.stages.chunkers import CHUNKERS, Chunk
 from harness.stages.embedders import EmbeddingCache
@@ -43,7 +44,9 @@ from harness.conformance.base import (
 
 WORKSPACES = ("round1", "round2", "round3", "round4", "cmrc20")  # model-free: king78 and CMRC
 NAME = "openclaw"
-STUDY_RELEASE, PRESET_RELEASE, NEWEST_RELEASE = "2026.2.22", "2026.8.1", "2026.9.6"
+# the release the study ran, the one the 2026.08 presets model, the newest (harness.inputs.openclaw_releases)
+STUDY_RELEASE, PRESET_RELEASE, NEWEST_RELEASE = (release_of(p).version for p in
+                                                 ("openclaw-2026.02", "openclaw-2026.08", "openclaw-2026.09"))
 SYSTEMS = [("openclaw", v) for v in (STUDY_RELEASE, PRESET_RELEASE, NEWEST_RELEASE)]
 # The chunker options that model 2026.9.3+ (NOTES.md 4c): the only release read whose carry is capped
 NEWEST_CHUNKER = {"overlap_cap": True, "long_lines": "2026.09"}

@@ -21,6 +21,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from harness.config import load_experiment, resolve
+from harness.conformance.base import Check, Difference, short
+from harness.inputs.layout import project_path
+from harness.pipeline import load_dataset
+from harness.stages.chunkers import Chunk
+from harness.stages.lexical import LEXICAL_BACKENDS
+from harness.stages.tokenizers import TOKENIZERS
 from harness.systems import real
 
 QMD_VERSION = "2.8.3"
@@ -34,16 +41,11 @@ _IGNORED_DIRS = {"node_modules", ".git", ".cache", "vendor", "dist", "build"}
 
 
 def king78_queries() -> list[dict[str, str]]:
-    from harness.inputs.layout import project_path
-
     return real.read_jsonl(project_path("datasets/king78/queries.jsonl"))  # a clone's, or the wheel's copy
 
 
 def render_round(round_no: int, dest: Path) -> Path:
     """king78 round N rendered as `harness render experiments/roundN.toml --out DEST` renders it."""
-    from harness.config import load_experiment
-    from harness.inputs.layout import project_path
-    from harness.pipeline import load_dataset
 
     config = load_experiment(project_path(f"experiments/round{round_no}.toml"))
     load_dataset(config).render(dest, **config.layout)
@@ -89,9 +91,6 @@ def workspace_documents(workspace: Path) -> list[tuple[str, str]]:
 
 def preset_lexical(preset: str = PRESET, collection: str = COLLECTION) -> tuple[Any, Any]:
     """(tokenizer, a fresh lexical index) as the preset configures them, the collection set to the driver's."""
-    from harness.config import resolve
-    from harness.stages.lexical import LEXICAL_BACKENDS
-    from harness.stages.tokenizers import TOKENIZERS
 
     config = resolve({"preset": preset})
     tokenizer = TOKENIZERS.create(config.tokenizer.name, dict(config.tokenizer.params))
@@ -109,7 +108,6 @@ def our_results(workspace: Path, queries: Sequence[Mapping[str, Any]], preset: s
     if by_document:
         index.add_documents(documents)
     else:  # a chunk-level preset: each whole file as one row, so that the comparison is by file
-        from harness.stages.chunkers import Chunk
 
         index.add([Chunk(p, 1, max(1, t.count("\n")), t) for p, t in documents])
     out = {}
@@ -198,7 +196,6 @@ def run_qmd_conformance(workspaces: Mapping[str, Path] | None = None,
                 workspaces[f"round{r}"] = render_round(r, root / f"round{r}")
                 queries_of[f"round{r}"] = king78_queries()
             if cmrc:
-                from harness.inputs.layout import project_path
 
                 data = project_path("datasets/cmrc2018/cmrc2018_dev.json")  # in a clone only
                 real.render_cmrc_sample(data, root / "cmrc", questions=CMRC_QUESTIONS)
@@ -228,8 +225,6 @@ NOTES = """\
 
 
 def _files(ranked: Sequence[Sequence[Any]], top: int = 5) -> str:
-    from harness.conformance.base import short
-
     shown = [f"{short(str(p))} {float(s):.4f}" for p, s in ranked[:top]]
     more = f" (+{len(ranked) - top})" if len(ranked) > top else ""
     return ", ".join(shown) + more if shown else "(none)"
@@ -238,13 +233,10 @@ def _files(ranked: Sequence[Sequence[Any]], top: int = 5) -> str:
 def compare(workspaces: Sequence[Any], runs: Any) -> list[Any]:
     """The runner's entry point: one gated check per workspace (identical file rankings and bm25), and the
     MATCH expressions as information."""
-    from harness.conformance.base import Check, Difference
 
     checks = []
     for ws in workspaces:
         if ws.name.startswith("cmrc"):
-            from harness.inputs.layout import project_path
-
             data = project_path("datasets/cmrc2018/cmrc2018_dev.json")
             queries = cmrc_queries_with_answers(data, len(ws.queries))
         else:

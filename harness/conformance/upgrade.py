@@ -57,8 +57,9 @@ from typing import Any, Callable, Sequence
 
 from harness.conformance.base import Check, Difference, RealRuns, Workspace, fmt_hits
 from harness.systems.embedding_front import PROVIDER_MODEL
+from harness.inputs.openclaw_releases import RELEASES
 from harness.systems.real import DRIVERS
-from harness.conformance.real_home import MEMORY, SCORE_TOLERANCE, scenario, tree_digest
+from harness.conformance.real_home.home import MEMORY, SCORE_TOLERANCE, scenario, tree_digest
 
 NAME = "openclaw-upgrade"
 FROM_VERSION, TO_VERSION = "2026.8.1", "2026.9.6"
@@ -66,7 +67,7 @@ SYSTEMS = [("openclaw", FROM_VERSION), ("openclaw", TO_VERSION)]
 WORKSPACES: tuple[str, ...] = ()  # none of the runner's: the homes are the module's own
 UPGRADED = f"openclaw {FROM_VERSION} home upgraded"  # the "preset" column: the side under test
 RELEASE = f"openclaw {TO_VERSION}"
-SETTINGS_DRIVER = DRIVERS / "openclaw_settings.mjs"
+SETTINGS_DRIVER = DRIVERS / RELEASES[TO_VERSION].settings_driver  # the same reader serves both releases
 UPGRADE_FORMAT = 1  # bump when what run_upgrade records changes
 
 # What the user set under 2026.8.1, beside the provider block OpenClawHome writes (memory.search): a Chinese
@@ -212,7 +213,7 @@ def run_upgrade(front: Any, work: Path, rows: list[dict[str, str]], log: Callabl
     """The scenario of the module docstring, in `work`; returns what each release left and answered."""
     from harness.systems.agent_chat import ScriptedAgentChat
     from harness.systems.openclaw_agent import OpenClawHome, Provider, find_release
-    from harness.conformance.real_home import RETRIES, RETRY_WAIT_S
+    from harness.conformance.real_home.home import RETRIES, RETRY_WAIT_S
 
     texts = [q["text"] for q in rows]
     root = work / ".openclaw"
@@ -292,7 +293,7 @@ def run_upgrade(front: Any, work: Path, rows: list[dict[str, str]], log: Callabl
 
 
 def run_key(rows: list[dict[str, str]]) -> str:
-    from harness.studies import agent_chat, openclaw_agent
+    from harness.systems import agent_chat, openclaw_agent
     from harness.systems.embedding_front import model_id
 
     identity = {"versions": [FROM_VERSION, TO_VERSION], "queries": rows, "memory": tree_digest([MEMORY]),

@@ -18,8 +18,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from harness.config import load_toml
+from harness.config import load_experiment, load_toml
 from harness.evaluation.agreement import Agreement, agreement
+from harness.inputs.anchors import anchor_of
 from harness.inputs.query_files import QuerySpec, load_query_specs
 from harness.inputs.workspace_init import toml_value, write_keeping
 from harness.judging.pool import Pool
@@ -47,7 +48,6 @@ def judged_entries(spec: QuerySpec, store_grades: dict[str, dict[str, dict[str, 
 def anchor_grades(grades: dict[str, dict[str, dict[str, dict[str, Any]]]], pool: Pool) -> int:
     """Each grade gets the anchor of the text it was given on (the pooled item's text); a grade of an item that
     no longer holds (the file changed after it was graded) is left out of the export.  Returns how many."""
-    from harness.inputs.anchors import anchor_of
 
     dropped = 0
     for by_query in grades.values():
@@ -144,8 +144,6 @@ def trec_lines(pool: Pool, by_query: dict[str, dict[str, int]]) -> list[str]:
 
 def export(pool: Pool, store: LabelStore, judge_dir: Path, *, redact: bool = False,
            llm: dict[str, Any] | None = None) -> dict[str, Any]:
-    from harness.config import load_experiment
-
     grades = _store_grades(store)
     stale_grades = anchor_grades(grades, pool)
     explicit = {q: {k: g["grade"] for k, g in items.items()} for q, items in grades.get("explicit", {}).items()}

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from harness.errors import ConfigError
 from harness.judging.pool import Pool
 from harness.judging.store import LabelStore
+from harness.stages.chat import CHATS, CachedChat, CompletionCache
 
 PROMPT_VERSION = "judge-v1"
 SYSTEM = ("You judge search results from a person's own notes. Given their question and one passage, answer "
@@ -38,7 +39,6 @@ def build_chat(table: dict[str, Any] | None) -> Any:
     if not table:
         raise ConfigError("the LLM judge needs a chat model: a [chat] table in pool.toml (name = \"openai-compatible\", "
                           "base_url, model, api_key_env) or --chat-url and --chat-model")
-    from harness.stages.chat import CHATS, CachedChat, CompletionCache
 
     table = dict(table)
     name = table.pop("name", "openai-compatible")

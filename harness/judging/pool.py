@@ -24,11 +24,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
-from harness.config import load_experiment, load_toml, parse_assignments
+from harness.config import load_experiment, load_toml, merge, parse_assignments
 from harness.errors import ConfigError, DataError
+from harness.inputs.anchors import reanchor
 from harness.inputs.layout import Query
 from harness.inputs.query_files import load_query_specs
 from harness.judging.store import item_key
+from harness.pipeline import build_stages, dataset_parts, fuse, index_layout, load_dataset, search_legs
 
 DEFAULT_DEPTH = 10
 POOL_FILE = "pool.json"
@@ -41,8 +43,6 @@ class PoolConfiguration:
     tables: str = "{}"  # experiment tables merged in after `set` (JSON; what `harness sweep` writes for --extend)
 
     def overrides(self) -> dict[str, Any]:
-        from harness.config import merge
-
         return merge(parse_assignments(list(self.set)), json.loads(self.tables))
 
 
@@ -166,14 +166,6 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
                embedder: Any = None, log: Any = print) -> Pool:
     """Pool every query of the experiments' queries files (judged or not) from each configuration of `spec`
     not already in `existing`; the items `existing` has keep their order, new ones go after them, shuffled."""
-    from harness.pipeline import (
-        build_stages,
-        dataset_parts,
-        fuse,
-        index_layout,
-        load_dataset,
-        search_legs,
-    )
 
     done = {c["label"] for c in existing.configurations} if existing else set()
     pool = existing or Pool([str(p) for p in experiments], spec.depth, [], {})
@@ -225,7 +217,6 @@ def build_pool(experiments: Sequence[Path], spec: PoolSpec, *, existing: Pool | 
                 if j.path in texts:
                     start, end = j.start, j.end
                     if j.anchor is not None:
-                        from harness.inputs.anchors import reanchor
 
                         moved = reanchor(texts[j.path], j.start, j.end, j.anchor)
                         if moved is None:
@@ -284,7 +275,5 @@ def _add(new: dict[str, dict[str, PoolItem]], known: dict[str, dict[str, PoolIte
 
 
 def _texts(config: dict[str, Any]) -> dict[str, str]:
-    from harness.pipeline import load_dataset
-
     dataset = load_dataset(config)
     return dataset.texts() if hasattr(dataset, "texts") else {}

@@ -5,16 +5,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from harness.config import load_toml
+from harness.config import load_experiment, load_toml
 from harness.errors import ConfigError
 from harness.judging.export import export
-from harness.judging.pool import (
-    POOL_FILE,
-    Pool,
-    PoolConfiguration,
-    build_pool,
-    load_pool_spec,
-)
+from harness.judging.pool import POOL_FILE, Pool, PoolConfiguration, build_pool, load_pool_spec
 from harness.judging.store import LabelStore
 
 JUDGE_DIR = "judge"
@@ -67,7 +61,6 @@ def prepare(experiments: Sequence[Path], *, pool_file: Path | None = None, exten
     pool.save(judge_dir / POOL_FILE)
     log(f"pool: {len(pool.queries)} queries, {pool.items} chunks ({pool.items - before} new) in {judge_dir / POOL_FILE}")
     if redact is None:
-        from harness.config import load_experiment
 
         redact = bool(load_experiment(experiments[0]).evaluation.redact)
     return JudgeSession(judge_dir, pool, LabelStore(judge_dir / "labels.sqlite"), redact)

