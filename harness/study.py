@@ -80,7 +80,8 @@ def run_experiment_file(path: Path | str, *, preset: str | None = None, out: Pat
     preset); writes results.json and report.md (and redraws report.html when the folder had one)."""
     from harness.config import load_experiment, merge
     from harness.inputs.layout import project_path
-    from harness.reporting.markdown import load_seed_scores, write_round
+    from harness.reporting.markdown import write_round
+    from harness.studies.ablation_analysis import load_seed_scores
     from harness.run_folders import (
         REPORT_PAGE,
         check_output,
@@ -131,8 +132,10 @@ def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out
     ablation.json, ablation.md and ablation.png to OUT.  on_round(result, seed scores) is called after
     each round is written (the command prints its table there)."""
     from harness.inputs.layout import project_path
-    from harness.reporting.markdown import load_seed_scores, write_ablation, write_round
+    from harness.reporting.ablation import write_ablation
+    from harness.reporting.markdown import write_round
     from harness.run_folders import check_output, default_output_dir, published
+    from harness.studies.ablation_analysis import ablation_document, load_seed_scores, reproduction_tolerance
 
     seed = load_seed_scores(project_path("datasets/king78"))
     out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
@@ -155,8 +158,9 @@ def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out
 
         with make_executor(executor) as ex:
             results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
+    doc = ablation_document(results, seed, reproduction_tolerance())  # the analysis, then its page
     with published(out_dir, "ablation.json") as folder:
-        doc = write_ablation(results, folder, seed)
+        write_ablation(doc, folder, results)
     lines = [f"differs from seed: {line}" for line in doc["differences_from_seed"]]
     lines.append(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
     return StudyRun("ablation", (out_dir / "ablation.json", out_dir / "ablation.md", out_dir / "ablation.png"),
@@ -172,7 +176,7 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
     from harness.config import load_experiment
     from harness.evaluation.cross_validation import kind_sentence
     from harness.inputs.layout import project_path
-    from harness.reporting.markdown import difference_text, interval_text, p_cell
+    from harness.evaluation.formatting import difference_text, interval_text, p_cell
     from harness.reporting.sweep import (
         label,
         other_releases,
@@ -240,7 +244,7 @@ def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequen
     from harness.inputs.layout import project_path
     from harness.reporting.matrix import write_matrix
     from harness.run_folders import published
-    from harness.studies.matrix import load_matrix, run_matrix
+    from harness.studies.matrix import load_matrix, matrix_document, run_matrix
 
     spec_file = project_path(Path(path))
     matrix_spec = load_matrix(spec_file)
@@ -253,11 +257,12 @@ def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequen
 
         with make_executor(executor) as ex:
             cells = run_matrix(matrix_spec, preset=preset, only_runs=list(runs) if runs else None, executor=ex)
+    document = matrix_document(matrix_spec, cells, metrics)  # the analysis, then its report
     with published(out_dir, f"{matrix_spec['name']}.json") as folder:
-        write_matrix(matrix_spec, cells, folder, metrics)
+        write_matrix(document, folder)
     name = matrix_spec["name"]
     return StudyRun("matrix", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),
-                    (f"wrote {out_dir}/{name}.json, .md, .png ({len(cells)} cells)",))
+                    (f"wrote {out_dir}/{name}.json, .md, .png ({len(cells)} cells)",), document=document)
 
 
 def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
@@ -292,7 +297,7 @@ def run_benchmark_file(path: Path | str, *, presets: Sequence[str] | None = None
     results.json per run."""
     from harness.inputs.layout import project_path
     from harness.reporting.benchmark import write_benchmark
-    from harness.studies.benchmark import load_benchmark, run_benchmark
+    from harness.studies.benchmark import benchmark_document, load_benchmark, run_benchmark
 
     spec_file = project_path(Path(path))
     bench = load_benchmark(spec_file)
@@ -301,7 +306,7 @@ def run_benchmark_file(path: Path | str, *, presets: Sequence[str] | None = None
         raise ConfigError("--preset/--run change what is run: give --out so that the whole benchmark's results "
                           "are not overwritten")
     results = run_benchmark(bench, presets=list(presets) if presets else None, only_runs=list(runs) if runs else None)
-    doc = write_benchmark(bench, results, out_dir)
+    doc = write_benchmark(benchmark_document(bench, results), results, out_dir)  # the analysis, then its report
     lines = []
     for r in doc["runs"]:
         lines += [f"note ({r['slug']}): {note}" for note in r["dataset"].get("notes", [])]
@@ -398,12 +403,13 @@ def _read_back(path: Path | str, out: Path | str | None, load: Any, json_name: s
 
 def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness matrix FILE --redraw`."""
-    from harness.reporting.matrix import write_matrix_report
-    from harness.studies.matrix import load_matrix
+    from harness.reporting.matrix import render
+    from harness.studies.matrix import load_matrix, redrawn_matrix_document
 
-    matrix_spec, out_dir, doc = _read_back(path, out, load_matrix)
+    matrix_spec, out_dir, body = _read_back(path, out, load_matrix)
     name = matrix_spec["name"]
-    write_matrix_report(matrix_spec, doc, out_dir, matrix_spec.get("metrics", MATRIX_METRICS))
+    doc = redrawn_matrix_document(matrix_spec, body, matrix_spec.get("metrics", MATRIX_METRICS))
+    render(doc, out_dir)
     return StudyRun("matrix", (out_dir / f"{name}.md", out_dir / f"{name}.png"),
                     (f"redrew {out_dir}/{name}.md, .png",), document=doc)
 
@@ -434,11 +440,13 @@ def recalibrate_abstention_file(path: Path | str, *, out: Path | str | None = No
 
 def redraw_benchmark_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness benchmark FILE --redraw`."""
-    from harness.reporting.benchmark import write_benchmark_report
+    from harness.reporting.benchmark import render
+    from harness.studies.document import Document
     from harness.studies.benchmark import load_benchmark
 
-    bench, out_dir, doc = _read_back(path, out, load_benchmark)
-    page = write_benchmark_report(bench, doc, out_dir)
+    bench, out_dir, body = _read_back(path, out, load_benchmark)
+    doc = Document("benchmark", body, bench)  # its paired differences are in the JSON: nothing to analyse
+    page = render(doc, out_dir)
     return StudyRun("benchmark", (Path(page),), (f"redrew {page}",), document=doc)
 
 

@@ -34,6 +34,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
     """The walkthrough (harness.studies.openclaw_home_report's docstring) run end to end; writes `out`."""
     from harness.config import load_experiment
     from harness.inputs.home_init import init_openclaw_home
+    from harness.reporting.home_report import write_init
     from harness.studies.experiment import run_experiment
     from harness.studies.judge.run import finish, prepare
     from harness.studies.openclaw_agent import start_embedding_server
@@ -47,7 +48,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
         with tempfile.TemporaryDirectory(prefix="openclaw-home-report-") as tmp:
             evals = Path(tmp) / "evals"
             t0 = time.perf_counter()
-            init_openclaw_home(home, evals)
+            write_init(init_openclaw_home(home, evals))
             doc["init_seconds"] = time.perf_counter() - t0
             init_doc = json.loads((evals / "init.json").read_text(encoding="utf-8"))
             for key in ("sessions", "queries", "implicit", "vectors", "index_findings", "release", "preset"):

@@ -22,7 +22,7 @@ def _num(value: Any, digits: int = 3) -> str:
 
 
 def _interval(block: dict[str, Any], digits: int = 3, sign: str = "") -> str:
-    from harness.reporting.markdown import interval_text
+    from harness.evaluation.formatting import interval_text
 
     if block["estimate"] is None or block["estimate"] != block["estimate"]:
         return ""

@@ -11,7 +11,8 @@ import pandas as pd
 
 from harness.evaluation.formatting import p_text
 from harness.reporting.documents import write_document
-from harness.reporting.markdown import interval_text, markdown_table
+from harness.evaluation.formatting import interval_text
+from harness.reporting.markdown import markdown_table
 
 
 def write_expansion_study(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:

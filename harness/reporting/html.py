@@ -26,19 +26,17 @@ import pandas as pd
 from harness import __version__
 from harness.errors import HarnessError
 from harness.evaluation.metrics import NEAR_TIE
+from harness.evaluation.formatting import figure
+from harness.reporting.ablation import ablation_frame, seed_passed
 from harness.reporting.markdown import (
-    EVIDENCE,
-    HEADLINE,
-    ablation_frame,
     cutoffs_of,
+    EVIDENCE,
     evidence_cutoffs_of,
-    figure,
-    legs_note,
-    load_seed_scores,
+    HEADLINE,
     near_tie_margins,
     seed_cell,
-    seed_passed,
 )
+from harness.studies.ablation_analysis import legs_note, load_seed_scores
 from harness.reporting.plots import ablation_chart, missing, query_scores_chart
 
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
@@ -382,9 +380,10 @@ def ablation_view(ablation: dict[str, Any]) -> dict[str, Any]:
 
 
 def _comparison_view(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from harness.reporting.markdown import comparison_table
+    from harness.reporting.ablation import comparison_table
+    from harness.studies.document import Comparison
 
-    frame = comparison_table(rows)
+    frame = comparison_table([Comparison.from_dict(row) for row in rows])
     return {"comparison_columns": list(frame.columns), "comparison_rows": [list(r) for r in frame.itertuples(index=False)]}
 
 

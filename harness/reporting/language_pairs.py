@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 
 from harness.reporting.documents import write_document
-from harness.reporting.markdown import difference_text, markdown_table, p_cell
+from harness.evaluation.formatting import difference_text, p_cell
+from harness.reporting.markdown import markdown_table
 
 ALPHA = 0.05
 

@@ -9,7 +9,8 @@ from typing import Any, Callable
 import pandas as pd
 
 from harness.reporting.documents import write_document
-from harness.reporting.markdown import interval_text, markdown_table
+from harness.evaluation.formatting import interval_text
+from harness.reporting.markdown import markdown_table
 
 
 def cell(stat: dict[str, Any] | None, digits: int = 3) -> str:
