@@ -270,12 +270,14 @@ def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> S
     cross-validated minScore per preset; writes <name>.json, .md and .png."""
     from harness.inputs.layout import project_path
     from harness.reporting.abstention import write_abstention
-    from harness.studies.abstention import load_abstention_spec, run_abstention
+    from harness.studies.abstention import abstention_document, load_abstention_spec, run_abstention
+    from harness.studies.document import Document
 
     spec_file = project_path(Path(path))
     spec = load_abstention_spec(spec_file)
     out_dir = _study_folder(spec["name"], spec_file, out)
-    doc = write_abstention(spec, run_abstention(spec), out_dir)
+    doc = Document("abstention", abstention_document(spec, run_abstention(spec)), spec)  # the analysis, then its page
+    write_abstention(doc, out_dir)
     lines = []
     for run_doc in doc["runs"]:
         auroc = run_doc["auroc"]
@@ -323,6 +325,7 @@ def run_language_pairs_file(path: Path | str, *, out: Path | str | None = None) 
     and matrix runs already written); writes <name>.json, .md and .png."""
     from harness.inputs.layout import project_path
     from harness.reporting.language_pairs import write_language_pairs
+    from harness.studies.document import Document
     from harness.studies.language_pairs import load_pairs_spec, run_language_pairs
 
     spec_file = project_path(Path(path))
@@ -331,7 +334,7 @@ def run_language_pairs_file(path: Path | str, *, out: Path | str | None = None) 
     doc = run_language_pairs(loaded)
     total = doc["pairing"]["total"]
     name = loaded["name"]
-    document = write_language_pairs(loaded, doc, out_dir)
+    document = write_language_pairs(Document("language-pairs", doc, loaded), out_dir)
     lines = (f"paired {total['questions_paired']} of {total['questions'][1]} questions "
              f"({doc['pairing']['mismatch_count']} mismatches); {len(doc['systems'])} systems compared",
              f"wrote {document}, {name}.md and {name}.png")
@@ -344,13 +347,14 @@ def run_lossless_file(path: Path | str, *, out: Path | str | None = None) -> Stu
     lossless.json and the Markdown."""
     from harness.inputs.layout import project_path
     from harness.reporting.lossless import write_lossless
+    from harness.studies.document import Document
     from harness.studies.lossless import load_lossless, run_lossless
 
     spec_file = project_path(Path(path))
     loaded = load_lossless(spec_file)
     out_dir = _study_folder(loaded["name"], spec_file, out)
     doc = run_lossless(loaded)
-    page = write_lossless(loaded, doc, out_dir)
+    page = write_lossless(Document("lossless", doc, loaded), out_dir)
     line = (f"wrote {page} and lossless.json "
             f"({', '.join(f'{k} {v:.0f} s' for k, v in doc['timings_s'].items())})")
     return StudyRun("lossless", (out_dir / "lossless.json", Path(page)), (line,), document=doc)
@@ -360,18 +364,19 @@ def run_expansion_file(path: Path | str, *, out: Path | str | None = None) -> St
     """`harness expansion`: expansion variants of a preset with intervals and paired differences;
     writes expansion.json and the Markdown."""
     from harness.inputs.layout import project_path
+    from harness.studies.document import Document
     from harness.studies.expansion import load_expansion_spec, run_expansion_study
 
     spec_file = project_path(Path(path))
     loaded = load_expansion_spec(spec_file)
     out_dir = _study_folder(loaded["name"], spec_file, out)
-    return _written_expansion(loaded, run_expansion_study(loaded), out_dir)
+    return _written_expansion(Document("expansion", run_expansion_study(loaded), loaded), out_dir)
 
 
-def _written_expansion(loaded: dict[str, Any], doc: dict[str, Any], out_dir: Path) -> StudyRun:
+def _written_expansion(doc: Any, out_dir: Path) -> StudyRun:
     from harness.reporting.expansion import write_expansion_study
 
-    page = write_expansion_study(loaded, doc, out_dir)
+    page = write_expansion_study(doc, out_dir)
     return StudyRun("expansion", (out_dir / "expansion.json", Path(page)), (f"wrote {page} and expansion.json",),
                     document=doc)
 
@@ -389,16 +394,18 @@ def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     return study_kind(kind_of_file(Path(path))).redraw(Path(path), out=_as_path(out))
 
 
-def _read_back(path: Path | str, out: Path | str | None, load: Any, json_name: str | None = None, *,
+def _read_back(path: Path | str, out: Path | str | None, load: Any, kind: str, json_name: str | None = None, *,
                check: bool = True) -> tuple[dict[str, Any], Path, Any]:
-    """What a redraw starts from: the spec as loaded now, the study's folder, and the JSON the run wrote
-    there (`json_name`, default `<name>.json`)."""
+    """What a redraw starts from: the spec as loaded now, the study's folder, and the Document the run wrote
+    there (`json_name`, default `<name>.json`; Document.from_json, its config the spec as loaded now)."""
     from harness.inputs.layout import project_path
+    from harness.studies.document import Document
 
     spec_file = project_path(Path(path))
     spec = load(spec_file)
     out_dir = _study_folder(spec["name"], spec_file, out, check=check)
-    return spec, out_dir, read_written_study(out_dir / (json_name or f"{spec['name']}.json"))
+    body = read_written_study(out_dir / (json_name or f"{spec['name']}.json"))
+    return spec, out_dir, Document(kind, body, spec)
 
 
 def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
@@ -406,9 +413,9 @@ def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> St
     from harness.reporting.matrix import render
     from harness.studies.matrix import load_matrix, redrawn_matrix_document
 
-    matrix_spec, out_dir, body = _read_back(path, out, load_matrix)
+    matrix_spec, out_dir, written = _read_back(path, out, load_matrix, "matrix")
     name = matrix_spec["name"]
-    doc = redrawn_matrix_document(matrix_spec, body, matrix_spec.get("metrics", MATRIX_METRICS))
+    doc = redrawn_matrix_document(matrix_spec, written.to_dict(), matrix_spec.get("metrics", MATRIX_METRICS))
     render(doc, out_dir)
     return StudyRun("matrix", (out_dir / f"{name}.md", out_dir / f"{name}.png"),
                     (f"redrew {out_dir}/{name}.md, .png",), document=doc)
@@ -416,24 +423,26 @@ def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> St
 
 def redraw_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness abstention FILE --redraw`."""
-    from harness.reporting.abstention import redraw_abstention
+    from harness.reporting.abstention import write_abstention
     from harness.studies.abstention import load_abstention_spec
 
-    spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
-    page = redraw_abstention(spec, doc, out_dir)
+    spec, out_dir, written = _read_back(path, out, load_abstention_spec, "abstention")
+    # the spec's current description and notes into the JSON and the report, figures as they were (so the
+    # JSON a reader traces a number to says what the Markdown says)
+    doc = written.with_body(description=spec.get("description", ""), notes=spec.get("notes", ""))
+    page = write_abstention(doc, out_dir)
     return StudyRun("abstention", (Path(page),), (f"redrew {page} with the spec's text",), document=doc)
 
 
 def recalibrate_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness abstention FILE --recalibrate`: the calibrations anew from the stored per-query scores."""
-    from harness.reporting.abstention import write_abstention_report
-    from harness.reporting.documents import write_document
+    from harness.reporting.abstention import write_abstention
     from harness.studies.abstention import load_abstention_spec, recalibrated_document
+    from harness.studies.document import Document
 
-    spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
-    doc = recalibrated_document(spec, doc)
-    write_document(Path(out_dir) / f"{spec['name']}.json", "abstention", doc)
-    page = write_abstention_report(doc, out_dir)
+    spec, out_dir, written = _read_back(path, out, load_abstention_spec, "abstention")
+    doc = Document("abstention", recalibrated_document(spec, written.to_dict()), spec)
+    page = write_abstention(doc, out_dir)
     lines = [f"{r['label']} / {r['preset']}: verdict: {r['verdict']}" for r in doc["runs"]]
     return StudyRun("abstention", (Path(page),), (*lines, f"recalibrated {page} from the stored scores"), document=doc)
 
@@ -441,32 +450,30 @@ def recalibrate_abstention_file(path: Path | str, *, out: Path | str | None = No
 def redraw_benchmark_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness benchmark FILE --redraw`."""
     from harness.reporting.benchmark import render
-    from harness.studies.document import Document
     from harness.studies.benchmark import load_benchmark
 
-    bench, out_dir, body = _read_back(path, out, load_benchmark)
-    doc = Document("benchmark", body, bench)  # its paired differences are in the JSON: nothing to analyse
+    bench, out_dir, doc = _read_back(path, out, load_benchmark, "benchmark")  # its paired differences included
     page = render(doc, out_dir)
     return StudyRun("benchmark", (Path(page),), (f"redrew {page}",), document=doc)
 
 
 def redraw_language_pairs_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness language-pairs FILE --redraw`."""
-    from harness.reporting.language_pairs import write_language_pairs_report
+    from harness.reporting.language_pairs import render
     from harness.studies.language_pairs import load_pairs_spec
 
-    loaded, out_dir, doc = _read_back(path, out, load_pairs_spec, check=False)
-    page = write_language_pairs_report(loaded, doc, out_dir)
+    loaded, out_dir, doc = _read_back(path, out, load_pairs_spec, "language-pairs", check=False)
+    page = render(doc, out_dir)
     return StudyRun("language-pairs", (Path(page),), (f"redrew {page}",), document=doc)
 
 
 def redraw_lossless_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness lossless FILE --redraw`."""
-    from harness.reporting.lossless import write_lossless_report
+    from harness.reporting.lossless import render
     from harness.studies.lossless import load_lossless
 
-    loaded, out_dir, doc = _read_back(path, out, load_lossless, "lossless.json")
-    page = write_lossless_report(loaded, doc, out_dir)
+    loaded, out_dir, doc = _read_back(path, out, load_lossless, "lossless", "lossless.json")
+    page = render(doc, out_dir)
     return StudyRun("lossless", (Path(page),), (f"redrew {page}",), document=doc)
 
 
@@ -474,9 +481,9 @@ def redraw_expansion_file(path: Path | str, *, out: Path | str | None = None) ->
     """`harness expansion FILE --redraw`."""
     from harness.studies.expansion import load_expansion_spec
 
-    loaded, out_dir, doc = _read_back(path, out, load_expansion_spec, "expansion.json")
+    loaded, out_dir, doc = _read_back(path, out, load_expansion_spec, "expansion", "expansion.json")
     # as the command's redraw always has, this writes expansion.json again beside the Markdown
-    return _written_expansion(loaded, doc, out_dir)
+    return _written_expansion(doc, out_dir)
 
 
 # --- any study file, by its kind -------------------------------------------------------------------------
