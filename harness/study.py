@@ -37,7 +37,7 @@ class StudyRun:
 
     kind: the file's kind (harness.studies.spec.kind_names(); "ablation" for the ablation); written: the
     documents written, the study's JSON first; lines: what the command prints, in order; document: the
-    JSON document written (or redrawn from), when the study has one; round_table: an experiment's
+    study's Document (harness.studies.document) written (or redrawn from), when the study has one; round_table: an experiment's
     (RunResult, seed scores), whose table the command prints (harness.reporting.markdown.print_round)
     before the lines."""
 
@@ -160,7 +160,7 @@ def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out
             results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
     doc = ablation_document(results, seed, reproduction_tolerance())  # the analysis, then its page
     with published(out_dir, "ablation.json") as folder:
-        write_ablation(doc, folder, results)
+        write_ablation(doc, folder)
     lines = [f"differs from seed: {line}" for line in doc["differences_from_seed"]]
     lines.append(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
     return StudyRun("ablation", (out_dir / "ablation.json", out_dir / "ablation.md", out_dir / "ablation.png"),

@@ -25,7 +25,7 @@ def embedder():
 
 def ablation_file(tmp_path, embedder, **overrides):
     results = run_ablation(embedder=embedder, progress=False, overrides=overrides)
-    write_ablation(ablation_document(results, {}, reproduction_tolerance()), tmp_path, results)
+    write_ablation(ablation_document(results, {}, reproduction_tolerance()), tmp_path)
     return tmp_path / "ablation.json"
 
 

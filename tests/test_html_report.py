@@ -324,7 +324,7 @@ def ablation_doc(tmp_path_factory):
     embedder = CachedEmbedder(HashEmbedder(), EmbeddingCache(out / "cache.sqlite"), progress=False)
     runs = run_ablation(embedder=embedder, progress=False, overrides={"postprocess": NO_MIN_SCORE})
     seed = load_seed_scores(ROOT / "datasets/king78")
-    write_ablation(ablation_document(runs, seed, reproduction_tolerance()), out, runs)
+    write_ablation(ablation_document(runs, seed, reproduction_tolerance()), out)
     return out / "ablation.json", runs
 
 

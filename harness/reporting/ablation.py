@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from types import SimpleNamespace
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -87,13 +88,23 @@ def ablation_rows(results: dict[int, RunResult], seed: dict[tuple[str, int], dic
     return pd.DataFrame(rows)
 
 
-def render(document: Document, out_dir: Path | str, results: dict[int, RunResult]) -> Path:
-    """ablation.md and ablation.png from the ablation's Document (harness.studies.ablation_analysis); the
-    per-query table and the plot are drawn from the rounds' results, which the run holds (the ablation has
-    no redraw).  Computes nothing: the comparisons, differences and noise counts are the document's."""
+def rounds_of(ablation: Mapping[str, Any]) -> dict[int, SimpleNamespace]:
+    """{round: what the page reads of its results (per_query, summary, config, environment)}, from an
+    ablation's Document (or its JSON read back): each round's per-query rows, summary and config."""
+    runs = {int(key): SimpleNamespace(per_query=pd.DataFrame(list(rnd["queries"].values())), summary=rnd["summary"],
+                                      config=rnd.get("config") or {}, environment=ablation.get("environment") or {})
+            for key, rnd in ablation["rounds"].items()}
+    return dict(sorted(runs.items()))
+
+
+def render(document: Document, out_dir: Path | str) -> Path:
+    """ablation.md and ablation.png from the ablation's Document alone (harness.studies.ablation_analysis;
+    its config: the seed's scores and the reproduction tolerance).  Computes nothing: the comparisons,
+    differences and noise counts are the document's."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     doc, seed, drift = document, document.config["seed"], document.config["drift"]
+    results = rounds_of(document)
     first = next(iter(results.values()))
     k = max_results_of(first)
     frame = ablation_frame(results, seed, drift)
@@ -137,9 +148,9 @@ def render(document: Document, out_dir: Path | str, results: dict[int, RunResult
     return out_dir / "ablation.md"
 
 
-def write_ablation(document: Document, out_dir: Path | str, results: dict[int, RunResult]) -> Path:
+def write_ablation(document: Document, out_dir: Path | str) -> Path:
     """ablation.json (the Document) and its page: ablation.md and ablation.png."""
     from harness.reporting.documents import write_study_document
 
     write_study_document(Path(out_dir) / "ablation.json", document)
-    return render(document, out_dir, results)
+    return render(document, out_dir)

@@ -2,8 +2,8 @@
 `write_study_document(path, document)` for a harness.studies.document.Document.
 
 Every report kind keeps the exact bytes it has always had (reports are compared byte for byte, and the
-committed ones must not change when they are regenerated), so each kind names its JSON form once (harness.studies.document.DOCUMENT_FORMS):
-indentation, compact separators, how a value JSON cannot hold is written (numpy numbers, paths, dates),
+committed ones must not change when they are regenerated), so each kind names its JSON form once
+(harness.studies.document.DOCUMENT_FORMS): indentation, compact separators, how a value JSON cannot hold is written (numpy numbers, paths, dates),
 numbers rounded to 6 significant digits, a trailing newline.  What goes into a document (config,
 environment, versions, core count) is the study's own: the writer adds nothing to it.
 

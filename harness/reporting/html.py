@@ -27,7 +27,7 @@ from harness import __version__
 from harness.errors import HarnessError
 from harness.evaluation.metrics import NEAR_TIE
 from harness.evaluation.formatting import figure
-from harness.reporting.ablation import ablation_frame, seed_passed
+from harness.reporting.ablation import ablation_frame, rounds_of, seed_passed
 from harness.reporting.markdown import (
     cutoffs_of,
     EVIDENCE,
@@ -332,18 +332,10 @@ def _why_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 # --- ablation -------------------------------------------------------------------------------------------
 
 
-def _ablation_runs(ablation: dict[str, Any]) -> dict[int, Any]:
-    """{round: object with .per_query and .environment}: what ablation_frame and plot_ablation read."""
-    runs = {int(key): SimpleNamespace(per_query=pd.DataFrame(list(rnd["queries"].values())),
-                                      environment=ablation.get("environment") or {}, summary=rnd["summary"])
-            for key, rnd in ablation["rounds"].items()}
-    return dict(sorted(runs.items()))
-
-
 def ablation_view(ablation: dict[str, Any]) -> dict[str, Any]:
     """The ablation section: one row per round, the per-query matrix beside the seed, the differences
     from the seed and the four-round chart."""
-    runs = _ablation_runs(ablation)
+    runs = rounds_of(ablation)
     first_config = next(iter(ablation["rounds"].values())).get("config", {})
     seed = _seed_for(first_config)
     rounds = []

@@ -28,7 +28,7 @@ def write_outputs(reports: Path, document: Document | None) -> list[Path]:
     out = reports / OUT_FOLDER
     seed = document.config["seed"]
     real, preset = RESULTS["real"], RESULTS["preset"]
-    write_ablation(document, out / f"openclaw-{VERSION}", real)
+    write_ablation(document, out / f"openclaw-{VERSION}")
     committed_path = project_path("reports/ablation/ablation.json")
     committed = json.loads(committed_path.read_text(encoding="utf-8"))["rounds"] if committed_path.is_file() else {}
     lines = [
