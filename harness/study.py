@@ -177,12 +177,7 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
     from harness.evaluation.cross_validation import kind_sentence
     from harness.inputs.layout import project_path
     from harness.evaluation.formatting import difference_text, interval_text, p_cell
-    from harness.reporting.sweep import (
-        label,
-        other_releases,
-        stage_link_lines,
-        write_sweep,
-    )
+    from harness.reporting.sweep import label, other_releases, stage_link_lines
     from harness.run_folders import check_output, default_output_dir, published
     from harness.studies.sweep import default_grid, load_grid, run_sweep
 
@@ -202,7 +197,7 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
         with make_executor(executor) as ex:
             result = run_sweep(config, load_grid(project_path(grid)), executor=ex, **options)
     with published(out_dir, "sweep.json") as folder:  # a killed sweep never leaves it looking complete
-        doc = write_sweep(result, folder, config.as_written())
+        doc = write_sweep_study(result, folder, config.as_written())
     d, b, cv = result.default, result.best, result.cv
     lines = [f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
              f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)",
@@ -235,6 +230,17 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
     lines.append(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
     return StudyRun("grid", (out_dir / "sweep.json", out_dir / "sweep.md", out_dir / "sweep.png"),
                     tuple(lines), document=doc)
+
+
+def write_sweep_study(result: Any, out_dir: Path, config: dict[str, Any]) -> Any:
+    """A sweep's files from its result (harness.studies.sweep.SweepResult): extend.toml when queries are
+    unjudged, then the analysis (harness.studies.sweep_analysis.sweep_document) and its page (sweep.json,
+    sweep.md, sweep.png); returns the Document."""
+    from harness.reporting.sweep import write_extend_of, write_sweep
+    from harness.studies.sweep_analysis import sweep_document
+
+    write_extend_of(result, out_dir, config)
+    return write_sweep(sweep_document(result, config), result, out_dir)
 
 
 def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequence[str] | None = None,

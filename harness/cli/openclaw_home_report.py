@@ -13,8 +13,8 @@ from typing import Any
 
 from harness.reporting.documents import write_document
 from harness.reporting.judge import write_judge_report
-from harness.reporting.sweep import write_sweep
 from harness.studies import openclaw_home_report
+from harness.study import write_sweep_study
 from harness.studies.openclaw_home_report import (
     EXAMPLE,
     GRADES,
@@ -91,7 +91,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
                                holdout=load_experiment(judged_holdout))
             doc["sweep_seconds"] = time.perf_counter() - t0
             sweep_dir = Path(tmp) / "sweep"
-            sweep_doc = write_sweep(result, sweep_dir, config.as_written())
+            sweep_doc = write_sweep_study(result, sweep_dir, config.as_written())
             shutil.copyfile(sweep_dir / "sweep.md", out / "sweep.md")
             _scrub(out / "sweep.md", sweep_dir, "SWEEP_OUT")
             _scrub(out / "sweep.md", evals)

@@ -14,7 +14,7 @@ from harness.evaluation.formatting import interval_text
 from harness.reporting.documents import write_study_document
 from harness.studies.document import Document
 from harness.studies.sweep import SweepResult, label
-from harness.studies.sweep_analysis import plotted, sweep_document
+from harness.studies.sweep_analysis import plotted
 
 
 COLUMN_WORDS = {"half_life_days": "temporal decay", "mmr_lambda": "MMR", "min_score": "minScore",
@@ -189,18 +189,25 @@ def gain_by_kind_table(cv: Any) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_sweep(result: SweepResult, out_dir: Path | str, config: dict[str, Any]) -> Document:
-    """sweep.json (the Document harness.studies.sweep_analysis.sweep_document computes), sweep.md, sweep.png
-    and, with unjudged queries, extend.toml; returns the document."""
+def write_extend_of(result: SweepResult, out_dir: Path | str, config: dict[str, Any]) -> None:
+    """With unjudged queries: extend.toml in OUT, and the cross-validation's reason naming where it is
+    (before the analysis writes that reason into the Document)."""
+    if result.unjudged is None:
+        return
+    import dataclasses
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if result.unjudged is not None:
-        import dataclasses
+    result.cv = dataclasses.replace(result.cv, reason=result.cv.reason.replace("SWEEP_OUT/extend.toml",
+                                                                               str(out_dir / "extend.toml")))
+    write_extend(result, out_dir, config)
 
-        result.cv = dataclasses.replace(result.cv, reason=result.cv.reason.replace("SWEEP_OUT/extend.toml",
-                                                                                   str(out_dir / "extend.toml")))
-        write_extend(result, out_dir, config)
-    doc = sweep_document(result, config)
+
+def write_sweep(doc: Document, result: SweepResult, out_dir: Path | str) -> Document:
+    """sweep.json (the Document harness.studies.sweep_analysis.sweep_document computed), sweep.md and
+    sweep.png; returns the document."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     write_study_document(out_dir / "sweep.json", doc)
     render(doc, result, out_dir)
     return doc
