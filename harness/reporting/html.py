@@ -26,7 +26,7 @@ import pandas as pd
 from harness import __version__
 from harness.errors import HarnessError
 from harness.evaluation.metrics import NEAR_TIE
-from harness.evaluation.formatting import figure
+from harness.evaluation.formatting import figure, missing
 from harness.reporting.ablation import ablation_frame, rounds_of, seed_passed
 from harness.reporting.markdown import (
     cutoffs_of,
@@ -37,7 +37,7 @@ from harness.reporting.markdown import (
     seed_cell,
 )
 from harness.studies.ablation_analysis import legs_note, load_seed_scores
-from harness.reporting.plots import ablation_chart, missing, query_scores_chart
+from harness.reporting.plots import ablation_chart, query_scores_chart
 
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
 
