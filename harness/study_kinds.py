@@ -144,9 +144,22 @@ class StudyKind:
                               document=document)
 
     def redraw(self, path: Path, *, out: Path | None = None) -> Any:
-        """`--redraw`: the page again from the JSON an earlier run wrote; nothing is run."""
-        redrawn = [name for name in STUDY_KINDS.registered() if STUDY_KINDS.get(name).redraws]
-        raise ConfigError(f"{path} is a {self.name} file: only {', '.join(redrawn)} files are redrawn")
+        """`--redraw`: the page again from the JSON an earlier run wrote into OUT (default: the run's default
+        folder), read back as a Document with the spec as it is now, then `render`; nothing is run.  For a
+        kind with `redraws` set whose `render` reads the Document alone."""
+        if not self.redraws:
+            redrawn = [name for name in STUDY_KINDS.registered() if STUDY_KINDS.get(name).redraws]
+            raise ConfigError(f"{path} is a {self.name} file: only {', '.join(redrawn)} files are redrawn")
+        from harness.inputs.layout import project_path
+        from harness.run_folders import default_output_dir
+
+        path = project_path(path)
+        spec = self.load(path)
+        name = getattr(spec, "name", None) or path.stem
+        out_dir = Path(out or default_output_dir(name, path.resolve()))
+        document = self.document(spec, study.read_written_study(out_dir / f"{name}.json"))
+        page = self.render(document, out_dir)
+        return study.StudyRun(self.name, (Path(page),), (f"redrew {page}",), document=document)
 
 
 def _model(kind: str) -> Any:
