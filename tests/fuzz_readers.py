@@ -753,7 +753,7 @@ def fuzz_study_toml(folder: Path) -> Callable[..., None]:
 # --- the gate's inputs -------------------------------------------------------------------------------------------------
 
 def fuzz_gate(folder: Path) -> Callable[..., None]:
-    from harness.studies.gate import run_gate
+    from harness.gate.run import run_gate
 
     base = json.loads(RESULTS.read_text(encoding="utf-8"))
     where = [p for p in paths_of({k: base[k] for k in ("summary", "queries", "config", "dataset")}) if p]

@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.evaluation.confounds import allowed_confounds, config_confounds
-from harness.studies.gate import run_gate
+from harness.gate.run import run_gate
 from harness.studies.query_diff import diff_files
 
 ROOT = Path(__file__).resolve().parents[1]

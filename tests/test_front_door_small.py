@@ -116,7 +116,7 @@ def test_offline_the_release_cannot_be_checked_and_it_says_so(monkeypatch, tmp_p
 
 
 def test_a_listed_release_passes_and_an_unlisted_one_refreshes_the_list(tmp_path):
-    from harness.studies.npm_releases import UnknownRelease, check_release, nearest
+    from harness.systems.npm_releases import UnknownRelease, check_release, nearest
 
     asked = []
 

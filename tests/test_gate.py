@@ -9,7 +9,7 @@ from harness.cli import app
 from harness.reporting.ablation import write_ablation
 from harness.studies.ablation import run_ablation
 from harness.studies.ablation_analysis import ablation_document, reproduction_tolerance
-from harness.studies.gate import Rule, gate_files
+from harness.gate.run import Rule, gate_files
 from tests.conftest import ROOT
 from tests.test_gate_outputs import failing_names, validate_junit
 

@@ -1,4 +1,4 @@
-"""The real-home conformance rows (harness.studies.conformance.real_home): the scripted model's own record of
+"""The real-home conformance rows (harness.conformance.real_home): the scripted model's own record of
 what it did, the documented implicit-judgment rule applied to it, and (slow, when OpenClaw 2026.9.6 is in the
 conformance cache) the rows on the home the real release writes."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import urllib.request
 
 import pytest
 
-from harness.studies.agent_chat import Get, Reply, ScriptedAgentChat, Search
-from harness.studies.conformance import real_home as rh
+from harness.systems.agent_chat import Get, Reply, ScriptedAgentChat, Search
+from harness.conformance import real_home as rh
 
 
 def _post(url: str, body: dict) -> dict:
@@ -72,8 +72,8 @@ def test_a_replayed_difference_is_named_by_its_cause():
 def test_on_a_home_the_real_release_wrote_every_gated_row_agrees(tmp_path):
     """The release writes (or the cache holds) the home; mining, judgments, vectors and the as-asked replay
     agree with the script and with the release's own memory_search on every item of every gated row."""
-    from harness.studies.conformance.base import RealRuns
-    from harness.studies.openclaw_agent import NotInstalled, find_release
+    from harness.conformance.base import RealRuns
+    from harness.systems.openclaw_agent import NotInstalled, find_release
 
     try:
         find_release(rh.VERSION)
@@ -97,7 +97,7 @@ def test_the_report_puts_the_real_home_rows_in_their_own_table(tmp_path):
     from types import SimpleNamespace
 
     from harness.reporting.conformance import write_report
-    from harness.studies.conformance.base import Check
+    from harness.conformance.base import Check
 
     rows = [Check("openclaw", "openclaw-2026.09", "openclaw 2026.9.6", "chunk boundaries", "round1", 3, 3),
             Check(rh.NAME, rh.PRESET, "openclaw 2026.9.6", "replay as asked: the release's top-6", "home-base", 8, 9)]
@@ -232,7 +232,7 @@ def test_a_compaction_is_placed_by_transcript_order_not_by_clock(tmp_path):
 def test_the_release_compacts_and_prunes_and_every_call_is_still_mined(tmp_path):
     """The compaction home (2026.9.6) and the pruned home (2026.8.1), written by the releases (or cached): one
     compaction where the script's usage crossed the threshold, archives the release wrote, and every row agrees."""
-    from harness.studies.openclaw_agent import NotInstalled, find_release
+    from harness.systems.openclaw_agent import NotInstalled, find_release
 
     try:
         find_release(rh.VERSION)

@@ -36,8 +36,8 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
     from harness.inputs.home_init import init_openclaw_home
     from harness.reporting.home_report import write_init
     from harness.studies.experiment import run_experiment
-    from harness.studies.judge.run import finish, prepare
-    from harness.studies.openclaw_agent import start_embedding_server
+    from harness.judging.run import finish, prepare
+    from harness.systems.openclaw_agent import start_embedding_server
     from harness.studies.sweep import load_grid, run_sweep
 
     out.mkdir(parents=True, exist_ok=True)
