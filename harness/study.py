@@ -35,7 +35,7 @@ class StudyRun:
 
     kind: the file's kind (harness.studies.spec.kind_names(); "ablation" for the ablation); written: the
     documents written, the study's JSON first; lines: what the command prints, in order; document: the
-    JSON document written (or redrawn from), when the study has one; round_table: an experiment's
+    study's Document (harness.studies.document) written (or redrawn from), when the study has one; round_table: an experiment's
     (RunResult, seed scores), whose table the command prints (harness.reporting.markdown.print_round)
     before the lines."""
 
@@ -78,7 +78,8 @@ def run_experiment_file(path: Path | str, *, preset: str | None = None, out: Pat
     preset); writes results.json and report.md (and redraws report.html when the folder had one)."""
     from harness.config import load_experiment, merge
     from harness.inputs.layout import project_path
-    from harness.reporting.markdown import load_seed_scores, write_round
+    from harness.reporting.markdown import write_round
+    from harness.studies.ablation_analysis import load_seed_scores
     from harness.run_folders import (
         REPORT_PAGE,
         check_output,
@@ -129,8 +130,10 @@ def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out
     ablation.json, ablation.md and ablation.png to OUT.  on_round(result, seed scores) is called after
     each round is written (the command prints its table there)."""
     from harness.inputs.layout import project_path
-    from harness.reporting.markdown import load_seed_scores, write_ablation, write_round
+    from harness.reporting.ablation import write_ablation
+    from harness.reporting.markdown import write_round
     from harness.run_folders import check_output, default_output_dir, published
+    from harness.studies.ablation_analysis import ablation_document, load_seed_scores, reproduction_tolerance
 
     seed = load_seed_scores(project_path("datasets/king78"))
     out_dir = Path(out or default_output_dir(f"ablation-{preset}"))
@@ -152,8 +155,9 @@ def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out
 
         with make_executor(executor) as ex:
             results = run_ablation(preset, overrides=overrides, on_round=keep, executor=ex)
+    doc = ablation_document(results, seed, reproduction_tolerance())  # the analysis, then its page
     with published(out_dir, "ablation.json") as folder:
-        doc = write_ablation(results, folder, seed)
+        write_ablation(doc, folder)
     lines = [f"differs from seed: {line}" for line in doc["differences_from_seed"]]
     lines.append(f"wrote {out_dir}/ablation.json, ablation.md, ablation.png")
     return StudyRun("ablation", (out_dir / "ablation.json", out_dir / "ablation.md", out_dir / "ablation.png"),
@@ -169,13 +173,8 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
     from harness.config import load_experiment
     from harness.evaluation.cross_validation import kind_sentence
     from harness.inputs.layout import project_path
-    from harness.reporting.markdown import difference_text, interval_text, p_cell
-    from harness.reporting.sweep import (
-        label,
-        other_releases,
-        stage_link_lines,
-        write_sweep,
-    )
+    from harness.evaluation.formatting import difference_text, interval_text, p_cell
+    from harness.reporting.sweep import label, other_releases, stage_link_lines
     from harness.run_folders import check_output, default_output_dir, published
     from harness.studies.sweep import run_sweep
     from harness.studies.sweep_grid import default_grid, load_grid
@@ -196,7 +195,7 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
         with make_executor(executor) as ex:
             result = run_sweep(config, load_grid(project_path(grid)), executor=ex, **options)
     with published(out_dir, "sweep.json") as folder:  # a killed sweep never leaves it looking complete
-        doc = write_sweep(result, folder, config.as_written())
+        doc = write_sweep_study(result, folder, config.as_written())
     d, b, cv = result.default, result.best, result.cv
     lines = [f"{len(result.settings)} settings in {result.timings['total_s']:.1f} s "
              f"(fused and scored in {result.timings['fuse_and_score_s']:.2f} s)",
@@ -231,6 +230,17 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
                     tuple(lines), document=doc)
 
 
+def write_sweep_study(result: Any, out_dir: Path, config: dict[str, Any]) -> Any:
+    """A sweep's files from its result (harness.studies.sweep.SweepResult): extend.toml when queries are
+    unjudged, then the analysis (harness.studies.sweep_analysis.sweep_document) and its page (sweep.json,
+    sweep.md, sweep.png); returns the Document."""
+    from harness.reporting.sweep import write_extend_of, write_sweep
+    from harness.studies.sweep_analysis import sweep_document
+
+    write_extend_of(result, out_dir, config)
+    return write_sweep(sweep_document(result, config), result, out_dir)
+
+
 def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequence[str] | None = None,
                     out: Path | str | None = None, executor: str = "local") -> StudyRun:
     """`harness matrix`: one stage varied over several runs (only the labelled `runs` when given);
@@ -238,7 +248,7 @@ def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequen
     from harness.inputs.layout import project_path
     from harness.reporting.matrix import write_matrix
     from harness.run_folders import published
-    from harness.studies.matrix import load_matrix, run_matrix
+    from harness.studies.matrix import load_matrix, matrix_document, run_matrix
 
     spec_file = project_path(Path(path))
     matrix_spec = load_matrix(spec_file)
@@ -250,11 +260,12 @@ def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequen
 
         with make_executor(executor) as ex:
             cells = run_matrix(matrix_spec, preset=preset, only_runs=list(runs) if runs else None, executor=ex)
+    document = matrix_document(matrix_spec, cells, matrix_spec.metrics)  # the analysis, then its report
     with published(out_dir, f"{matrix_spec.name}.json") as folder:
-        write_matrix(matrix_spec, cells, folder, matrix_spec.metrics)
+        write_matrix(document, folder)
     name = matrix_spec.name
     return StudyRun("matrix", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),
-                    (f"wrote {out_dir}/{name}.json, .md, .png ({len(cells)} cells)",))
+                    (f"wrote {out_dir}/{name}.json, .md, .png ({len(cells)} cells)",), document=document)
 
 
 def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
@@ -262,12 +273,14 @@ def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> S
     cross-validated minScore per preset; writes <name>.json, .md and .png."""
     from harness.inputs.layout import project_path
     from harness.reporting.abstention import write_abstention
-    from harness.studies.abstention import load_abstention_spec, run_abstention
+    from harness.studies.abstention import abstention_document, load_abstention_spec, run_abstention
+    from harness.studies.document import Document
 
     spec_file = project_path(Path(path))
     spec = load_abstention_spec(spec_file)
     out_dir = _study_folder(spec.name, spec_file, out)
-    doc = write_abstention(spec, run_abstention(spec), out_dir)
+    doc = Document("abstention", abstention_document(spec, run_abstention(spec)), spec)  # the analysis, then its page
+    write_abstention(doc, out_dir)
     lines = []
     for run_doc in doc["runs"]:
         auroc = run_doc["auroc"]
@@ -289,7 +302,7 @@ def run_benchmark_file(path: Path | str, *, presets: Sequence[str] | None = None
     results.json per run."""
     from harness.inputs.layout import project_path
     from harness.reporting.benchmark import write_benchmark
-    from harness.studies.benchmark import load_benchmark, run_benchmark
+    from harness.studies.benchmark import benchmark_document, load_benchmark, run_benchmark
 
     spec_file = project_path(Path(path))
     bench = load_benchmark(spec_file)
@@ -298,7 +311,7 @@ def run_benchmark_file(path: Path | str, *, presets: Sequence[str] | None = None
         raise ConfigError("--preset/--run change what is run: give --out so that the whole benchmark's results "
                           "are not overwritten")
     results = run_benchmark(bench, presets=list(presets) if presets else None, only_runs=list(runs) if runs else None)
-    doc = write_benchmark(bench, results, out_dir)
+    doc = write_benchmark(benchmark_document(bench, results), results, out_dir)  # the analysis, then its report
     lines = []
     for r in doc["runs"]:
         lines += [f"note ({r['slug']}): {note}" for note in r["dataset"].get("notes", [])]
@@ -315,6 +328,7 @@ def run_language_pairs_file(path: Path | str, *, out: Path | str | None = None) 
     and matrix runs already written); writes <name>.json, .md and .png."""
     from harness.inputs.layout import project_path
     from harness.reporting.language_pairs import write_language_pairs
+    from harness.studies.document import Document
     from harness.studies.language_pairs import load_pairs_spec, run_language_pairs
 
     spec_file = project_path(Path(path))
@@ -323,7 +337,7 @@ def run_language_pairs_file(path: Path | str, *, out: Path | str | None = None) 
     doc = run_language_pairs(loaded)
     total = doc["pairing"]["total"]
     name = loaded.name
-    document = write_language_pairs(loaded, doc, out_dir)
+    document = write_language_pairs(Document("language-pairs", doc, loaded), out_dir)
     lines = (f"paired {total['questions_paired']} of {total['questions'][1]} questions "
              f"({doc['pairing']['mismatch_count']} mismatches); {len(doc['systems'])} systems compared",
              f"wrote {document}, {name}.md and {name}.png")
@@ -336,13 +350,14 @@ def run_lossless_file(path: Path | str, *, out: Path | str | None = None) -> Stu
     lossless.json and the Markdown."""
     from harness.inputs.layout import project_path
     from harness.reporting.lossless import write_lossless
+    from harness.studies.document import Document
     from harness.studies.lossless import load_lossless, run_lossless
 
     spec_file = project_path(Path(path))
     loaded = load_lossless(spec_file)
     out_dir = _study_folder(loaded.name, spec_file, out)
     doc = run_lossless(loaded)
-    page = write_lossless(loaded, doc, out_dir)
+    page = write_lossless(Document("lossless", doc, loaded), out_dir)
     line = (f"wrote {page} and lossless.json "
             f"({', '.join(f'{k} {v:.0f} s' for k, v in doc['timings_s'].items())})")
     return StudyRun("lossless", (out_dir / "lossless.json", Path(page)), (line,), document=doc)
@@ -352,18 +367,19 @@ def run_expansion_file(path: Path | str, *, out: Path | str | None = None) -> St
     """`harness expansion`: expansion variants of a preset with intervals and paired differences;
     writes expansion.json and the Markdown."""
     from harness.inputs.layout import project_path
+    from harness.studies.document import Document
     from harness.studies.expansion import load_expansion_spec, run_expansion_study
 
     spec_file = project_path(Path(path))
     loaded = load_expansion_spec(spec_file)
     out_dir = _study_folder(loaded.name, spec_file, out)
-    return _written_expansion(loaded, run_expansion_study(loaded), out_dir)
+    return _written_expansion(Document("expansion", run_expansion_study(loaded), loaded), out_dir)
 
 
-def _written_expansion(loaded: Any, doc: dict[str, Any], out_dir: Path) -> StudyRun:
+def _written_expansion(doc: Any, out_dir: Path) -> StudyRun:
     from harness.reporting.expansion import write_expansion_study
 
-    page = write_expansion_study(loaded, doc, out_dir)
+    page = write_expansion_study(doc, out_dir)
     return StudyRun("expansion", (out_dir / "expansion.json", Path(page)), (f"wrote {page} and expansion.json",),
                     document=doc)
 
@@ -398,81 +414,86 @@ def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     return study_kind(kind_of_file(Path(path))).redraw(Path(path), out=_as_path(out))
 
 
-def _read_back(path: Path | str, out: Path | str | None, load: Any, json_name: str | None = None, *,
+def _read_back(path: Path | str, out: Path | str | None, load: Any, kind: str, json_name: str | None = None, *,
                check: bool = True) -> tuple[Any, Path, Any]:
-    """What a redraw starts from: the spec as loaded now, the study's folder, and the JSON the run wrote
-    there (`json_name`, default `<name>.json`)."""
+    """What a redraw starts from: the spec as loaded now, the study's folder, and the Document the run wrote
+    there (`json_name`, default `<name>.json`; Document.from_json, its config the spec as loaded now)."""
     from harness.inputs.layout import project_path
+    from harness.studies.document import Document
 
     spec_file = project_path(Path(path))
     spec = load(spec_file)
     out_dir = _study_folder(spec.name, spec_file, out, check=check)
-    return spec, out_dir, read_written_study(out_dir / (json_name or f"{spec.name}.json"))
+    body = read_written_study(out_dir / (json_name or f"{spec.name}.json"))
+    return spec, out_dir, Document(kind, body, spec)
 
 
 def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness matrix FILE --redraw`."""
-    from harness.reporting.matrix import write_matrix_report
-    from harness.studies.matrix import load_matrix
+    from harness.reporting.matrix import render
+    from harness.studies.matrix import load_matrix, redrawn_matrix_document
 
-    matrix_spec, out_dir, doc = _read_back(path, out, load_matrix)
+    matrix_spec, out_dir, written = _read_back(path, out, load_matrix, "matrix")
     name = matrix_spec.name
-    write_matrix_report(matrix_spec, doc, out_dir, matrix_spec.metrics)
+    doc = redrawn_matrix_document(matrix_spec, written.to_dict(), matrix_spec.metrics)
+    render(doc, out_dir)
     return StudyRun("matrix", (out_dir / f"{name}.md", out_dir / f"{name}.png"),
                     (f"redrew {out_dir}/{name}.md, .png",), document=doc)
 
 
 def redraw_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness abstention FILE --redraw`."""
-    from harness.reporting.abstention import redraw_abstention
+    from harness.reporting.abstention import write_abstention
     from harness.studies.abstention import load_abstention_spec
 
-    spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
-    page = redraw_abstention(spec, doc, out_dir)
+    spec, out_dir, written = _read_back(path, out, load_abstention_spec, "abstention")
+    # the spec's current description and notes into the JSON and the report, figures as they were (so the
+    # JSON a reader traces a number to says what the Markdown says)
+    doc = written.with_body(description=spec.description, notes=spec.notes)
+    page = write_abstention(doc, out_dir)
     return StudyRun("abstention", (Path(page),), (f"redrew {page} with the spec's text",), document=doc)
 
 
 def recalibrate_abstention_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness abstention FILE --recalibrate`: the calibrations anew from the stored per-query scores."""
-    from harness.reporting.abstention import write_abstention_report
-    from harness.reporting.documents import write_document
+    from harness.reporting.abstention import write_abstention
     from harness.studies.abstention import load_abstention_spec, recalibrated_document
+    from harness.studies.document import Document
 
-    spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
-    doc = recalibrated_document(spec, doc)
-    write_document(Path(out_dir) / f"{spec.name}.json", "abstention", doc)
-    page = write_abstention_report(doc, out_dir)
+    spec, out_dir, written = _read_back(path, out, load_abstention_spec, "abstention")
+    doc = Document("abstention", recalibrated_document(spec, written.to_dict()), spec)
+    page = write_abstention(doc, out_dir)
     lines = [f"{r['label']} / {r['preset']}: verdict: {r['verdict']}" for r in doc["runs"]]
     return StudyRun("abstention", (Path(page),), (*lines, f"recalibrated {page} from the stored scores"), document=doc)
 
 
 def redraw_benchmark_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness benchmark FILE --redraw`."""
-    from harness.reporting.benchmark import write_benchmark_report
+    from harness.reporting.benchmark import render
     from harness.studies.benchmark import load_benchmark
 
-    bench, out_dir, doc = _read_back(path, out, load_benchmark)
-    page = write_benchmark_report(bench, doc, out_dir)
+    bench, out_dir, doc = _read_back(path, out, load_benchmark, "benchmark")  # its paired differences included
+    page = render(doc, out_dir)
     return StudyRun("benchmark", (Path(page),), (f"redrew {page}",), document=doc)
 
 
 def redraw_language_pairs_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness language-pairs FILE --redraw`."""
-    from harness.reporting.language_pairs import write_language_pairs_report
+    from harness.reporting.language_pairs import render
     from harness.studies.language_pairs import load_pairs_spec
 
-    loaded, out_dir, doc = _read_back(path, out, load_pairs_spec, check=False)
-    page = write_language_pairs_report(loaded, doc, out_dir)
+    loaded, out_dir, doc = _read_back(path, out, load_pairs_spec, "language-pairs", check=False)
+    page = render(doc, out_dir)
     return StudyRun("language-pairs", (Path(page),), (f"redrew {page}",), document=doc)
 
 
 def redraw_lossless_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness lossless FILE --redraw`."""
-    from harness.reporting.lossless import write_lossless_report
+    from harness.reporting.lossless import render
     from harness.studies.lossless import load_lossless
 
-    loaded, out_dir, doc = _read_back(path, out, load_lossless, "lossless.json")
-    page = write_lossless_report(loaded, doc, out_dir)
+    loaded, out_dir, doc = _read_back(path, out, load_lossless, "lossless", "lossless.json")
+    page = render(doc, out_dir)
     return StudyRun("lossless", (Path(page),), (f"redrew {page}",), document=doc)
 
 
@@ -480,9 +501,9 @@ def redraw_expansion_file(path: Path | str, *, out: Path | str | None = None) ->
     """`harness expansion FILE --redraw`."""
     from harness.studies.expansion import load_expansion_spec
 
-    loaded, out_dir, doc = _read_back(path, out, load_expansion_spec, "expansion.json")
+    loaded, out_dir, doc = _read_back(path, out, load_expansion_spec, "expansion", "expansion.json")
     # as the command's redraw always has, this writes expansion.json again beside the Markdown
-    return _written_expansion(loaded, doc, out_dir)
+    return _written_expansion(doc, out_dir)
 
 
 # --- any study file, by its kind -------------------------------------------------------------------------

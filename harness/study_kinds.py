@@ -6,8 +6,9 @@ label and a resolved experiment configuration), and how it runs.  `harness study
 (harness.studies.plan), `harness embed` and `harness cache-key` ask the file's kind; nothing chooses by
 the kind's name.
 
-A new kind is one spec (a pydantic model), one `cells`, one `analyse` and one `render`; the run is the
-base class's (`run`: load -> cells -> run_cells -> analyse -> write the JSON -> render).  Registered here
+A new kind is one spec (a pydantic model), one `cells`, one `analyse` (-> a Document,
+harness.studies.document) and one `render(document, out_dir)`, which reads the Document and nothing else;
+the run is the base class's (`run`: load -> cells -> run_cells -> analyse -> write the JSON -> render).  Registered here
 with `@STUDY_KINDS.register("name")`, or from an installed package through the entry-point group
 `harness.study_kinds` (tests/plugin_example registers one without touching harness/):
 
@@ -19,6 +20,7 @@ The built-in kinds keep their own commands' functions (harness.study), which the
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
@@ -92,12 +94,23 @@ class StudyKind:
 
     # --- the study --------------------------------------------------------------------------------
 
-    def analyse(self, spec: Any, cells: Sequence[Any], results: Sequence[Any]) -> dict[str, Any]:
-        """The study's document (JSON-able) from its cells' results (harness RunResults, in order)."""
+    def analyse(self, spec: Any, cells: Sequence[Any], results: Sequence[Any]) -> Any:
+        """The study's Document (harness.studies.document.Document) from its cells' results (harness
+        RunResults, in order): every figure, interval and comparison the page shows.  A plain JSON-able
+        dict is taken as the Document's body."""
         raise NotImplementedError(f"study kind {self.name!r} has no analysis")
 
-    def render(self, spec: Any, document: dict[str, Any], out_dir: Path) -> Path:
-        """Write the study's page (Markdown) from its document into `out_dir`; returns its path."""
+    def document(self, spec: Any, analysed: Any) -> Any:
+        """What `analyse` returned, as a Document of this kind (its config: the spec as loaded)."""
+        from harness.studies.document import Document
+
+        if isinstance(analysed, Document):  # written in the kind's form unless the analysis named one
+            return analysed if analysed.form else replace(analysed, form=self.document_form)
+        config = spec.model_dump() if hasattr(spec, "model_dump") else dict(spec or {})
+        return Document(self.name, analysed, config, form=self.document_form)
+
+    def render(self, document: Any, out_dir: Path) -> Path:
+        """Write the study's page (Markdown) from its Document alone into `out_dir`; returns its path."""
         raise NotImplementedError(f"study kind {self.name!r} has no renderer")
 
     def run(self, path: Path, *, out: Path | None = None, preset: str | None = None, executor: str = "local",
@@ -105,7 +118,7 @@ class StudyKind:
         """Run a file of this kind: load -> cells -> run_cells -> analyse -> write NAME.json -> render
         NAME.md, into OUT (default ./harness-results/<name>-<hash>/); returns a harness.study.StudyRun."""
         from harness.inputs.layout import project_path
-        from harness.reporting.documents import write_document
+        from harness.reporting.documents import write_study_document
         from harness.run_folders import check_output, default_output_dir, published
         from harness.studies.spec.cells import run_cells
 
@@ -122,18 +135,31 @@ class StudyKind:
 
             with make_executor(executor) as ex:
                 results = run_cells(cells, executor=ex)
-        document = self.analyse(spec, cells, results)
+        document = self.document(spec, self.analyse(spec, cells, results))  # the analysis, then its page
         with published(out_dir, f"{name}.json") as folder:
-            write_document(folder / f"{name}.json", self.document_form, document)
-            page = self.render(spec, document, folder)
+            write_study_document(folder / f"{name}.json", document)
+            page = self.render(document, folder)
         written = (out_dir / f"{name}.json", out_dir / Path(page).name)
         return study.StudyRun(self.name, written, (f"wrote {written[0]} and {written[1]} ({len(cells)} cells)",),
                               document=document)
 
     def redraw(self, path: Path, *, out: Path | None = None) -> Any:
-        """`--redraw`: the page again from the JSON an earlier run wrote; nothing is run."""
-        redrawn = [name for name in STUDY_KINDS.registered() if STUDY_KINDS.get(name).redraws]
-        raise ConfigError(f"{path} is a {self.name} file: only {', '.join(redrawn)} files are redrawn")
+        """`--redraw`: the page again from the JSON an earlier run wrote into OUT (default: the run's default
+        folder), read back as a Document with the spec as it is now, then `render`; nothing is run.  For a
+        kind with `redraws` set whose `render` reads the Document alone."""
+        if not self.redraws:
+            redrawn = [name for name in STUDY_KINDS.registered() if STUDY_KINDS.get(name).redraws]
+            raise ConfigError(f"{path} is a {self.name} file: only {', '.join(redrawn)} files are redrawn")
+        from harness.inputs.layout import project_path
+        from harness.run_folders import default_output_dir
+
+        path = project_path(path)
+        spec = self.load(path)
+        name = getattr(spec, "name", None) or path.stem
+        out_dir = Path(out or default_output_dir(name, path.resolve()))
+        document = self.document(spec, study.read_written_study(out_dir / f"{name}.json"))
+        page = self.render(document, out_dir)
+        return study.StudyRun(self.name, (Path(page),), (f"redrew {page}",), document=document)
 
 
 class _BuiltIn(StudyKind):

@@ -9,7 +9,12 @@ fraction of a second):
 * no private name (`_name`) imported from another harness module: what another module needs is public;
 * no report writer in the rooms that compute (harness/studies/, conformance/, gate/, judging/, systems/): they
   compute, harness/reporting/ writes their documents (JSON, Markdown, PNG).  The files they write that are not
-  reports are listed in WRITES_ALLOWED, each with the reason.
+  reports are listed in WRITES_ALLOWED, each with the reason;
+* reporting renders and computes nothing: no module of harness/reporting/ imports the statistics, the
+  cross-validation, the paired comparisons or the reproduction checks (ANALYSIS_MODULES; a study's
+  Document, harness.studies.document, carries what they computed);
+* the readers of inputs write no document: nothing under harness/inputs/ imports harness.reporting or the
+  Document, or calls a document writer.
 
 Each checker is a plain function of a package folder (the floors: import-linter), and each has a test that
 plants a violation in a package made under tmp_path and sees it reported.
@@ -58,6 +63,13 @@ WRITES_ALLOWED = {
     ("judging/export.py", "export"): "the user's labels as qrels, the input of later judged runs",
     ("systems/npm_releases.py", "_write_cache"): "the cache of the npm registry's list of OpenClaw releases",
 }
+
+
+# modules whose work is analysis: harness/reporting/ imports none of them (a type named under TYPE_CHECKING aside)
+ANALYSIS_MODULES = ("harness.evaluation.statistics", "harness.evaluation.cross_validation",
+                    "harness.evaluation.comparison", "harness.evaluation.reproduction")
+DOCUMENT_MODULES = ("harness.reporting", "harness.studies.document")  # what writes or makes a study's document
+DOCUMENT_WRITERS = {"write_document", "write_study_document", "write_results"}
 
 
 # --- the package's modules and their imports -------------------------------------------------------------
@@ -205,6 +217,51 @@ def private_imports(package: Path) -> list[str]:
     return found
 
 
+# --- analysis and documents -------------------------------------------------------------------------------
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    """The lines inside `if TYPE_CHECKING:` blocks (imports there name types, they run nothing)."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def _under(module: str, roots: tuple[str, ...]) -> bool:
+    return any(module == root or module.startswith(root + ".") for root in roots)
+
+
+def forbidden_imports(package: Path, folder: str, forbidden: tuple[str, ...]) -> list[str]:
+    """Imports, at any depth, by a module under `folder` of the package (e.g. "reporting") of a module in
+    or under `forbidden`; an import under `if TYPE_CHECKING:` aside."""
+    known = modules(package)
+    prefix = f"{package.name}.{folder}"
+    found = []
+    for module, path in known.items():
+        if not _under(module, (prefix,)):
+            continue
+        typing_only = _type_checking_lines(parsed(path))
+        for line, target, _ in imports(module, path, known):
+            if _under(target, forbidden) and line not in typing_only:
+                found.append(f"{path.relative_to(package.parent)}:{line}: {target}")
+    return found
+
+
+def document_writers(folder: Path) -> list[str]:
+    """Every call under `folder` of a document writer (DOCUMENT_WRITERS)."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for scope, call in _calls_by_scope(parsed(path)):
+            func = call.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name in DOCUMENT_WRITERS:
+                found.append(f"{path.relative_to(folder).as_posix()}:{call.lineno} in {scope}: {name}()")
+    return found
+
+
 # --- report writers ----------------------------------------------------------------------------------------
 
 WRITE_METHODS = {"write_text", "write_bytes", "savefig", "to_csv", "to_parquet", "to_excel"}
@@ -277,6 +334,19 @@ def test_no_private_name_is_imported_from_another_module():
 
 def test_computing_rooms_write_no_report():
     assert [f for room in COMPUTING_ROOMS for f in report_writers(PACKAGE, room, WRITES_ALLOWED)] == []
+
+
+def test_reporting_imports_no_analysis():
+    """A renderer lays out its Document; statistics, cross-validation, comparisons and reproduction checks
+    run in the study layer (harness/studies/, a kind's analyse) before it."""
+    assert forbidden_imports(PACKAGE, "reporting", ANALYSIS_MODULES) == []
+
+
+def test_inputs_write_no_document():
+    """The readers of data sets, workspaces and homes make inputs; a document is written above them (e.g.
+    init.json by harness.reporting.home_report.write_init)."""
+    assert forbidden_imports(PACKAGE, "inputs", DOCUMENT_MODULES) == []
+    assert document_writers(PACKAGE / "inputs") == []
 
 
 def test_no_import_reaches_up_a_floor():
@@ -373,6 +443,32 @@ def test_an_upward_import_inside_a_function_breaks_the_layers(tmp_path, monkeypa
     monkeypatch.syspath_prepend(str(tmp_path))
     assert lint_imports(str(config), no_cache=True, no_logo=True) == 1
     assert "pkg.low -> pkg.high (l.2)" in capsys.readouterr().out
+
+
+def test_an_analysis_import_in_reporting_is_found_and_a_typing_import_is_not(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "", "evaluation/__init__.py": "", "evaluation/statistics.py": "LEVEL = 0.95\n",
+        "evaluation/formatting.py": "", "reporting/__init__.py": "",
+        "reporting/page.py": "from typing import TYPE_CHECKING\nfrom pkg.evaluation import formatting\n"
+                             "if TYPE_CHECKING:\n    from pkg.evaluation.statistics import LEVEL\n"
+                             "def draw():\n    from pkg.evaluation.statistics import LEVEL\n    return LEVEL\n",
+    })
+    assert forbidden_imports(root, "reporting", ("pkg.evaluation.statistics",)) == [
+        "pkg/reporting/page.py:6: pkg.evaluation.statistics"]
+
+
+def test_a_document_written_in_inputs_is_found(tmp_path):
+    root = _package(tmp_path, {"inputs/__init__.py": "", "inputs/reader.py": """\
+        from pathlib import Path
+
+        def read(path):
+            return Path(path).read_text()
+
+        def init(out, doc):
+            from pkg.reporting.documents import write_document
+            write_document(Path(out, "init.json"), "init", doc)
+        """})
+    assert document_writers(root / "inputs") == ["reader.py:8 in init: write_document()"]
 
 
 def test_a_report_written_in_studies_is_found_and_an_allowed_write_is_not(tmp_path):

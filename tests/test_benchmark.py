@@ -14,7 +14,7 @@ from harness.reporting.benchmark import (
     metric_cell,
     write_benchmark,
 )
-from harness.studies.benchmark import load_benchmark, run_benchmark
+from harness.studies.benchmark import benchmark_document, load_benchmark, run_benchmark
 from harness.studies.spec.models import PairedTable
 
 from .conftest import ROOT
@@ -89,7 +89,7 @@ def test_a_benchmark_writes_one_results_json_per_run_and_a_report(tiny_spec, mon
     results = run_benchmark(spec, progress=False)
     assert [(label, preset) for label, preset, _ in results] == [("turns", "openclaw-2026.08"),
                                                                  ("sessions", "openclaw-2026.08")]
-    doc = write_benchmark(spec, results, out)
+    doc = write_benchmark(benchmark_document(spec, results), results, out)
     results_json = json.loads((out / "openclaw-2026.08-turns" / "results.json").read_text(encoding="utf-8"))
     assert results_json["hits_kept"] == 1 and all(len(h) <= 1 for h in results_json["hits"].values())
     assert "snippet" not in next(iter(results_json["hits"].values()))[0]
@@ -114,13 +114,13 @@ def test_several_presets_side_by_side_and_one_comparison_row_each(tiny_spec, mon
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     spec, out = tiny_spec
     results = run_benchmark(spec, presets=["openclaw-2026.08", "openclaw-2026.02"], progress=False, only_runs=["turns"])
-    doc = write_benchmark(spec, results, out)
+    doc = write_benchmark(benchmark_document(spec, results), results, out)
     report = benchmark_markdown(spec, doc)
     start = report.index("## Presets side by side")
     side = report[start:report.index("\n## ", start + 1)]
     assert "### turns" in side and side.count("| openclaw-2026.0") == 2 and "negatives answered" in side
     assert "| openclaw-2026.08: ours |" in report and "| openclaw-2026.02: ours |" in report
-    one = write_benchmark(spec, results[:1], tmp_path / "one")
+    one = write_benchmark(benchmark_document(spec, results[:1]), results[:1], tmp_path / "one")
     single = benchmark_markdown(spec, one)
     assert "Presets side by side" not in single and "| ours |" in single
 
@@ -128,7 +128,8 @@ def test_several_presets_side_by_side_and_one_comparison_row_each(tiny_spec, mon
 def test_a_metric_no_run_computed_is_named_not_shown_as_an_empty_column(tiny_spec, monkeypatch, tmp_path):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     spec, out = tiny_spec
-    doc = write_benchmark(spec, run_benchmark(spec, progress=False, only_runs=["turns"]), out)
+    turns = run_benchmark(spec, progress=False, only_runs=["turns"])
+    doc = write_benchmark(benchmark_document(spec, turns), turns, out)
     report = benchmark_markdown({**spec, "metrics": ["hit@1", "recall_any@1", "mrr@9"]}, doc)
     assert "computed by no run, so not in the tables: hit@1, mrr@9." in report
     table = report[report.index("## openclaw-2026.08 · turns"):]
@@ -143,7 +144,7 @@ def test_paired_differences_per_label_with_holm_over_the_table(tiny_spec, monkey
     spec, out = tiny_spec
     spec = spec.model_copy(update={"paired": PairedTable(metrics=["recall_any@1", "mrr@2"])})
     results = run_benchmark(spec, presets=["openclaw-2026.08", "openclaw-2026.02"], progress=False)
-    doc = write_benchmark(spec, results, out)
+    doc = write_benchmark(benchmark_document(spec, results), results, out)
     pairs = [(r["metric"], r["a"], r["b"]) for r in doc["paired"]]
     assert pairs == [(m, f"openclaw-2026.02-{label}", f"openclaw-2026.08-{label}")
                      for m in ("recall_any@1", "mrr@2") for label in ("turns", "sessions")]

@@ -176,7 +176,7 @@ def test_benchmark_compares_through_the_module(spy):
 
 
 def test_rounds_compare_through_the_module(spy):
-    from harness.reporting.markdown import round_comparisons
+    from harness.studies.ablation_analysis import round_comparisons
 
     calls, _ = spy
     rows = round_comparisons({3: _run(_values(1)), 4: _run(_values(2))})

@@ -2,6 +2,7 @@
 wrote before there was one writer (committed reports are compared byte for byte when regenerated)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import date
 from pathlib import Path
@@ -17,6 +18,7 @@ from harness.reporting.documents import (
     rounded,
     write_document,
 )
+from harness.studies.document import FORMAT, Document
 
 # a document with what the studies put in theirs: non-ASCII text, long floats, numpy numbers, a path, a date
 DOC = {"name": "記憶 tokenizers", "score": 0.123456789012, "count": np.int64(3), "mean": np.float64(0.5),
@@ -82,3 +84,50 @@ def test_what_json_cannot_hold_is_named():
 def test_rounding_keeps_six_significant_digits_and_the_structure():
     assert rounded({"a": [0.123456789, 12345678.9, 3], "b": "0.123456789"}) == {"a": [0.123457, 12345700.0, 3],
                                                                                  "b": "0.123456789"}
+
+
+# --- the Document: what a study's analysis hands its renderer ---------------------------------------------
+
+# committed reports, each read back and written again by Document (kind -> its JSON under reports/)
+COMMITTED = {"matrix": "reports/presets/presets.json", "benchmark": "reports/locomo/locomo.json",
+             "abstention": "reports/abstention/abstention.json", "lossless": "reports/lossless-claw/lossless.json",
+             "expansion": "reports/qmd-expansion/expansion.json", "language-pairs": "reports/locomo-zh/paired/paired.json",
+             "ablation": "reports/ablation/ablation.json", "sweep": "reports/sweep/round4/sweep.json"}
+
+
+@pytest.mark.parametrize("kind", sorted(COMMITTED))
+def test_a_committed_document_is_read_and_written_back_byte_for_byte(kind):
+    from tests.conftest import ROOT
+
+    text = (ROOT / COMMITTED[kind]).read_text(encoding="utf-8")
+    document = Document.from_json(text, kind)
+    assert document.kind == kind and document.format == FORMAT
+    assert document.to_json() == text
+
+
+def test_comparison_rows_are_typed_with_their_tags():
+    from tests.conftest import ROOT
+
+    document = Document.from_json((ROOT / COMMITTED["matrix"]).read_text(encoding="utf-8"), "matrix")
+    metric = next(m for m, rows in document["comparisons"].items() if rows)
+    rows = document.comparisons("comparisons", metric)
+    raw = document["comparisons"][metric]
+    assert [(c.a, c.b, c.queries, c.p_holm, c.tag("run"), c.tag("metric")) for c in rows] == [
+        (r["a"], r["b"], r["queries"], r["p_holm"], r["run"], r["metric"]) for r in raw]
+    assert "comparisons" in document.tables and "cells" in document.tables
+
+
+def test_a_document_is_frozen_and_changed_only_by_copy():
+    document = Document("matrix", {"name": "m", "cells": []}, {"name": "m"})
+    with pytest.raises(TypeError):
+        document.body["name"] = "other"  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        document.kind = "benchmark"  # type: ignore[misc]
+    changed = document.with_body(confounds=[{"run": "r"}])
+    assert "confounds" not in document and changed["confounds"] == [{"run": "r"}] and changed.config == {"name": "m"}
+
+
+def test_a_document_without_a_kind_is_refused_and_its_own_kind_is_read():
+    with pytest.raises(ValueError, match="names no kind"):
+        Document.from_json('{"name": "x"}')
+    assert Document.from_json('{"kind": "plugin-kind", "rows": []}').kind == "plugin-kind"

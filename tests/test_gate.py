@@ -6,8 +6,9 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.reporting.markdown import write_ablation
+from harness.reporting.ablation import write_ablation
 from harness.studies.ablation import run_ablation
+from harness.studies.ablation_analysis import ablation_document, reproduction_tolerance
 from harness.gate.run import Rule, gate_files
 from tests.conftest import ROOT
 from tests.test_gate_outputs import failing_names, validate_junit
@@ -24,7 +25,7 @@ def embedder():
 
 def ablation_file(tmp_path, embedder, **overrides):
     results = run_ablation(embedder=embedder, progress=False, overrides=overrides)
-    write_ablation(results, tmp_path, {})
+    write_ablation(ablation_document(results, {}, reproduction_tolerance()), tmp_path)
     return tmp_path / "ablation.json"
 
 

@@ -317,12 +317,14 @@ def test_chart_falls_back_to_query_ids_without_a_covering_font(results):
 
 @pytest.fixture(scope="module")
 def ablation_doc(tmp_path_factory):
-    from harness.reporting.markdown import load_seed_scores, write_ablation
+    from harness.reporting.ablation import write_ablation
+    from harness.studies.ablation_analysis import ablation_document, load_seed_scores, reproduction_tolerance
 
     out = tmp_path_factory.mktemp("ablation")
     embedder = CachedEmbedder(HashEmbedder(), EmbeddingCache(out / "cache.sqlite"), progress=False)
     runs = run_ablation(embedder=embedder, progress=False, overrides={"postprocess": NO_MIN_SCORE})
-    write_ablation(runs, out, load_seed_scores(ROOT / "datasets/king78"))
+    seed = load_seed_scores(ROOT / "datasets/king78")
+    write_ablation(ablation_document(runs, seed, reproduction_tolerance()), out)
     return out / "ablation.json", runs
 
 

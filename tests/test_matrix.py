@@ -2,7 +2,7 @@
 import json
 
 from harness.reporting.matrix import write_matrix
-from harness.studies.matrix import rescued, run_matrix
+from harness.studies.matrix import matrix_document, rescued, run_matrix
 from harness.studies.spec.models import MatrixStudy
 
 SPEC = MatrixStudy.model_validate({
@@ -20,7 +20,7 @@ def test_matrix_cells_rows_and_report(tmp_path):
     assert [(r, v) for r, v, _ in cells] == [("r3", "unicode61"), ("r3", "jieba"), ("r3 vector", "—")]
     assert cells[1][2].config["tokenizer"]["name"] == "jieba"
     assert cells[2][2].config["fusion"]["name"] == "vector-only"
-    frame = write_matrix(SPEC, cells, tmp_path, ["passed", "mrr@6", "text_score_nonzero_share"])
+    frame = write_matrix(matrix_document(SPEC, cells, ["passed", "mrr@6", "text_score_nonzero_share"]), tmp_path)
     u61, jieba = frame.iloc[0], frame.iloc[1]
     # jieba gives the lexical leg hits for Chinese queries that unicode61 cannot match
     assert jieba["text_score_nonzero_share"] > u61["text_score_nonzero_share"]
@@ -58,7 +58,7 @@ def test_a_matrix_over_embedders_uses_each_cells_own_model(tmp_path):
     assert top(e5) != top(hashed)  # different vectors
     assert top(again) == top(e5)
     assert e5.summary["suite"]["mrr@6"] != hashed.summary["suite"]["mrr@6"]  # different figures
-    frame = write_matrix(spec, cells, tmp_path, ["passed", "mrr@6"])
+    frame = write_matrix(matrix_document(spec, cells, ["passed", "mrr@6"]), tmp_path)
     assert frame["value"].tolist() == ["e5-small", "hash", "e5-small again"]
     doc = json.loads((tmp_path / "embedders.json").read_text(encoding="utf-8"))
     models = [c["config"]["embedder"]["name"] for c in doc["cells"]]

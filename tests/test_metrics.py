@@ -12,7 +12,7 @@ from harness.evaluation.metrics import (
 )
 from harness.evaluation.per_query import leg_diagnostics
 from harness.evaluation.runs import max_passage_run, ranked_ids
-from harness.reporting.markdown import legs_note
+from harness.studies.ablation_analysis import legs_note
 from harness.stages.fusion import Hit, Legs, rank_hits
 
 METRICS_AT_3 = ["recall@3", "mrr@3", "ndcg@3"]

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from harness.config import load_experiment
-from harness.reporting.sweep import sweep_document
+from harness.studies.sweep_analysis import sweep_document
 from harness.studies.experiment import run_experiment
 from harness.studies.sweep import run_sweep
 from harness.studies.sweep_grid import default_grid, load_grid

@@ -4,7 +4,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from harness.reporting.markdown import differences, our_cell, paraphrase_misses
+from harness.reporting.markdown import our_cell
+from harness.studies.ablation_analysis import differences, paraphrase_misses
 
 LEGS_UNSEEN = {"relevant_indexed": True, "vector_candidates": 24, "lexical_candidates": 0,
                "lexical_rank": None, "lexical_raw": None, "lexical_raw_at_cut": None}

@@ -6,12 +6,8 @@ import pandas as pd
 import pytest
 
 from harness.evaluation.reproduction import deciding_margin, gain_noise
-from harness.reporting.markdown import (
-    noise_limit,
-    our_cell,
-    tolerance_sentence,
-    with_cross_machine,
-)
+from harness.reporting.markdown import our_cell, tolerance_sentence
+from harness.studies.ablation_analysis import noise_limit, with_cross_machine
 
 THREADS = {"threads": [1, 2], "tolerance": 0.0, "noise_multiple": 3, "identical_vectors": 112,
            "passages": 78, "queries": 34}

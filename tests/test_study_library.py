@@ -136,3 +136,37 @@ def test_the_ablation_command_calls_its_function_and_prints_each_round_as_it_fin
     assert result.exit_code == 0 and result.output == "stand-in for run_ablation_study\n", result.output
     (preset,), options = calls[0]
     assert preset == "qmd" and options["out"] == tmp_path and options["on_round"] is print_round
+
+
+def test_a_kind_with_a_renderer_is_redrawn_from_its_json_as_a_document(tmp_path):
+    """StudyKind.redraw: the JSON read back as a Document (its config the spec as loaded now), then render."""
+    from pydantic import BaseModel
+
+    from harness.studies.document import Document
+    from harness.study_kinds import StudyKind
+
+    class Spec(BaseModel):
+        kind: str
+        name: str
+        title: str
+
+    class Titled(StudyKind):
+        registered_name, model, redraws = "titled", Spec, True
+
+        def load(self, path):  # not registered: read without the registry's validation
+            import tomllib
+
+            return Spec(**tomllib.loads(path.read_text(encoding="utf-8")))
+
+        def render(self, document: Document, out_dir):
+            page = out_dir / f"{document['name']}.md"
+            page.write_text(f"# {document.config['title']}: {document['passed']}/{document['queries']}\n", encoding="utf-8")
+            return page
+
+    spec_file = tmp_path / "titled.toml"
+    spec_file.write_text('kind = "titled"\nname = "t"\ntitle = "Now"\n', encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "t.json").write_text('{"name": "t", "passed": 3, "queries": 4}', encoding="utf-8")
+    done = Titled().redraw(spec_file, out=tmp_path / "out")
+    assert (tmp_path / "out" / "t.md").read_text(encoding="utf-8") == "# Now: 3/4\n"
+    assert isinstance(done.document, Document) and done.document.kind == "titled" and done.lines[0].startswith("redrew")

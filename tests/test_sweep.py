@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.config import load_experiment
-from harness.reporting.sweep import write_sweep
 from harness.stages.lexical import FTS5Index
 from harness.studies import sweep_scoring
 from harness.studies.experiment import run_experiment
@@ -17,6 +16,7 @@ from harness.studies.spec.models import Grid, weight_values
 from harness.studies.sweep import run_sweep
 from harness.studies.sweep_grid import grid_settings, load_grid, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
+from harness.study import write_sweep_study
 from tests.conftest import ROOT
 
 GRID = Grid(vector_weight=[0.3, 0.7, 1.0], fusion=["weighted", "rrf"],
@@ -116,7 +116,7 @@ def test_the_choice_is_cross_validated_leave_one_out_and_tested_with_selection(s
 
 
 def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
-    doc = write_sweep(sweep, tmp_path, round3.as_written())
+    doc = write_sweep_study(sweep, tmp_path, round3.as_written())
     md = (tmp_path / "sweep.md").read_text(encoding="utf-8")
     assert "## Cross-validation" in md and "leave-one-record-out" in md and "## Robust or noise" in md
     assert 0 < doc["p_value_best_vs_default"] <= 1 and doc["cv"]["folds"] == len(sweep.cv.folds)

@@ -13,8 +13,24 @@ from harness.reporting.real_ablation import write_outputs as write_real_ablation
 from harness.conformance import runner
 from harness.conformance.runner import DEFAULT_OUT, MODULES, SIZES, measure_conformance
 
+
+def real_ablation_outputs(reports: Path) -> list[Path]:
+    """reports/real-ablation/: the real runs' ablation analysed (harness.studies.ablation_analysis), then
+    written (harness.reporting.real_ablation); nothing after a partial run."""
+    from harness.studies.ablation_analysis import ablation_document, load_seed_scores, reproduction_tolerance
+    from harness.conformance.real_ablation import RESULTS, ROUNDS
+
+    real = RESULTS.get("real", {})
+    if set(real) != set(ROUNDS):
+        return []
+    from harness.inputs.layout import project_path
+
+    seed = load_seed_scores(project_path("datasets/king78"))
+    return write_real_ablation(reports, ablation_document(real, seed, reproduction_tolerance()))
+
+
 # a comparison module -> the writer of its own report folder beside reports/conformance/
-MODULE_OUTPUTS = {"harness.conformance.real_ablation": write_real_ablation}
+MODULE_OUTPUTS = {"harness.conformance.real_ablation": real_ablation_outputs}
 
 
 def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,

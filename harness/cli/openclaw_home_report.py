@@ -13,8 +13,8 @@ from typing import Any
 
 from harness.reporting.documents import write_document
 from harness.reporting.judge import write_judge_report
-from harness.reporting.sweep import write_sweep
 from harness.studies import openclaw_home_report
+from harness.study import write_sweep_study
 from harness.studies.openclaw_home_report import (
     EXAMPLE,
     GRADES,
@@ -34,6 +34,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
     """The walkthrough (harness.studies.openclaw_home_report's docstring) run end to end; writes `out`."""
     from harness.config import load_experiment
     from harness.inputs.home_init import init_openclaw_home
+    from harness.reporting.home_report import write_init
     from harness.studies.experiment import run_experiment
     from harness.judging.run import finish, prepare
     from harness.systems.openclaw_agent import start_embedding_server
@@ -48,7 +49,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
         with tempfile.TemporaryDirectory(prefix="openclaw-home-report-") as tmp:
             evals = Path(tmp) / "evals"
             t0 = time.perf_counter()
-            init_openclaw_home(home, evals)
+            write_init(init_openclaw_home(home, evals))
             doc["init_seconds"] = time.perf_counter() - t0
             init_doc = json.loads((evals / "init.json").read_text(encoding="utf-8"))
             for key in ("sessions", "queries", "implicit", "vectors", "index_findings", "release", "preset"):
@@ -91,7 +92,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
                                holdout=load_experiment(judged_holdout))
             doc["sweep_seconds"] = time.perf_counter() - t0
             sweep_dir = Path(tmp) / "sweep"
-            sweep_doc = write_sweep(result, sweep_dir, config.as_written())
+            sweep_doc = write_sweep_study(result, sweep_dir, config.as_written())
             shutil.copyfile(sweep_dir / "sweep.md", out / "sweep.md")
             _scrub(out / "sweep.md", sweep_dir, "SWEEP_OUT")
             _scrub(out / "sweep.md", evals)

@@ -88,13 +88,14 @@ def init(workspace: Optional[Path] = typer.Argument(None, help="OpenClaw workspa
 def _init_home(home: Path, out: Optional[Path], agent: Optional[str], preset: Optional[str], tuning_share: float,
                redact: bool, index_vectors: bool, force: bool, reembed: bool = False) -> None:
     from harness.inputs.home_init import init_openclaw_home
-    from harness.reporting.home_report import shown
+    from harness.reporting.home_report import shown, write_init
 
     if not 0 < tuning_share <= 1:
         raise ConfigError(f"--tuning-share: must be in (0, 1], got {tuning_share}")
     folder = out or Path("evals") / f"openclaw-{agent or 'main'}"
     r = init_openclaw_home(home, folder, agent=agent, preset=preset, tuning_share=tuning_share, redact=redact,
                            index_vectors=index_vectors, force=force, reembed=reembed)
+    write_init(r, redact=redact)
     m, inst = r.mining, r.installation
     typer.echo(f"agent {inst.agent!r} of {shown(inst.home)}: workspace {shown(inst.workspace)}")
     if inst.index_path:

@@ -54,10 +54,9 @@ from typing import Any, Hashable, Literal, Mapping, Sequence, TypeVar
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from harness.evaluation.formatting import p_text, plural  # noqa: F401  (re-exported: reports read them here)
+from harness.evaluation.formatting import LEVEL, p_text, plural  # noqa: F401  (re-exported: reports read them here)
 from harness.evaluation.ties import NEAR_TIE_FRACTION
 
-LEVEL = 0.95
 SEED = 0
 BOOTSTRAP_RESAMPLES = 10_000
 FLIPS = 10_000  # Monte Carlo sign flips; the p-value's resolution is then 1/10,001

@@ -424,13 +424,8 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
     if not files["pool.toml"].exists():
         files["pool.toml"].write_text(pool_toml(), encoding="utf-8")
     result = HomeInit(out, inst, chosen_preset, release, mining, report, imported, files, notes, tz)
-    doc = init_document(result)
-    files["init.json"] = out / "init.json"
-    files["init.json"].write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
-    from harness.reporting.home_report import init_markdown
-
-    files["init.md"] = out / "init.md"
-    files["init.md"].write_text(init_markdown(doc, redact=redact), encoding="utf-8")
+    # init.json and init.md (its document and report) are written by the caller above the inputs
+    # (harness.reporting.home_report.write_init): a reader of inputs writes no document
     if index is not None:
         index.close()
     return result

@@ -7,26 +7,14 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
-from harness.evaluation.formatting import p_text, plural
-from harness.reporting.documents import write_document
+from harness.evaluation.formatting import estimate_text, number_text, p_text, plural
+from harness.reporting.documents import write_study_document
 from harness.reporting.markdown import markdown_table
-from harness.studies.abstention import abstention_document
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
-
-
-def _interval(block: dict[str, Any], digits: int = 3, sign: str = "") -> str:
-    from harness.reporting.markdown import interval_text
-
-    if block["estimate"] is None or block["estimate"] != block["estimate"]:
-        return ""
-    return interval_text(block["estimate"], block["ci95"], digits, sign)
+from harness.studies.document import Document
 
 
 def _threshold(value: float | None) -> str:
@@ -41,20 +29,20 @@ def summary_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
         rows.append({
             "data set": run["label"], "preset": run["preset"] or "", "fusion": run["fusion"],
             "answerable / unanswerable": f"{run['answerable']} / {run['unanswerable']}",
-            "AUROC [95% CI]": _interval(run["auroc"]),
+            "AUROC [95% CI]": estimate_text(run["auroc"]),
             "configured minScore: answered correctly / silent / U":
                 (f"{_threshold(run['configured_threshold'])}: " if run["configured_threshold"] is not None
                  else "none (0): ") + " / ".join(
-                    _num(run["configured"][k]) for k in ("answered_correctly", "silent", "utility")),
-            "U answering all / silent on all": f"{_num(run['answer_all_utility'])} / {_num(run['silent_all_utility'])}",
+                    number_text(run["configured"][k]) for k in ("answered_correctly", "silent", "utility")),
+            "U answering all / silent on all": f"{number_text(run['answer_all_utility'])} / {number_text(run['silent_all_utility'])}",
             "best minScore (in-sample): answered correctly / silent / U":
                 f"{_threshold(run['best_threshold'])}: " + " / ".join(
-                    _num(best[k]) for k in ("answered_correctly", "silent", "utility")),
+                    number_text(best[k]) for k in ("answered_correctly", "silent", "utility")),
             "folds chose": f"{folds['min']:.4g}-{folds['max']:.4g}",
             "held-out U vs configured (gain [95% CI], p, p Holm)":
-                f"{cv['held_out_mean']:.3f} vs {cv['configured_mean']:.3f} ({_interval(cv['gain'], sign='+')}, "
+                f"{cv['held_out_mean']:.3f} vs {cv['configured_mean']:.3f} ({estimate_text(cv['gain'], sign='+')}, "
                 f"p = {p_text(cv['p_value'], cv.get('p_floor') or 0.0, bool(cv.get('p_monte_carlo')))}, "
-                f"Holm {_num(run.get('p_holm'), 3) or 'n/a'}"
+                f"Holm {number_text(run.get('p_holm'), 3) or 'n/a'}"
                 + (f" in {run['holm_source']}'s family" if run.get("holm_source") else "") + ")",
             "resampled": plural(cv.get("unit", "query"), cv.get("units")),
             "verdict (what carries it)": run.get("verdict") or _threshold(run["recommended_threshold"]),
@@ -62,7 +50,8 @@ def summary_rows(doc: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
-def write_abstention_report(doc: dict[str, Any], out_dir: Path | str) -> Path:
+def render(doc: Mapping[str, Any], out_dir: Path | str) -> Path:
+    """<name>.md and <name>.png from the calibration's Document alone (its description and notes are in it)."""
     out_dir = Path(out_dir)
     plot = out_dir / f"{doc['name']}.png"
     plot_distributions(doc, plot)
@@ -155,21 +144,11 @@ def plot_distributions(doc: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def write_abstention(spec: dict[str, Any], runs: list[dict[str, Any]], out_dir: Path | str) -> dict[str, Any]:
-    """<out>/<name>.json (every run's calibration, curve and per-query scores: --redraw reads it),
-    <name>.md and <name>.png."""
+def write_abstention(document: Document, out_dir: Path | str) -> Path:
+    """<out>/<name>.json (the Document, harness.studies.abstention.abstention_document: every run's
+    calibration, curve and per-query scores; --redraw reads it), <name>.md and <name>.png; returns the page."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = abstention_document(spec, runs)
     # compact, numbers to 6 significant digits: per-query scores and curves make the file large otherwise
-    write_document(out_dir / f"{spec['name']}.json", "abstention", doc)
-    write_abstention_report(doc, out_dir)
-    return doc
-
-
-def redraw_abstention(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
-    """--redraw: the spec's current description and notes into the JSON and the report, figures as they
-    were (so the JSON a reader traces a number to says what the Markdown says)."""
-    doc.update(description=spec.get("description", ""), notes=spec.get("notes", ""))
-    write_document(Path(out_dir) / f"{spec['name']}.json", "abstention", doc)
-    return write_abstention_report(doc, out_dir)
+    write_study_document(out_dir / f"{document['name']}.json", document)
+    return render(document, out_dir)

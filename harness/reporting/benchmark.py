@@ -16,25 +16,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from harness.reporting.documents import rounded, write_document
-from harness.reporting.markdown import (
-    difference_text,
-    interval_text,
-    markdown_table,
-    p_cell,
-    resampling_note,
-    units_cell,
-)
-from harness.studies.benchmark import (
-    HIT_FIELDS,
-    latency_mean_ms,
-    paired_differences,
-    run_slug,
-)
+from harness.reporting.documents import rounded, write_document, write_study_document
+from harness.evaluation.formatting import difference_text, interval_text, p_cell, units_cell
+from harness.reporting.markdown import markdown_table, resampling_note
+from harness.studies.benchmark import HIT_FIELDS, run_slug
+from harness.studies.document import Document
 from harness.studies.experiment import RunResult
 
 METRICS = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10", "mrr@10", "ndcg@10"]
@@ -194,18 +184,18 @@ def side_by_side(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def paired(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+def paired(spec: dict[str, Any], doc: Document) -> str:
     """The [paired] differences (studies/benchmark.paired_differences): a minus b per metric, with the
     paired interval and the Holm-corrected p over the whole table."""
-    rows = doc.get("paired") or []
+    rows = doc.comparisons("paired")
     if not rows:
         return ""
     titles = {run["slug"]: _title(run) for run in doc["runs"]}
-    frame = pd.DataFrame([{"metric": r["metric"], "a": titles.get(r["a"], r["a"]), "b": titles.get(r["b"], r["b"]),
-                           "queries": r["queries"], "resampled": units_cell(r), "mean a": f"{r['mean_a']:.3f}",
-                           "mean b": f"{r['mean_b']:.3f}", "a - b [95% CI]": difference_text(r["difference"]),
+    frame = pd.DataFrame([{"metric": r.tag("metric"), "a": titles.get(r.a, r.a), "b": titles.get(r.b, r.b),
+                           "queries": r.queries, "resampled": units_cell(r), "mean a": f"{r.mean_a:.3f}",
+                           "mean b": f"{r.mean_b:.3f}", "a - b [95% CI]": difference_text(r.difference),
                            "p": p_cell(r), "p (Holm)": p_cell(r, "p_holm")} for r in rows])
-    methods = sorted({r["difference"].get("method", "") for r in rows if r["difference"].get("method")})
+    methods = sorted({r.difference.get("method", "") for r in rows if r.difference.get("method")})
     return ("## Paired differences\n\nOn the suite queries both runs scored, resampled at the data set's unit "
             "(whole clusters of queries where it has them: intervals and sign flips move a conversation's "
             "questions together); p (Holm) corrects over every row of this table; a p-value's floor is the "
@@ -288,14 +278,17 @@ def _number(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def benchmark_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
+def benchmark_markdown(spec: dict[str, Any], doc: Mapping[str, Any]) -> str:
+    """The report's text: every section of SECTIONS in turn (`doc`: the Document, or its JSON read back)."""
+    doc = doc if isinstance(doc, Document) else Document("benchmark", doc, spec)
     return "\n".join(text for section in SECTIONS if (text := section(spec, doc)))
 
 
-def write_benchmark_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
-    path = Path(out_dir) / f"{doc['name']}.md"
+def render(document: Document, out_dir: Path | str) -> Path:
+    """<name>.md from the benchmark's Document alone (its config: the spec as loaded); returns its path."""
+    path = Path(out_dir) / f"{document['name']}.md"
     tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(benchmark_markdown(spec, doc), encoding="utf-8")
+    tmp.write_text(benchmark_markdown(document.config, document), encoding="utf-8")
     os.replace(tmp, path)
     return path
 
@@ -316,23 +309,16 @@ def compact_result(result: RunResult, keep_hits: int) -> dict[str, Any]:
     return doc
 
 
-def write_benchmark(spec: dict[str, Any], results: list[tuple[str, str | None, RunResult]],
-                    out_dir: Path | str) -> dict[str, Any]:
-    """Every run's results.json, the benchmark document and its Markdown report; returns the document."""
+def write_benchmark(document: Document, results: list[tuple[str, str | None, RunResult]],
+                    out_dir: Path | str) -> Document:
+    """Every run's compact results.json, the benchmark's Document (<name>.json, harness.studies.benchmark.
+    benchmark_document computes it) and its Markdown report; returns the document."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = []
+    keep_hits = int(document.config.get("hits", 0))
     for label, preset, result in results:
-        slug = run_slug(preset, label)
-        write_document(out_dir / slug / "results.json", "benchmark-run",
-                       compact_result(result, int(spec.get("hits", 0))))
-        runs.append({"label": label, "preset": preset, "slug": slug, "results": f"{slug}/results.json",
-                     "config": result.config, "dataset": result.dataset, "summary": result.summary,
-                     "timings": result.timings, "latency_mean_ms": latency_mean_ms(result)})
-    doc = {"name": spec["name"], "description": spec.get("description", ""),
-           "environment": results[0][2].environment if results else {}, "runs": runs}
-    if spec.get("paired"):
-        doc["paired"] = paired_differences(spec, results)
-    write_document(out_dir / f"{spec['name']}.json", "benchmark", doc)
-    write_benchmark_report(spec, doc, out_dir)
-    return doc
+        write_document(out_dir / run_slug(preset, label) / "results.json", "benchmark-run",
+                       compact_result(result, keep_hits))
+    write_study_document(out_dir / f"{document['name']}.json", document)
+    render(document, out_dir)
+    return document

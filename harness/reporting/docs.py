@@ -246,7 +246,7 @@ def environment(root: Path = REPOSITORY) -> jinja2.Environment:
     env.filters.update(helpers)
     env.globals.update(helpers)
     from harness import __version__
-    from harness.evaluation.statistics import LEVEL
+    from harness.evaluation.formatting import LEVEL
 
     env.globals.update(level=pct(LEVEL), report=reports.load, bench=reports.bench, query_diff=reports.diff, md_table=md_table, find=find,
                        select=select, cell=cell, values=values,

@@ -9,18 +9,25 @@ from typing import Any
 
 import pandas as pd
 
-from harness.evaluation.formatting import p_text
-from harness.reporting.documents import write_document
-from harness.reporting.markdown import interval_text, markdown_table
+from harness.evaluation.formatting import interval_text, p_text
+from harness.reporting.documents import write_study_document
+from harness.reporting.markdown import markdown_table
+from harness.studies.document import Document
 
 
-def write_expansion_study(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+def write_expansion_study(document: Document, out_dir: Path | str) -> Path:
+    """expansion.json (the Document) and expansion.md; returns the page's path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_document(out_dir / "expansion.json", "expansion", doc)
-    path = out_dir / "expansion.md"
+    write_study_document(out_dir / "expansion.json", document)
+    return render(document, out_dir)
+
+
+def render(document: Document, out_dir: Path | str) -> Path:
+    """expansion.md from the study's Document alone (its config: the spec as loaded); returns its path."""
+    path = Path(out_dir) / "expansion.md"
     tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(expansion_markdown(spec, doc), encoding="utf-8")
+    tmp.write_text(expansion_markdown(document.config, document), encoding="utf-8")
     os.replace(tmp, path)
     return path
 

@@ -10,38 +10,25 @@ so that a figure is printed the same way wherever it is quoted.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Iterable, Mapping
 
-from harness.evaluation.formatting import p_text
-
-
-def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+from harness.evaluation.formatting import interval_text, missing, p_cell, p_text
 
 
 def f(x: Any, digits: int = 3) -> str:
     """0.849 (a value at `digits` decimals); "—" for no value."""
-    return "—" if _missing(x) else f"{float(x):.{digits}f}"
+    return "—" if missing(x) else f"{float(x):.{digits}f}"
 
 
 def sf(x: Any, digits: int = 3) -> str:
     """+0.014 / -0.192: a difference, always signed."""
-    return "—" if _missing(x) else f"{float(x):+.{digits}f}"
+    return "—" if missing(x) else f"{float(x):+.{digits}f}"
 
 
 def interval(value: Any, bounds: Any, digits: int = 3, sign: str = "") -> str:
-    """0.849 [0.830, 0.866] as the reports print it (reporting.markdown.interval_text): "(n too small)"
-    when the sample has no interval, the value alone when the report gives none."""
-    if _missing(value):
-        return "—"
-    text = f"{float(value):{sign}.{digits}f}"
-    if not bounds:
-        return text
-    low, high = bounds
-    if _missing(low) or _missing(high):
-        return text + " (n too small)"
-    return f"{text} [{float(low):{sign}.{digits}f}, {float(high):{sign}.{digits}f}]"
+    """0.849 [0.830, 0.866] as the reports print it (formatting.interval_text): "(n too small)" when the
+    sample has no interval, the value alone when the report gives none; "—" for no value."""
+    return "—" if missing(value) else interval_text(float(value), bounds, digits, sign)
 
 
 def ci(block: Mapping[str, Any], name: str, digits: int = 3) -> str:
@@ -56,22 +43,22 @@ def dci(difference: Mapping[str, Any], digits: int = 3) -> str:
 
 def pct(x: Any, digits: int = 0) -> str:
     """A share as a percentage: 0.8412 -> 84% (digits=1: 84.1%)."""
-    return "—" if _missing(x) else f"{100 * float(x):.{digits}f}%"
+    return "—" if missing(x) else f"{100 * float(x):.{digits}f}%"
 
 
 def pv(p: Any, floor: Any = 0.0, monte_carlo: bool = False) -> str:
     """A p-value with its floor (harness.evaluation.formatting.p_text)."""
-    return "—" if _missing(p) else p_text(float(p), float(floor or 0.0), bool(monte_carlo))
+    return "—" if missing(p) else p_text(float(p), float(floor or 0.0), bool(monte_carlo))
 
 
 def p(row: Mapping[str, Any], key: str = "p_value") -> str:
     """A comparison row's p-value (`p_value`, or key="p_holm") with the row's floor, as the reports print it."""
-    return pv(row.get(key), row.get("p_floor", 0.0), row.get("monte_carlo", False))
+    return p_cell(row, key)
 
 
 def n(x: Any, digits: int = 0) -> str:
     """A count (or a rounded quantity) with thousands separators: 1,536."""
-    return "—" if _missing(x) else f"{float(x):,.{digits}f}"
+    return "—" if missing(x) else f"{float(x):,.{digits}f}"
 
 
 def frac(a: Any, b: Any) -> str:
@@ -80,7 +67,7 @@ def frac(a: Any, b: Any) -> str:
 
 def dur(seconds: Any) -> str:
     """A duration as a reader says it: 0.33 s, 13 s, 2 min 24 s, 1 h 05 min."""
-    if _missing(seconds):
+    if missing(seconds):
         return "—"
     s = float(seconds)
     if s < 10:
@@ -96,7 +83,7 @@ def dur(seconds: Any) -> str:
 
 def finite(xs: Iterable[Any]) -> list[float]:
     """The values of a list that are numbers (no None, no NaN): `scores|finite|min`."""
-    return [x for x in xs if not _missing(x)]
+    return [x for x in xs if not missing(x)]
 
 
 def literal(text: Any) -> str:

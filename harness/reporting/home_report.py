@@ -99,3 +99,16 @@ def init_markdown(doc: dict[str, Any], *, redact: bool = False) -> str:
               f"- `harness eval --run {shown(files.get('agent-run.trec'))} --qrels {qrels}`: what the agent's own "
               "memory_search returned, scored against your grades", ""]
     return "\n".join(parts)
+
+
+def write_init(result: Any, *, redact: bool = False) -> None:
+    """init.json (the document of what `harness init --openclaw-home` read and mined:
+    harness.inputs.home_init.init_document) and init.md beside the files init wrote (result: its HomeInit,
+    whose `files` gain both)."""
+    from harness.inputs.home_init import init_document
+    from harness.reporting.documents import write_document
+
+    doc = init_document(result)
+    result.files["init.json"] = write_document(result.out / "init.json", "openclaw-home", doc)
+    result.files["init.md"] = result.out / "init.md"
+    result.files["init.md"].write_text(init_markdown(doc, redact=redact), encoding="utf-8")

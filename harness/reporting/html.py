@@ -26,20 +26,18 @@ import pandas as pd
 from harness import __version__
 from harness.errors import HarnessError
 from harness.evaluation.metrics import NEAR_TIE
+from harness.evaluation.formatting import figure, missing
+from harness.reporting.ablation import ablation_frame, rounds_of, seed_passed
 from harness.reporting.markdown import (
-    EVIDENCE,
-    HEADLINE,
-    ablation_frame,
     cutoffs_of,
+    EVIDENCE,
     evidence_cutoffs_of,
-    figure,
-    legs_note,
-    load_seed_scores,
+    HEADLINE,
     near_tie_margins,
     seed_cell,
-    seed_passed,
 )
-from harness.reporting.plots import ablation_chart, missing, query_scores_chart
+from harness.studies.ablation_analysis import legs_note, load_seed_scores
+from harness.reporting.plots import ablation_chart, query_scores_chart
 
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
 
@@ -334,18 +332,10 @@ def _why_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 # --- ablation -------------------------------------------------------------------------------------------
 
 
-def _ablation_runs(ablation: dict[str, Any]) -> dict[int, Any]:
-    """{round: object with .per_query and .environment}: what ablation_frame and plot_ablation read."""
-    runs = {int(key): SimpleNamespace(per_query=pd.DataFrame(list(rnd["queries"].values())),
-                                      environment=ablation.get("environment") or {}, summary=rnd["summary"])
-            for key, rnd in ablation["rounds"].items()}
-    return dict(sorted(runs.items()))
-
-
 def ablation_view(ablation: dict[str, Any]) -> dict[str, Any]:
     """The ablation section: one row per round, the per-query matrix beside the seed, the differences
     from the seed and the four-round chart."""
-    runs = _ablation_runs(ablation)
+    runs = rounds_of(ablation)
     first_config = next(iter(ablation["rounds"].values())).get("config", {})
     seed = _seed_for(first_config)
     rounds = []
@@ -382,9 +372,10 @@ def ablation_view(ablation: dict[str, Any]) -> dict[str, Any]:
 
 
 def _comparison_view(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from harness.reporting.markdown import comparison_table
+    from harness.reporting.ablation import comparison_table
+    from harness.studies.document import Comparison
 
-    frame = comparison_table(rows)
+    frame = comparison_table([Comparison.from_dict(row) for row in rows])
     return {"comparison_columns": list(frame.columns), "comparison_rows": [list(r) for r in frame.itertuples(index=False)]}
 
 

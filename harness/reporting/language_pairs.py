@@ -9,8 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from harness.reporting.documents import write_document
-from harness.reporting.markdown import difference_text, markdown_table, p_cell
+from harness.evaluation.formatting import difference_text, p_cell
+from harness.reporting.documents import write_study_document
+from harness.reporting.markdown import markdown_table
+from harness.studies.document import Comparison, Document
 
 ALPHA = 0.05
 
@@ -52,10 +54,11 @@ def unit_section(doc: dict[str, Any]) -> str:
 
 def difference_table(doc: dict[str, Any], metric: str) -> pd.DataFrame:
     a, b = doc["a"], doc["b"]
-    return pd.DataFrame([{"group": r["group"], "system": r["system"], "questions": r["queries"],
-                          a: f"{r['mean_a']:.3f}", b: f"{r['mean_b']:.3f}",
-                          f"{a} − {b} [95% CI]": difference_text(r["difference"]), "p": p_cell(r),
-                          "p (Holm)": p_cell(r, "p_holm")} for r in doc["tables"][metric]])
+    rows = [Comparison.from_dict(row) for row in doc["tables"][metric]]
+    return pd.DataFrame([{"group": r.tag("group"), "system": r.tag("system"), "questions": r.queries,
+                          a: f"{r.mean_a:.3f}", b: f"{r.mean_b:.3f}",
+                          f"{a} − {b} [95% CI]": difference_text(r.difference), "p": p_cell(r),
+                          "p (Holm)": p_cell(r, "p_holm")} for r in rows])
 
 
 def verdict_section(doc: dict[str, Any], metric: str) -> str:
@@ -209,7 +212,9 @@ def plot_language_pairs(doc: dict[str, Any], path: Path, metrics: list[str] | No
     plt.close(fig)
 
 
-def write_language_pairs_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+def render(document: Document, out_dir: Path | str) -> Path:
+    """<name>.md and <name>.png from the study's Document alone (its config: the spec as loaded)."""
+    spec, doc = document.config, document
     out_dir = Path(out_dir)
     path = out_dir / f"{doc['name']}.md"
     tmp = path.with_suffix(".md.tmp")
@@ -219,9 +224,10 @@ def write_language_pairs_report(spec: dict[str, Any], doc: dict[str, Any], out_d
     return path
 
 
-def write_language_pairs(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+def write_language_pairs(document: Document, out_dir: Path | str) -> Path:
+    """<name>.json (the Document), <name>.md and <name>.png; returns the JSON's path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = write_document(out_dir / f"{spec['name']}.json", "language-pairs", doc)
-    write_language_pairs_report(spec, doc, out_dir)
+    path = write_study_document(out_dir / f"{document.config['name']}.json", document)
+    render(document, out_dir)
     return path

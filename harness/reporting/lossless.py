@@ -8,15 +8,15 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from harness.reporting.documents import write_document
-from harness.reporting.markdown import interval_text, markdown_table
+from harness.evaluation.formatting import mean_text
+from harness.reporting.documents import write_study_document
+from harness.reporting.markdown import markdown_table
+from harness.studies.document import Document
 
 
 def cell(stat: dict[str, Any] | None, digits: int = 3) -> str:
     """`mean [low, high]` of a mean_ci block."""
-    if not stat or stat.get("mean") is None:
-        return ""
-    return interval_text(stat["mean"], stat.get("ci"), digits)
+    return mean_text(stat, digits)
 
 
 def value(x: Any, digits: int = 3) -> str:
@@ -155,16 +155,18 @@ def lossless_markdown(spec: dict[str, Any], doc: dict[str, Any]) -> str:
     return "\n".join(text for section in SECTIONS if (text := section(spec, doc)))
 
 
-def write_lossless_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+def render(document: Document, out_dir: Path | str) -> Path:
+    """lossless.md from the study's Document alone (its config: the spec as loaded); returns its path."""
     path = Path(out_dir) / "lossless.md"
     tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(lossless_markdown(spec, doc), encoding="utf-8")
+    tmp.write_text(lossless_markdown(document.config, document), encoding="utf-8")
     os.replace(tmp, path)
     return path
 
 
-def write_lossless(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str) -> Path:
+def write_lossless(document: Document, out_dir: Path | str) -> Path:
+    """lossless.json (the Document) and lossless.md; returns the page's path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_document(out_dir / "lossless.json", "lossless", doc)
-    return write_lossless_report(spec, doc, out_dir)
+    write_study_document(out_dir / "lossless.json", document)
+    return render(document, out_dir)

@@ -1,49 +1,24 @@
-"""Reports: round tables beside the seed's figures, the four-round ablation (JSON, Markdown, PNG)."""
+"""A run's report (harness run): the round table beside the seed's figures, the per-query tables and what
+explains each failure, and the helpers of the other pages' Markdown (tables, headline figures, the
+reproduction sentence).  The figures' text is harness.evaluation.formatting's."""
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from harness.reporting.documents import write_document, write_results
-from harness.reporting.plots import plot_ablation
+from harness.evaluation.formatting import figure
+from harness.reporting.documents import write_results
+from harness.studies.ablation_analysis import noise_limit, noise_margins
 from harness.studies.experiment import RunResult
 
-SEED_FILE = "seed_scores.csv"
 HEADLINE = (("recall", "Recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))  # on documents (records), MaxP
 
 
 def cutoffs_of(block: dict[str, Any]) -> list[int]:
     """The cut-offs a summary block holds figures for ([evaluation] cutoffs, default max_results)."""
     return sorted({int(k.split("@")[1]) for k in block if k.startswith("mrr@") and not k.endswith("_ci95")})
-
-
-def interval_text(value: float, interval: Any, digits: int = 3, sign: str = "") -> str:
-    """`0.950 [0.850, 1.000]`; `0.950 (n too small)` when the sample has no interval (NaN bounds); the
-    value alone without an interval.  sign="+": differences (`+0.012 [-0.003, +0.030]`)."""
-    text = f"{value:{sign}.{digits}f}"
-    if not interval:
-        return text
-    low, high = interval
-    if low is None or high is None or low != low or high != high:
-        return text + " (n too small)"
-    return f"{text} [{low:{sign}.{digits}f}, {high:{sign}.{digits}f}]"
-
-
-def figure(block: dict[str, Any], name: str, digits: int = 3) -> str:
-    """`0.950 [0.850, 1.000]`: a block's mean with its 95% interval (just the mean when it has none); a
-    record-level figure that the order of tied records decides gets its range over those orders:
-    `0.533 [0.137, 0.899] (tied records: 0.290-0.886)`."""
-    value = block.get(name)
-    if value is None or value != value:
-        return "—"
-    text = interval_text(value, block.get(f"{name}_ci95"), digits)
-    tied = (block.get("tie_ranges") or {}).get(name)
-    if tied:
-        text += f" (tied records: {tied[0]:.{digits}f}-{tied[1]:.{digits}f})"
-    return text
 
 
 def resampling_note(block: dict[str, Any]) -> str:
@@ -54,24 +29,6 @@ def resampling_note(block: dict[str, Any]) -> str:
         return ""
     others = sorted(set((block.get("ci_methods") or {}).values()))
     return f"95% intervals: {method}" + (f" (some columns: {'; '.join(others)})" if others else "")
-
-
-def p_cell(row: dict[str, Any], key: str = "p_value") -> str:
-    """A comparison row's p-value with its floor (statistics.p_text): "< 0.0001" at a random test's floor."""
-    from harness.evaluation.formatting import p_text
-
-    p = row.get(key)
-    if p is None or p != p:
-        return "—"
-    return p_text(p, row.get("p_floor", 0.0) or 0.0, bool(row.get("monte_carlo")))
-
-
-def units_cell(row: dict[str, Any]) -> str:
-    """On how many of what a comparison rests: "10 conversations", "34 queries"."""
-    from harness.evaluation.formatting import plural
-
-    units = row.get("units")
-    return plural(row.get("unit") or "query", units if units is not None else row.get("queries"))
 
 
 EVIDENCE = ("recall_any", "recall_all", "ndcg_any")  # "was it found": the headline of conversation data
@@ -148,15 +105,6 @@ def near_tie_text(block: dict[str, Any]) -> str:
     return f"{block.get('near_ties', 0)} near ties" + (f" ({detail})" if detail else "")
 
 
-def load_seed_scores(dataset_dir: Path | str) -> dict[tuple[str, int], dict[str, str]]:
-    """(query id, round) -> {seed_score, seed_status, seed_note} from datasets/<name>/seed_scores.csv."""
-    path = Path(dataset_dir) / SEED_FILE
-    if not path.exists():
-        return {}
-    with open(path, encoding="utf-8", newline="") as fh:
-        return {(row["query_id"], int(row["round"])): row for row in csv.DictReader(fh)}
-
-
 def seed_cell(seed: dict[str, str] | None) -> str:
     if not seed:
         return ""
@@ -166,41 +114,6 @@ def seed_cell(seed: dict[str, str] | None) -> str:
         return f"{float(seed['seed_score']):.3f}{note}"
     return {"fail": "✗" + (f" ({seed['seed_note']})" if seed.get("seed_note") else ""),
             "pass_no_figure": "pass (no figure)", "not_in_suite": "—"}.get(status, status)
-
-
-def reproduction_tolerance() -> dict[str, Any] | None:
-    """The reproduction tolerance the ablation and sweep reports print: reports/drift/drift.json (`make drift`:
-    how far a score moves between inference thread counts, measured on this machine) together with the
-    cross-machine regeneration harness.studies.drift.CROSS_MACHINE records; `tolerance` is the larger of the
-    two.  None when the drift has not been measured."""
-    import json
-
-    from harness.inputs.layout import project_path
-    from harness.studies.drift import CROSS_MACHINE, NOISE_MULTIPLE
-
-    path = project_path("reports/drift/drift.json")
-    if not path.is_file():
-        return None
-    drift = json.loads(path.read_text(encoding="utf-8"))
-    return with_cross_machine(drift, CROSS_MACHINE, NOISE_MULTIPLE)
-
-
-def with_cross_machine(drift: dict[str, Any], cross: dict[str, Any] | None, multiple: int) -> dict[str, Any]:
-    """`drift` (the thread-count measurement, and the engine builds' when it holds them) with the cross-machine
-    score change: `threads_tolerance` is the measured thread drift, `builds_tolerance` the measured build drift
-    (None: not measured), `tolerance` the largest of them and the cross-machine change."""
-    threads = float(drift["tolerance"])
-    builds = (drift.get("builds") or {}).get("tolerance")
-    across = float(cross["score_change"]) if cross else 0.0
-    return {**drift, "threads_tolerance": threads, "builds_tolerance": builds, "cross_machine": cross,
-            "tolerance": max(threads, float(builds or 0.0), across),
-            "noise_multiple": int(drift.get("noise_multiple") or multiple)}
-
-
-def noise_limit(drift: dict[str, Any] | None) -> float:
-    """The margin below which an outcome is "inside reproduction noise": noise_multiple x the tolerance
-    (0 when the tolerance is not measured: nothing is flagged)."""
-    return 0.0 if drift is None else drift["noise_multiple"] * drift["tolerance"]
 
 
 def tolerance_sentence(drift: dict[str, Any] | None) -> str:
@@ -233,21 +146,6 @@ def tolerance_sentence(drift: dict[str, Any] | None) -> str:
              "and the tolerance is the largest change seen on one other machine only (one more for a machine "
              "that moves further).")
     return text
-
-
-def noise_margins(row: Any, drift: dict[str, Any] | None) -> list[str]:
-    """The deciding margins of a row (the relevant chunk against the best other, the top-1 against minScore)
-    that lie within noise_multiple x the reproduction tolerance."""
-    limit = noise_limit(drift)
-    out = []
-    wrong_top1 = row.get("top1_relevant") is not None and not bool(row.get("top1_relevant"))
-    for column, what in (("relevant_margin", "vs best other"), ("min_score_margin", "vs minScore")):
-        if column == "min_score_margin" and wrong_top1:
-            continue  # it fails on rank, whatever its score against minScore
-        value = row.get(column)
-        if value is not None and value == value and abs(float(value)) < limit:
-            out.append(f"{what} {float(value):+.4f}")
-    return out
 
 
 def our_cell(row: pd.Series, purity: bool = True, drift: dict[str, Any] | None = None) -> str:
@@ -585,251 +483,3 @@ def _write_text(path: Path, text: str) -> None:
     write_text_atomic(path, text)
 
 
-# --- ablation -----------------------------------------------------------------------------------
-
-
-def ablation_frame(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]],
-                   drift: dict[str, Any] | None = None) -> pd.DataFrame:
-    """One row per T-query, columns r1..r4 (ours) and seed r1..r4."""
-    first = next(iter(results.values())).per_query
-    suite_ids = first[first["kind"] == "suite"]["query_id"].tolist()
-    rows = []
-    for qid in suite_ids:
-        row: dict[str, Any] = {"#": qid, "query": first.set_index("query_id").loc[qid, "text"]}
-        for r, res in results.items():
-            q = res.per_query.set_index("query_id").loc[qid]
-            row[f"r{r}"] = our_cell(q, drift=drift) + ("" if q["passed"] else " ❌") if q["in_suite"] else "—"
-            row[f"seed r{r}"] = seed_cell(seed.get((qid, r)))
-        rows.append(row)
-    cols = ["#", "query"] + [f"r{r}" for r in results] + [f"seed r{r}" for r in results]
-    return pd.DataFrame(rows)[cols]
-
-
-def _margin_note(q: Any) -> str:
-    margin = q.get("relevant_margin")
-    if margin is None or margin != margin:
-        return "no other chunk to compare with"
-    side = "ahead of" if margin >= 0 else "behind"
-    threshold = q.get("near_tie_threshold")
-    if "relevant" in str(q.get("near_tie_on") or "").split(","):
-        tie = f" (a near tie, under {threshold:.2g}: another embedding can flip it)"
-    elif threshold is not None and threshold == threshold and threshold > 0:
-        tie = f" ({abs(margin) / threshold:.0f}x the near-tie threshold {threshold:.2g})"
-    else:
-        tie = ""
-    return f"{side} the best other chunk by {abs(margin):.4f}{tie}"
-
-
-def differences(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> list[str]:
-    """Cells where our pass/fail differs from the seed's, with the margin that decided them and where
-    each leg put the relevant chunk."""
-    notes = []
-    for r, res in results.items():
-        frame = res.per_query.set_index("query_id")
-        hits = res.hits
-        for qid, q in frame[frame["in_suite"]].iterrows():
-            s = seed.get((qid, r))
-            if not s or s["seed_status"] == "not_in_suite":
-                continue
-            seed_pass = s["seed_status"] in ("pass", "pass_no_figure")
-            if seed_pass == bool(q["passed"]):
-                continue
-            top = hits[qid][0] if hits[qid] else None
-            returned = q["rank"] == q["rank"] and q["rank"]
-            if q["passed"]:
-                head = f"seed ✗, ours passes — top-1 is relevant at {top['score']:.3f}, "
-            elif returned:
-                head = (f"seed passes, ours fails — top-1 {top['chunk']} ({top['score']:.3f}); relevant rank "
-                        f"{int(q['rank'])} at {q['score']:.3f}, ")
-            else:
-                head = "seed passes, ours fails — relevant not returned; "
-            margin = _margin_note(q) + "; " if returned else ""
-            notes.append(f"round {r} {qid} {q['text']}: {head}{margin}{legs_note(q)}")
-    return notes
-
-
-def _leg_note(q: Any, leg: str) -> str:
-    rank = q.get(f"{leg}_rank")
-    if rank is None or rank != rank:  # None or NaN: not among the leg's candidates
-        if q.get(f"{leg}_candidates") == 0:
-            return f"{leg}: no hit at all"
-        return f"{leg}: not among its {int(q[f'{leg}_candidates'])} candidates"
-    note = f"{leg} rank {int(rank)} (raw {q[f'{leg}_raw']:.3f}"
-    at_cut = q.get(f"{leg}_raw_at_cut")
-    if at_cut is not None and at_cut == at_cut:
-        note += f"; the cut-off candidate {at_cut:.3f}"
-    return note + ")"
-
-
-def legs_note(q: Any) -> str:
-    """Where the vector and lexical legs put a query's first relevant chunk (a results row or dict)."""
-    if not q.get("relevant_indexed", True):
-        return "its record is not in this round's layout"
-    return "; ".join(_leg_note(q, leg) for leg in ("vector", "lexical"))
-
-
-def max_results_of(result: Any) -> int:
-    return int((getattr(result, "config", None) or {}).get("search", {}).get("max_results", 6))
-
-
-def paraphrase_misses(results: dict[int, RunResult]) -> list[str]:
-    """Paraphrase queries whose record is not among the returned chunks (the top max_results), with
-    where each leg put it: tells a model's judgement (record found by the vector leg just below the
-    cut) from a record that no leg can reach."""
-    notes = []
-    for r, res in results.items():
-        frame = res.per_query
-        k = max_results_of(res)
-        found = pd.to_numeric(frame["rank"], errors="coerce").notna()
-        for _, q in frame[(frame["kind"] == "paraphrase") & ~found].iterrows():
-            note = legs_note(q)
-            leg_ranks = [q.get(f"{leg}_rank") for leg in ("vector", "lexical")]
-            if any(rank is not None and rank == rank and rank <= k for rank in leg_ranks):
-                note += f" — within a leg's top {k}, so fusion or post-processing pushed it out"
-            notes.append(f"round {r} {q['query_id']} {q['text']}: " + note)
-    return notes
-
-
-def _paraphrase_hits(res: RunResult) -> str:
-    para = res.per_query[res.per_query["kind"] == "paraphrase"]
-    return f"{int(pd.to_numeric(para['rank'], errors='coerce').notna().sum())}/{len(para)}"
-
-
-def seed_passed(seed: dict[tuple[str, int], dict[str, str]], round_no: int) -> str:
-    """The seed's pass count for a round ("6/7"), from its per-query statuses."""
-    rows = [row for (_, r), row in seed.items() if r == round_no and row["seed_status"] != "not_in_suite"]
-    if not rows:
-        return ""
-    return f"{sum(row['seed_status'] in ('pass', 'pass_no_figure') for row in rows)}/{len(rows)}"
-
-
-def per_query_values(res: RunResult, column: str, kind_filter: str = "suite") -> dict[str, float]:
-    """{query id: value} of one per-query column over the run's suite queries (passes as 0/1)."""
-    frame = res.per_query[res.per_query["in_suite"]] if kind_filter == "suite" else res.per_query
-    values = pd.to_numeric(frame[column].astype(float) if frame[column].dtype == bool else frame[column],
-                           errors="coerce")
-    return {qid: float(v) for qid, v in zip(frame["query_id"], values) if v == v}
-
-
-def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
-    """Each round against the one before, on the suite queries both have: per-query pass and the
-    headline MRR (documents), a paired sign-flip test and bootstrap interval for each, Holm-corrected
-    over the whole table (harness.evaluation.comparison)."""
-    from harness.evaluation.comparison import column_pairs, comparison_rows
-
-    rounds = list(results)
-    k = max_results_of(results[rounds[0]])
-    out = []
-    clusters = {}
-    for r in rounds:  # a query keeps its cluster (the record it targets) in every round
-        clusters.update(results[r].clusters() or {})
-    unit = results[rounds[0]].unit
-    for metric in ("passed", f"mrr@{k}"):
-        columns = {f"round {r}": per_query_values(results[r], metric) for r in rounds}
-        pairs = [(f"round {b}", f"round {a}") for a, b in zip(rounds, rounds[1:])]
-        out += column_pairs(columns, pairs=pairs, clusters=clusters or None, unit=unit, tags={"metric": metric})
-    return comparison_rows(out)  # both metrics: one family
-
-
-def difference_text(d: dict[str, Any]) -> str:
-    """A paired difference (Interval.as_dict()) as "+0.012 [-0.003, +0.030]"; "—" without common queries."""
-    if d["estimate"] != d["estimate"]:
-        return "—"
-    return interval_text(d["estimate"], d.get("ci95"), sign="+")
-
-
-def comparison_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    return pd.DataFrame([{"metric": r["metric"] if r["metric"] != "passed" else "pass", "comparison": f"{r['a']} vs {r['b']}",
-                          "queries": r["queries"], "resampled": units_cell(r), "mean a": f"{r['mean_a']:.3f}",
-                          "mean b": f"{r['mean_b']:.3f}", "difference [95% CI]": difference_text(r["difference"]),
-                          "p": p_cell(r), "p (Holm)": p_cell(r, "p_holm")} for r in rows])
-
-
-def ablation_rows(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]]) -> pd.DataFrame:
-    """One row per round: passes beside the seed's, the headline figures with their intervals."""
-    rows = []
-    for r, res in results.items():
-        suite, k = res.summary["suite"], max_results_of(res)
-        rows.append({
-            "round": r, "passed": f"{suite.get('passed', 0)}/{suite['queries']}", "seed passed": seed_passed(seed, r),
-            "pass rate [95% CI]": figure(suite, "pass_rate"),
-            **{f"{label}@{c}": figure(suite, f"{m}@{c}") for c in cutoffs_of(suite) for m, label in HEADLINE},
-            **{f"pure Recall@{c}": figure(suite, f"pure_recall@{c}") for c in cutoffs_of(suite)},
-            **{f"chunk MRR@{c}": figure(suite, f"chunk_mrr@{c}") for c in cutoffs_of(suite)},
-            **({"recall@1000tokens": figure(suite, "recall@1000tokens")} if "recall@1000tokens" in suite else {}),
-            "near ties": suite.get("near_ties", ""),
-            f"paraphrases found (top {k})": _paraphrase_hits(res),
-            "negatives returning results": f"{res.summary['negative']['returned_anything']}/{res.summary['negative']['queries']}",
-            # adaptive retrieval: queries not searched at all (suite / paraphrases / negatives)
-            **({"not searched (suite/para/neg)": f"{suite.get('skipped', 0)}/{res.summary['paraphrase'].get('skipped', 0)}/"
-                                                  f"{res.summary['negative']['skipped']}"}
-               if "skipped" in res.summary["negative"]
-               and any(p.get("name") == "adaptive_retrieval" for p in res.config.get("postprocess", [])) else {}),
-            "chunks": res.summary["index"]["chunks"], "mixed chunks": res.summary["index"]["mixed_chunks"],
-            "retrieval p50 ms": f"{res.summary['latency_ms']['retrieval']['p50']:.2f}",
-        })
-    return pd.DataFrame(rows)
-
-
-def write_ablation(results: dict[int, RunResult], out_dir: Path | str,
-                   seed: dict[tuple[str, int], dict[str, str]]) -> dict[str, Any]:
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    first = next(iter(results.values()))
-    k = max_results_of(first)
-    doc = {
-        "preset": first.config.get("preset"),
-        "environment": first.environment,
-        "rounds": {str(r): {"config": res.config, "summary": res.summary, "timings": res.timings,
-                            "queries": res.to_dict()["queries"]} for r, res in results.items()},
-        "differences_from_seed": differences(results, seed),
-        "paraphrase_misses": paraphrase_misses(results),
-        "round_comparisons": round_comparisons(results) if len(results) > 1 else [],
-    }
-    drift = reproduction_tolerance()
-    frame = ablation_frame(results, seed, drift)
-    noisy = int(frame.map(lambda c: "inside reproduction noise" in str(c)).to_numpy().sum())
-    doc["reproduction"] = {"tolerance": None if drift is None else drift["tolerance"],
-                           "threads_tolerance": None if drift is None else drift["threads_tolerance"],
-                           "cross_machine": None if drift is None else drift["cross_machine"],
-                           "noise_multiple": None if drift is None else drift["noise_multiple"],
-                           "noise_limit": noise_limit(drift),
-                           "cells_inside_noise": noisy}
-    write_document(out_dir / "ablation.json", "ablation", doc)
-    plot_ablation(results, seed, out_dir / "ablation.png")
-    env = first.environment
-    diff_lines = "\n".join(f"- {d}" for d in doc["differences_from_seed"]) or "- none"
-    miss_lines = "\n".join(f"- {d}" for d in doc["paraphrase_misses"]) or "- none"
-    suite = first.summary["suite"]
-    md = (
-        f"# King78 four-round ablation — preset `{doc['preset']}`\n\n"
-        f"{first.config.get('preset_description', '')}\n\n"
-        "## Per-query score of the best relevant hit, ours beside the seed\n\n"
-        "✗ = no relevant chunk among the returned results; ❌ = not passed (top-1 not relevant or below "
-        "minScore); 'mixed top-1' = the top-1 chunk is relevant but overlaps other records too; "
-        "'near tie: ...' = a margin that decided the outcome is below the near-tie threshold (the relevant chunk "
-        "against the best other returned chunk, the top-1 against minScore, or the relevant chunk against the "
-        "cut of the list).\n\n"
-        + tolerance_sentence(drift) + (f" {noisy} cell{'s' if noisy != 1 else ''} of this table "
-                                       f"{'are' if noisy != 1 else 'is'} so marked.\n\n" if drift else "\n\n")
-        + markdown_table(frame)
-        + "\n## Per round\n\n"
-          "Recall, MRR and nDCG are on records (a record scores its best returned chunk; records of one chunk tie "
-          "and break by id); pure Recall counts a record 1/m when the chunk that brought it holds m records; "
-          "chunk MRR is on chunks (comparable only between runs of one chunker). [low, high] = "
-          f"{suite.get('ci_method', '95% interval')}.\n\n" + markdown_table(ablation_rows(results, seed))
-        + f"\nNear ties: {suite.get('near_tie', '')}; such an outcome says little about the pipeline: another "
-          "embedding model, or a small edit to any competing record, can flip it.\n"
-        + ("\n## Each round against the one before (paired, suite queries both have)\n\n"
-           "Sign-flip test (exact for these sizes) and paired bootstrap interval of the difference; p (Holm) is "
-           "corrected over every comparison of this table.\n\n" + markdown_table(comparison_table(doc["round_comparisons"]))
-           if doc["round_comparisons"] else "")
-        + "\n## Where ours differs from the seed (pass/fail), with the deciding margin\n\n" + diff_lines + "\n"
-        + f"\n## Paraphrases whose record is not in the top {k}, and where each leg put it\n\n"
-          "Raw scores: cosine similarity on the vector leg, positive BM25 on the lexical leg; the cut-off "
-          f"candidate is the leg's {k}th.\n\n" + miss_lines + "\n"
-        + f"\n![per-query score by round](ablation.png)\n\nEnvironment: SQLite {env['sqlite']}, sqlite-vec "
-          f"{env['sqlite_vec']}, jieba {env['jieba']}, model {env.get('embedding_model')}, {env['cpu_count']} cores.\n"
-    )
-    _write_text(out_dir / "ablation.md", md)
-    return doc

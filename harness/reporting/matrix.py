@@ -1,62 +1,42 @@
 """A matrix's report (harness matrix): <name>.json (every cell, with config and environment), <name>.md
 (one table per metric, paired comparisons against the reference value, what each value rescued) and
-<name>.png; the cells are computed by harness.studies.matrix."""
+<name>.png, laid out from the matrix's Document (harness.studies.matrix.matrix_document computes it)."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
-from harness.reporting.documents import write_document
-from harness.studies.experiment import RunResult
-from harness.studies.matrix import (
-    cell_row,
-    compared_metrics,
-    matrix_confounds,
-    rescued,
-    suite_values,
-    value_comparisons,
-)
+from harness.evaluation.formatting import difference_text, interval_text, p_cell, units_cell
+from harness.reporting.documents import write_study_document
+from harness.studies.document import Comparison, Document
+from harness.studies.matrix import rescued
 
 
-def write_matrix(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], out_dir: Path | str,
-                 metrics: list[str]) -> pd.DataFrame:
-    """reports/<name>/: <name>.json (every cell, with config and environment), <name>.md, <name>.png."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    first = cells[0][2]
-    compared = compared_metrics(spec, metrics)
-    # `per_query_columns`: per-query diagnostics kept in the JSON for later studies, not tested between values
-    kept = compared + [c for c in spec.get("per_query_columns", []) if c not in compared]
-    doc = {"name": spec["name"], "description": spec.get("description", ""), "environment": first.environment,
-           "cells": [{"run": r, "value": v, "config": res.config, "summary": res.summary,
-                      "row": cell_row(r, v, res), "per_query": suite_values(res, kept),
-                      "clusters": res.clusters(), "unit": res.unit} for r, v, res in cells]}
-    doc["comparisons"] = {m: value_comparisons(spec, doc["cells"], m) for m in compared}
-    doc["confounds"] = matrix_confounds(spec, doc["cells"])  # arms that differ in more than the value says
-    write_document(out_dir / f"{spec['name']}.json", "matrix", doc)
-    return write_matrix_report(spec, doc, out_dir, metrics)
+def write_matrix(document: Document, out_dir: Path | str) -> pd.DataFrame:
+    """reports/<name>/: <name>.json (the Document: every cell, with config and environment), <name>.md,
+    <name>.png."""
+    write_study_document(Path(out_dir) / f"{document['name']}.json", document)
+    return render(document, out_dir)
 
 
-def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path | str,
-                        metrics: list[str]) -> pd.DataFrame:
-    """The Markdown and PNG of a matrix from its JSON document (so a report can be redrawn without
-    re-running: `harness matrix SPEC --redraw`)."""
+def render(document: Document, out_dir: Path | str) -> pd.DataFrame:
+    """The Markdown and PNG of a matrix from its Document alone (harness.studies.matrix.matrix_document; a
+    redraw's from its JSON: `harness matrix SPEC --redraw`); returns the table of cells."""
     from harness.reporting.markdown import markdown_table, resampling_note
 
     out_dir = Path(out_dir)
+    doc, spec, metrics = document, document.config, document.config["metrics"]
     frame = pd.DataFrame([c["row"] for c in doc["cells"]])
     parts = [f"# {spec['name']}\n", spec.get("description", "").strip() + "\n"]
     parts.append(METRIC_NOTE)
-    doc["confounds"] = matrix_confounds(spec, doc["cells"])  # from the spec as it is now (a redraw too)
     if doc["confounds"]:
         parts.append("\n**Confounded comparisons**: these values differ from the reference in more than the value "
                      "(not declared in `intended_confounds`): " + "; ".join(
                          f"{c['run']} / {c['value']}: " + ", ".join(f"{k} {v}" for k, v in c["confounds"].items())
                          for c in doc["confounds"]) + ".\n")
-    comparisons = doc.get("comparisons") or {}
     for metric in metrics:
         if metric not in frame.columns:
             continue
@@ -67,9 +47,10 @@ def write_matrix_report(spec: dict[str, Any], doc: dict[str, Any], out_dir: Path
         shown = pivot.fillna("")
         shown.insert(0, spec.get("vary_label", "value"), shown.index)
         parts += [f"\n## {metric}\n", markdown_table(shown.reset_index(drop=True))]
-        if comparisons.get(metric):
+        compared = document.comparisons("comparisons", metric) if doc.get("comparisons") else ()
+        if compared:
             parts += [f"\nAgainst `{spec['values'][0]['label']}` (paired, the run's suite queries; p (Holm) over "
-                      "this table):\n", markdown_table(comparison_frame(comparisons[metric]))]
+                      "this table):\n", markdown_table(comparison_frame(compared))]
     notes = {}
     for cell in doc["cells"]:  # what each run's intervals rest on (its data set's unit)
         note = resampling_note(cell["summary"].get("suite") or {})
@@ -110,18 +91,14 @@ def _cell_text(x: Any, count: bool = False, interval: Any = None) -> str:
     if count:
         return str(int(x))
     if isinstance(x, float) and isinstance(interval, (list, tuple)) and len(interval) == 2:
-        from harness.reporting.markdown import interval_text
-
         return interval_text(x, interval)
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
-def comparison_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    from harness.reporting.markdown import difference_text, p_cell, units_cell
-
-    return pd.DataFrame([{"run": r["run"], "value": r["a"], "queries": r["queries"], "resampled": units_cell(r),
-                          "difference [95% CI]": difference_text(r["difference"]), "p": p_cell(r),
-                          "p (Holm)": p_cell(r, "p_holm")} for r in rows if r["a"] != r["b"]])
+def comparison_frame(rows: Sequence[Comparison]) -> pd.DataFrame:
+    return pd.DataFrame([{"run": r.tag("run"), "value": r.a, "queries": r.queries, "resampled": units_cell(r),
+                          "difference [95% CI]": difference_text(r.difference), "p": p_cell(r),
+                          "p (Holm)": p_cell(r, "p_holm")} for r in rows if r.a != r.b])
 
 
 def plot_matrix(frame: pd.DataFrame, spec: dict[str, Any], path: Path, metrics: list[str]) -> None:

@@ -36,6 +36,7 @@ def render_notes(text: str | None, doc: Mapping[str, Any]) -> str:
         return text
     from harness.reporting import figures as docs
 
+    doc = dict(doc)  # a Document's body as a plain dict: `doc.values` in a note is its key, not Mapping.values
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              extensions=["jinja2.ext.do"])
     helpers = {"f": docs.f, "sf": docs.sf, "ci": docs.ci, "dci": docs.dci, "interval": docs.interval,

@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable
 
+from harness.evaluation.formatting import missing
+
 if TYPE_CHECKING:
     from harness.studies.experiment import RunResult
 
@@ -20,11 +22,6 @@ PREFERRED_CJK_FONTS = (
     "WenQuanYi Zen Hei", "Droid Sans Fallback", "AR PL UMing CN", "AR PL UKai CN", "Microsoft YaHei",
     "SimHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC", "Noto Sans CJK JP", "Noto Serif CJK SC",
 )
-
-
-def missing(value: Any) -> bool:
-    """None or NaN: a figure the results do not have."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 # --- fonts ----------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.inputs.layout import project_path
+from harness.studies.document import Document
 from harness.conformance.real_ablation import (
     OUT_FOLDER,
     RESULTS,
@@ -16,22 +17,18 @@ from harness.conformance.real_ablation import (
 )
 
 
-def write_outputs(reports: Path) -> list[Path]:
-    """reports/real-ablation/: the real runs as an ablation, and the comparison (module docstring)."""
-    if set(RESULTS.get("real", {})) != set(ROUNDS):
+def write_outputs(reports: Path, document: Document | None) -> list[Path]:
+    """reports/real-ablation/: the real runs as an ablation (`document`: their ablation's Document, which the
+    caller's study layer computed; None after a partial run), and the comparison (module docstring)."""
+    if document is None or set(RESULTS.get("real", {})) != set(ROUNDS):
         return []  # a partial run: nothing is written
-    from harness.reporting.markdown import (
-        load_seed_scores,
-        our_cell,
-        seed_cell,
-        seed_passed,
-        write_ablation,
-    )
+    from harness.reporting.ablation import seed_passed, write_ablation
+    from harness.reporting.markdown import our_cell, seed_cell
 
     out = reports / OUT_FOLDER
-    seed = load_seed_scores(project_path("datasets/king78"))
+    seed = document.config["seed"]
     real, preset = RESULTS["real"], RESULTS["preset"]
-    write_ablation(real, out / f"openclaw-{VERSION}", seed)
+    write_ablation(document, out / f"openclaw-{VERSION}")
     committed_path = project_path("reports/ablation/ablation.json")
     committed = json.loads(committed_path.read_text(encoding="utf-8"))["rounds"] if committed_path.is_file() else {}
     lines = [

@@ -34,6 +34,7 @@ from typing import Any
 
 from harness.config import load_experiment, load_toml
 from harness.inputs.layout import project_path
+from harness.studies.document import Document
 from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
@@ -123,3 +124,19 @@ def paired_differences(spec: BenchmarkStudy, results: list[tuple[str, str | None
         columns = {slug: v.get(metric, {}) for slug, v in values.items()}
         family += column_pairs(columns, pairs=pairs, clusters=clusters or None, unit=unit, tags={"metric": metric})
     return comparison_rows(family, family=" (this table)")
+
+
+def benchmark_document(spec: dict[str, Any], results: list[tuple[str, str | None, RunResult]]) -> Document:
+    """The benchmark's Document: each run's label, preset, results file, config, data set, summary, timings
+    and mean latency, and (with [paired]) the paired differences between runs.  Its config is the spec."""
+    runs = []
+    for label, preset, result in results:
+        slug = run_slug(preset, label)
+        runs.append({"label": label, "preset": preset, "slug": slug, "results": f"{slug}/results.json",
+                     "config": result.config, "dataset": result.dataset, "summary": result.summary,
+                     "timings": result.timings, "latency_mean_ms": latency_mean_ms(result)})
+    doc = {"name": spec.name, "description": spec.description,
+           "environment": results[0][2].environment if results else {}, "runs": runs}
+    if spec.paired:
+        doc["paired"] = paired_differences(spec, results)
+    return Document("benchmark", doc, spec)

@@ -30,6 +30,7 @@ import pandas as pd
 from harness.config import Experiment, load_experiment, load_toml, merge
 from harness.errors import ConfigError
 from harness.inputs.layout import project_path
+from harness.studies.document import Document
 from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
@@ -215,3 +216,28 @@ def matrix_confounds(spec: MatrixStudy, cells: list[dict[str, Any]]) -> list[dic
                 out.append({"run": run, "value": cell["value"], "confounds": found})
     return out
 
+
+
+def matrix_document(spec: dict[str, Any], cells: list[tuple[str, str, RunResult]], metrics: list[str]) -> Document:
+    """The matrix's Document: every cell (run, value, config, summary, table row, per-query values of the
+    compared metrics and `per_query_columns`), the paired comparisons against the reference value per
+    compared metric (Holm over each metric's table) and the confounded arms.  Its config is the spec with
+    the metrics its tables show."""
+    first = cells[0][2]
+    compared = compared_metrics(spec, metrics)
+    # `per_query_columns`: per-query diagnostics kept in the JSON for later studies, not tested between values
+    kept = compared + [c for c in spec.per_query_columns if c not in compared]
+    doc = {"name": spec.name, "description": spec.description, "environment": first.environment,
+           "cells": [{"run": r, "value": v, "config": res.config, "summary": res.summary,
+                      "row": cell_row(r, v, res), "per_query": suite_values(res, kept),
+                      "clusters": res.clusters(), "unit": res.unit} for r, v, res in cells]}
+    doc["comparisons"] = {m: value_comparisons(spec, doc["cells"], m) for m in compared}
+    doc["confounds"] = matrix_confounds(spec, doc["cells"])  # arms that differ in more than the value says
+    return Document("matrix", doc, {**spec, "metrics": metrics})
+
+
+def redrawn_matrix_document(spec: dict[str, Any], body: dict[str, Any], metrics: list[str]) -> Document:
+    """The Document an earlier run wrote, for a redraw: its confounds found again from the spec as it is
+    now (`intended_confounds` may have been edited since)."""
+    return Document("matrix", body, {**spec, "metrics": metrics}).with_body(
+        confounds=matrix_confounds(spec, body["cells"]))

@@ -526,7 +526,7 @@ class Grid(_Model):
     def sizes(self) -> dict[str, int]:
         """The number of values of each dimension the file sets (fusion_params aside), in the model's order."""
         out = {}
-        for key in self.model_fields:
+        for key in type(self).model_fields:
             values = getattr(self, key)
             if key in self.model_fields_set and key != "fusion_params":
                 listed = key in ("fusion", "tokenizer")

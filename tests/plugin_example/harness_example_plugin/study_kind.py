@@ -1,7 +1,8 @@
 """An example study kind: one experiment with several presets, and each preset's suite pass rate.
 
-The whole kind is one spec (a pydantic model), one `cells`, one `analyse` and one `render`; the base
-class's `run` loads the file, runs the cells, writes NAME.json and calls `render`.  A file of it:
+The whole kind is one spec (a pydantic model), one `cells`, one `analyse` (-> a Document) and one
+`render(document, out_dir)`; the base class's `run` loads the file, runs the cells, writes NAME.json and
+calls `render`.  A file of it:
 
     kind = "preset-passes"
     name = "passes"
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.studies.document import Document
 from harness.study_kinds import StudyKind
 
 
@@ -46,12 +48,12 @@ class PresetPasses(StudyKind):
         return [StudyCell(p, load_experiment(project_path(spec.experiment), preset=p, **spec.overrides), (p,))
                 for p in ([preset] if preset else spec.presets)]
 
-    def analyse(self, spec: PresetPassesSpec, cells: Any, results: Any) -> dict[str, Any]:
+    def analyse(self, spec: PresetPassesSpec, cells: Any, results: Any) -> Document:
         rows = [{"preset": cell.label, "queries": r.summary["suite"]["queries"], "passed": r.summary["suite"]["passed"]}
                 for cell, r in zip(cells, results)]
-        return {"name": spec.name, "experiment": spec.experiment, "rows": rows}
+        return Document(self.name, {"name": spec.name, "experiment": spec.experiment, "rows": rows}, spec.model_dump())
 
-    def render(self, spec: PresetPassesSpec, document: dict[str, Any], out_dir: Path) -> Path:
+    def render(self, document: Any, out_dir: Path) -> Path:
         lines = [f"# {document['name']}\n", "| preset | passed |", "|---|---|"]
         lines += [f"| {row['preset']} | {row['passed']}/{row['queries']} |" for row in document["rows"]]
         page = out_dir / f"{document['name']}.md"
