@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.config import load_experiment
 from harness.inputs.query_files import QuerySpec
-from harness.inputs.workspace import discover_files, resolve_targets
+from harness.inputs.workspace_files import discover_files
+from harness.inputs.workspace_targets import resolve_targets
 from harness.run_folders import published
 from harness.text_files import MAX_DEPTH
 from tests.test_newcomer_failures import FILES as MEMORY  # noqa: F401  (the workspace of those tests)

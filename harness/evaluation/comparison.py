@@ -179,12 +179,3 @@ def column_pairs(columns: Mapping[str, Mapping[str, float]], *, baseline: str | 
         out.append(Pair(a, b, [columns[a][q] for q in common], [columns[b][q] for q in common], labels, unit,
                         dict(tags or {})))
     return out
-
-
-def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: str | None = None,
-                       pairs: Sequence[tuple[str, str]] | None = None, clusters: Mapping[str, Hashable] | None = None,
-                       unit: str = "query", family: str = "", **options) -> list[Comparison]:
-    """A table's comparisons in one call: column_pairs, then compare_family (Holm over the table)."""
-    return compare_family(column_pairs(columns, baseline=baseline, pairs=pairs, clusters=clusters, unit=unit),
-                          family=family, **options)
-

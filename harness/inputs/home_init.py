@@ -40,7 +40,7 @@ from harness.inputs.session_mining import (
     Mining,
     mine,
 )
-from harness.inputs.workspace import AGENT_DB_ROOT_FILES, MEMORY_FILES, discover_files
+from harness.inputs.workspace_files import AGENT_DB_ROOT_FILES, MEMORY_FILES, discover_files
 from harness.inputs.workspace_init import toml_value, write_keeping
 from harness.toml_files import list_presets
 

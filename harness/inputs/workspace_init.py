@@ -12,13 +12,8 @@ from typing import Any, NamedTuple
 from harness.errors import DataError, OutputExistsError
 from harness.inputs.openclaw_config import find_openclaw_config, read_openclaw_config
 from harness.inputs.query_files import load_query_specs
-from harness.inputs.workspace import (
-    Discovery,
-    discover_files,
-    readable_texts,
-    resolve_targets,
-    target_warnings,
-)
+from harness.inputs.workspace_files import Discovery, discover_files, readable_texts
+from harness.inputs.workspace_targets import resolve_targets, target_warnings
 from harness.stages.chunkers import split_lines
 from harness.toml_files import preset_path
 
