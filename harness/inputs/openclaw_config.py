@@ -48,6 +48,7 @@ from harness.inputs.openclaw_env import (
     refuse_missing,
     substitute,
 )
+from harness.inputs.openclaw_releases import BLOCK_RELEASES, layout_for
 from harness.inputs.openclaw_snippets import (  # noqa: F401  (re-exported: the snippet's importers read it here)
     TOKENIZER_NAMES,
     openclaw_snippet,
@@ -157,8 +158,6 @@ class OpenClawSettings:
     def release_notes(self, preset: str | None) -> list[str]:
         """What the release `preset` models would make of these settings: a block it does not read, and
         keys it has no place for (both are evaluated as written all the same)."""
-        from harness.inputs.openclaw_releases import BLOCK_RELEASES, layout_for
-
         layout = layout_for(preset)
         if layout is None:
             return []

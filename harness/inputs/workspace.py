@@ -35,7 +35,7 @@ from harness.inputs.layout import (
     project_path,
 )
 from harness.inputs.openclaw_config import OpenClawSettings, parse_extra_path, read_openclaw_config
-from harness.inputs.query_files import QuerySpec, load_query_specs
+from harness.inputs.query_files import JUDGMENT_SOURCES, QuerySpec, load_query_specs
 from harness.inputs.workspace_files import (
     MEMORY_DIR,
     MEMORY_DIR_PATTERN,
@@ -106,8 +106,6 @@ class WorkspaceDataset:
     @field_validator("judgments")
     @classmethod
     def _judgment_source(cls, value: str) -> str:
-        from harness.inputs.query_files import JUDGMENT_SOURCES
-
         if value not in JUDGMENT_SOURCES:
             raise ValueError(f"must be one of {', '.join(JUDGMENT_SOURCES)}")
         return value
@@ -223,6 +221,7 @@ class WorkspaceDataset:
         `asked`: {query id: asked} of the questions evaluated on today's files; a question that is not (its
         judgments no longer hold today) but carries its time is searched as of then when its files then are
         not today's and its judgments hold on them."""
+        # local: reading git history is for a run replayed as asked, not every workspace run's start-up
         from harness.inputs.file_history import as_datetime, files_as_asked
 
         discovery = self.discovery()

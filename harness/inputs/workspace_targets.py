@@ -6,6 +6,7 @@ import difflib
 from typing import Sequence
 
 from harness.errors import DataError
+from harness.inputs.anchors import reanchor
 from harness.inputs.layout import Query, Span
 from harness.inputs.query_files import QuerySpec
 from harness.inputs.workspace_files import Discovery
@@ -131,7 +132,6 @@ def _judged_query(spec: QuerySpec, texts: dict[str, str], judgments: str,
         if j.anchor is not None and j.path in texts:
             from dataclasses import replace
 
-            from harness.inputs.anchors import reanchor
 
             moved = reanchor(texts[j.path], j.start, j.end, j.anchor)
             if moved is None:
