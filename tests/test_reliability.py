@@ -141,6 +141,7 @@ def test_yaml_aliases_are_refused_before_they_expand(ws, tmp_path):
     refused(["run", experiment(tmp_path, ws), "--out", tmp_path / "out"], "queries.yaml", "alias")
 
 
+@pytest.mark.slow  # a file at the size limit, timed
 def test_a_large_openclaw_json_is_read_in_time_or_refused_by_size(ws, tmp_path):
     agents = [{"id": f"agent{i}", "name": "x" * 200} for i in range(50_000)]  # ~12 MB of plain JSON
     (ws / "openclaw.json").write_text(json.dumps({"agents": {"list": agents}}), encoding="utf-8")

@@ -200,6 +200,7 @@ OPENCLAW_GRID = {"vector_weight": [0.5, 0.7], "fusion": ["weighted"], "tokenizer
                  "candidate_multiplier": [2, 4], "chunk_tokens": [200, 400]}
 
 
+@pytest.mark.slow  # every OpenClaw setting swept
 def test_every_openclaw_setting_is_swept_and_the_fast_path_equals_the_stages(monkeypatch, private_leg_cache):
     """openclaw-2026.08 on round 3: temporal decay, MMR, maxResults, candidateMultiplier and the chunking
     budget (the index rebuilt per value) in the grid; the fast path with post-processing gives the
