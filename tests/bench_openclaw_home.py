@@ -28,8 +28,8 @@ def test_bench_mining_streams_the_sessions(benchmark, generated):
 
 
 def test_bench_page_answers_a_50_chunk_pool(benchmark, tmp_path):
-    from harness.studies.judge.page import JudgePage
-    from harness.studies.judge.store import LabelStore
+    from harness.judging.page import JudgePage
+    from harness.judging.store import LabelStore
 
     pool = speed.pool_of(50, example=EXAMPLE)
     with JudgePage(pool, LabelStore(tmp_path / "labels.sqlite")) as page:

@@ -50,7 +50,8 @@ def test_retrieval_per_query_without_embedding(benchmark, warm_embedder, round_n
 
 def test_sweep_1000_settings_warm(benchmark, warm_embedder):
     """1,008 settings (21 weights x 3 fusions x 4 tokenizers x 4 minScores) on king78 round 3."""
-    from harness.studies.sweep import load_grid, run_sweep
+    from harness.studies.sweep import run_sweep
+    from harness.studies.sweep_grid import load_grid
 
     config = load_experiment(ROOT / "experiments/round3.toml")
     grid = load_grid(ROOT / "experiments/sweep.toml")

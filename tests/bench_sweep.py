@@ -27,7 +27,8 @@ from harness.evaluation.judgments import chunk_qrels
 from harness.evaluation.metrics import Evaluator, query_outcome, strict_run
 from harness.pipeline import build_stages, fuse, index_layout, load_dataset, search_legs
 from harness.stages.fusion import FUSIONS
-from harness.studies.sweep import cv_options, load_grid, run_sweep
+from harness.studies.sweep import cv_options, run_sweep
+from harness.studies.sweep_grid import load_grid
 from tests.conftest import ROOT
 
 WEIGHTS = [round(0.1 * i, 10) for i in range(11)]  # ranx.optimize_fusion's grid for two runs at step 0.1

@@ -719,7 +719,7 @@ def from_schema(schema: dict[str, Any], root: dict[str, Any] | None = None, dept
 
 def fuzz_study_toml(folder: Path) -> Callable[..., None]:
     from harness.studies.plan import plan
-    from harness.studies.spec import study_schema
+    from harness.studies.spec import study_kind, study_schema
 
     kinds = ["experiment", "matrix", "grid"]
     strategies = {k: from_schema(study_schema(k)) for k in kinds}
@@ -738,7 +738,7 @@ def fuzz_study_toml(folder: Path) -> Callable[..., None]:
         try:
             path = work / "study.toml"
             path.write_text(toml_text(doc), encoding="utf-8", errors="surrogatepass")
-            experiment = REPOSITORY / "experiments" / "round2.toml" if kind == "grid" else None
+            experiment = REPOSITORY / "experiments" / "round2.toml" if study_kind(kind).takes_experiment else None
             os.environ["HARNESS_CONFIRM_ABOVE"] = "50"
             try:
                 check("study TOML (from `harness schema`)", lambda: plan(path, experiment=experiment), files=(path,))
@@ -753,7 +753,7 @@ def fuzz_study_toml(folder: Path) -> Callable[..., None]:
 # --- the gate's inputs -------------------------------------------------------------------------------------------------
 
 def fuzz_gate(folder: Path) -> Callable[..., None]:
-    from harness.studies.gate import run_gate
+    from harness.gate.run import run_gate
 
     base = json.loads(RESULTS.read_text(encoding="utf-8"))
     where = [p for p in paths_of({k: base[k] for k in ("summary", "queries", "config", "dataset")}) if p]

@@ -7,9 +7,9 @@ fraction of a second):
 * no import cycle among harness modules, counting imports inside functions (a function-local import
   hides a cycle from the interpreter, not from the design) and imports of a parent package;
 * no private name (`_name`) imported from another harness module: what another module needs is public;
-* no report writer in harness/studies/: a study computes, harness/reporting/ writes its documents
-  (JSON, Markdown, PNG).  The files a study writes that are not reports are listed in WRITES_ALLOWED,
-  each with the reason.
+* no report writer in the rooms that compute (harness/studies/, conformance/, gate/, judging/, systems/): they
+  compute, harness/reporting/ writes their documents (JSON, Markdown, PNG).  The files they write that are not
+  reports are listed in WRITES_ALLOWED, each with the reason.
 
 Each checker is a plain function of a package folder (the floors: import-linter), and each has a test that
 plants a violation in a package made under tmp_path and sees it reported.
@@ -28,32 +28,35 @@ from importlinter.cli import lint_imports
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "harness"
 
-# (file under harness/studies, enclosing function or class.method) -> why the file it writes is not a report
+# the rooms that compute and leave writing a report to harness/reporting/
+COMPUTING_ROOMS = ("studies", "conformance", "gate", "judging", "systems")
+# (file under harness/, enclosing function or class.method) -> why the file it writes is not a report
 WRITES_ALLOWED = {
-    ("sweep_scoring.py", "_write_legs"): "the cache of searched sweep legs (~/.cache/harness), not a report",
-    ("conformance/base.py", "RealRuns.get"): "the cache of the real systems' runs, one per input",
-    ("conformance/real.py", "_write_queries"): "the query file handed to the real QMD/OpenClaw process",
-    ("conformance/real.py", "render_cmrc_sample"): "a workspace rendered for the real systems to index",
-    ("conformance/real.py", "run_study"): "the real systems' raw driver documents, read back by conformance.summary",
-    ("conformance/real.py", "_main"): "the driver's answer printed on stdout (json.dump to sys.stdout), no file",
-    ("scale/process.py", "reset_peak_rss"): "writes /proc/self/clear_refs (resets the kernel's peak-memory mark)",
-    ("openclaw_agent.py", "OpenClawHome.write_config"): "openclaw.json of a home made for the real agent",
-    ("openclaw_agent.py", "OpenClawHome._reset_main_session"): "the session store the real agent reads",
-    ("openclaw_agent.py", "publish"): "the example installation (a data set under datasets/), not a report",
+    ("studies/sweep_scoring.py", "_write_legs"): "the cache of searched sweep legs (~/.cache/harness), not a report",
+    ("conformance/base.py", "RealRuns.keep"): "the cache of the real systems' runs, one per input",
+    ("systems/real.py", "_write_queries"): "the query file handed to the real QMD/OpenClaw process",
+    ("systems/real.py", "render_cmrc_sample"): "a workspace rendered for the real systems to index",
+    ("systems/real.py", "run_study"): "the real systems' raw driver documents, read back by conformance.summary",
+    ("systems/real.py", "_main"): "the driver's answer printed on stdout (json.dump to sys.stdout), no file",
+    ("studies/scale/process.py", "reset_peak_rss"): "writes /proc/self/clear_refs (resets the kernel's peak-memory mark)",
+    ("systems/openclaw_agent.py", "OpenClawHome.write_config"): "openclaw.json of a home made for the real agent",
+    ("systems/openclaw_agent.py", "OpenClawHome._reset_main_session"): "the session store the real agent reads",
+    ("systems/openclaw_agent.py", "publish"): "the example installation (a data set under datasets/), not a report",
     ("conformance/lancedb_pro.py", "install_dependencies"): "the plugin's npm install in the conformance cache",
     ("conformance/lancedb_pro.py", "plugin_run"): "the cache of the plugin's runs and the memory and query files it reads",
-    ("conformance/real_home.py", "cached_home"): "the cache of the homes the real release wrote, one per input",
-    ("conformance/real_home.py", "write_home"): "the workspace and openclaw.json of a home the real release writes",
-    ("conformance/real_home.py", "point_provider"): "openclaw.json of a working copy of such a home (its provider)",
-    ("conformance/real_home.py", "changed_model"): "openclaw.json of a working copy (the variation's model)",
-    ("conformance/real_home.py", "edited_after_judged"): "MEMORY.md of a working copy (the variation's edit)",
-    ("conformance/real_home.py", "edited_run_as_asked"): "MEMORY.md of a working copy (the variation's edit)",
-    ("conformance/real_home.py", "jsonl_beside_database"): "a transcript in a working copy (the variation's JSONL)",
-    ("openclaw_home_speed.py", "generate_sessions"): "synthetic session files, the input the speed study mines",
-    ("openclaw_home_report.py", "validate_snippet"): "a temporary openclaw.json for the real CLI to validate",
-    ("judge/pool.py", "Pool.save"): "the judge page's pool, the state the user's labels refer to",
-    ("judge/export.py", "export"): "the user's labels as qrels, the input of later judged runs",
-    ("npm_releases.py", "_write_cache"): "the cache of the npm registry's list of OpenClaw releases",
+    ("conformance/real_home/home.py", "cached_home"): "the cache of the homes the real release wrote, one per input",
+    ("conformance/real_home/home.py", "write_home"): "the workspace and openclaw.json of a home the real release writes",
+    ("conformance/real_home/home.py", "point_provider"): "openclaw.json of a working copy of such a home (its provider)",
+    ("conformance/real_home/variations.py", "changed_model"): "openclaw.json of a working copy (the variation's model)",
+    ("conformance/real_home/variations.py", "edited_after_judged"): "MEMORY.md of a working copy (the variation's edit)",
+    ("conformance/real_home/variations.py", "edited_run_as_asked"): "MEMORY.md of a working copy (the variation's edit)",
+    ("conformance/real_home/variations.py", "jsonl_beside_database"): "a transcript in a working copy (the variation's JSONL)",
+    ("conformance/upgrade.py", "run_upgrade"): "openclaw.json of the homes the real releases write and upgrade",
+    ("studies/openclaw_home_speed.py", "generate_sessions"): "synthetic session files, the input the speed study mines",
+    ("studies/openclaw_home_report.py", "validate_snippet"): "a temporary openclaw.json for the real CLI to validate",
+    ("judging/pool.py", "Pool.save"): "the judge page's pool, the state the user's labels refer to",
+    ("judging/export.py", "export"): "the user's labels as qrels, the input of later judged runs",
+    ("systems/npm_releases.py", "_write_cache"): "the cache of the npm registry's list of OpenClaw releases",
 }
 
 
@@ -248,11 +251,12 @@ def _calls_by_scope(tree: ast.AST) -> Iterator[tuple[str, ast.Call]]:
     yield from visit(tree, "<module>", None)
 
 
-def report_writers(studies: Path, allowed: dict[tuple[str, str], str]) -> list[str]:
-    """Every call under `studies` that writes a file, outside the allowed (file, function) places."""
+def report_writers(package: Path, room: str, allowed: dict[tuple[str, str], str]) -> list[str]:
+    """Every call under the package's folder `room` that writes a file, outside the allowed (file under the
+    package, function) places."""
     found = []
-    for path in sorted(studies.rglob("*.py")):
-        relative = path.relative_to(studies).as_posix()
+    for path in sorted((package / room).rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
         for scope, call in _calls_by_scope(parsed(path)):
             what = _writes(call)
             if what and (relative, scope) not in allowed:
@@ -271,8 +275,8 @@ def test_no_private_name_is_imported_from_another_module():
     assert private_imports(PACKAGE) == []
 
 
-def test_studies_write_no_report():
-    assert report_writers(PACKAGE / "studies", WRITES_ALLOWED) == []
+def test_computing_rooms_write_no_report():
+    assert [f for room in COMPUTING_ROOMS for f in report_writers(PACKAGE, room, WRITES_ALLOWED)] == []
 
 
 def test_no_import_reaches_up_a_floor():
@@ -284,8 +288,8 @@ def test_no_import_reaches_up_a_floor():
 
 def test_every_allowed_write_is_still_there():
     """An allowance whose write moved or went away is removed, so that the list says what is true."""
-    written = {(path.relative_to(PACKAGE / "studies").as_posix(), scope)
-               for path in (PACKAGE / "studies").rglob("*.py")
+    written = {(path.relative_to(PACKAGE).as_posix(), scope)
+               for room in COMPUTING_ROOMS for path in (PACKAGE / room).rglob("*.py")
                for scope, call in _calls_by_scope(parsed(path))
                if _writes(call)}
     assert sorted(set(WRITES_ALLOWED) - written) == []
@@ -392,8 +396,10 @@ def test_a_report_written_in_studies_is_found_and_an_allowed_write_is_not(tmp_pa
             with open(path, encoding="utf-8") as fh:
                 return json.load(fh), path.read_text()
         """})
-    found = report_writers(root / "studies", {("study.py", "Cache.put"): "a cache"})
-    assert found == ["study.py:5 in write_report: .write_text()", "study.py:6 in write_report: open(mode 'w')",
-                     "study.py:7 in write_report: json.dump()", "study.py:8 in write_report: .savefig()",
-                     "study.py:9 in write_report: open(mode 'a')"]
-    assert "Cache.put" in " ".join(report_writers(root / "studies", {}))
+    found = report_writers(root, "studies", {("studies/study.py", "Cache.put"): "a cache"})
+    assert found == ["studies/study.py:5 in write_report: .write_text()",
+                     "studies/study.py:6 in write_report: open(mode 'w')",
+                     "studies/study.py:7 in write_report: json.dump()",
+                     "studies/study.py:8 in write_report: .savefig()",
+                     "studies/study.py:9 in write_report: open(mode 'a')"]
+    assert "Cache.put" in " ".join(report_writers(root, "studies", {}))

@@ -15,6 +15,7 @@ from harness.reporting.benchmark import (
     write_benchmark,
 )
 from harness.studies.benchmark import load_benchmark, run_benchmark
+from harness.studies.spec.models import PairedTable
 
 from .conftest import ROOT
 from .test_locomo import TINY
@@ -140,7 +141,7 @@ def test_paired_differences_per_label_with_holm_over_the_table(tiny_spec, monkey
     Holm-corrected over every row, and a pair naming an unknown run is refused when the spec is read."""
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     spec, out = tiny_spec
-    spec = {**spec, "paired": {"metrics": ["recall_any@1", "mrr@2"]}}
+    spec = spec.model_copy(update={"paired": PairedTable(metrics=["recall_any@1", "mrr@2"])})
     results = run_benchmark(spec, presets=["openclaw-2026.08", "openclaw-2026.02"], progress=False)
     doc = write_benchmark(spec, results, out)
     pairs = [(r["metric"], r["a"], r["b"]) for r in doc["paired"]]
@@ -150,7 +151,7 @@ def test_paired_differences_per_label_with_holm_over_the_table(tiny_spec, monkey
     report = benchmark_markdown(spec, doc)
     assert "## Paired differences" in report and "| recall_any@1 | openclaw-2026.02 · turns |" in report
     bad = tmp_path / "bad.toml"
-    bad.write_text(Path(spec["source"]).read_text(encoding="utf-8")
+    bad.write_text(Path(spec.source).read_text(encoding="utf-8")
                    + '\n[paired]\nmetrics = ["mrr@2"]\npairs = [["openclaw-2026.08-turns", "nope"]]\n',
                    encoding="utf-8")
     with pytest.raises(ConfigError, match=r"paired.pairs\[0\].*openclaw-2026.08-turns"):
@@ -161,22 +162,22 @@ def test_a_run_with_its_own_presets_runs_only_those(tiny_spec, monkeypatch, tmp_
     """A run's `presets` replaces the spec's for that run only; --preset (presets=) replaces both."""
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     spec, _ = tiny_spec
-    runs = [spec["runs"][0], {**spec["runs"][1], "presets": ["openclaw-2026.02"]}]
-    spec = {**spec, "presets": ["openclaw-2026.08", "openclaw-2026.02"], "runs": runs}
+    runs = [spec.runs[0], spec.runs[1].model_copy(update={"presets": ["openclaw-2026.02"]})]
+    spec = spec.model_copy(update={"presets": ["openclaw-2026.08", "openclaw-2026.02"], "runs": runs})
     planned = [(label, preset) for label, preset, _ in run_benchmark(spec, progress=False)]
     assert planned == [("turns", "openclaw-2026.08"), ("turns", "openclaw-2026.02"),
                        ("sessions", "openclaw-2026.02")]  # preset by preset; sessions only under its own
     forced = run_benchmark(spec, presets=["openclaw-2026.08"], progress=False)
     assert [(label, preset) for label, preset, _ in forced] == [("turns", "openclaw-2026.08"),
                                                                ("sessions", "openclaw-2026.08")]
-    assert load_benchmark(ROOT / "experiments/benchmark-t2ranking.toml")["runs"][1]["presets"] == ["openclaw-2026.08"]
+    assert load_benchmark(ROOT / "experiments/benchmark-t2ranking.toml").runs[1].presets == ["openclaw-2026.08"]
 
 
 def test_the_locomo_benchmark_spec():
     spec = load_benchmark(ROOT / "experiments/benchmark-locomo.toml")
-    assert spec["presets"] == ["openclaw-2026.02", "openclaw-2026.08", "qmd", "lancedb-pro"] and [r["label"] for r in spec["runs"]] == ["turns", "sessions"]
-    columns = spec["comparison"]["columns"]
-    for published in spec["comparison"]["published"]:  # a peer's figures: sourced, explained, in the table's columns
+    assert spec.presets == ["openclaw-2026.02", "openclaw-2026.08", "qmd", "lancedb-pro"] and [r.label for r in spec.runs] == ["turns", "sessions"]
+    columns = spec.comparison["columns"]
+    for published in spec.comparison["published"]:  # a peer's figures: sourced, explained, in the table's columns
         assert published.get("url", "").startswith("https://") and published.get("setup") and published.get("difference")
         assert published["values"] and set(published["values"]) <= set(columns), published["label"]
         for column, value in published["values"].items():

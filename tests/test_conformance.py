@@ -1,4 +1,4 @@
-"""The conformance runner (harness/studies/conformance/runner.py) without the real systems: the skip when
+"""The conformance runner (harness/conformance/runner.py) without the real systems: the skip when
 npm is unreachable, the gate against the committed report, the cache of real runs, the report, and the
 OpenClaw module's comparisons on hand-made driver documents.  `make conformance` runs the real thing."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import types
 import pytest
 
 from harness.cli.conformance import run_conformance
-from harness.studies.conformance import base, openclaw, runner
-from harness.studies.conformance.base import Check, Difference, RealRuns
+from harness.conformance import base, openclaw, runner
+from harness.conformance.base import Check, Difference, RealRuns
 
 
 def _check(agreed, total=34, gated=True, what="FTS-only results: top-5 files", workspace="round3"):
@@ -139,7 +139,7 @@ def test_openclaw_lists_are_compared_file_by_file_and_explained(round3):
 
 
 def test_a_real_system_that_fails_writes_nothing(monkeypatch, tmp_path, capsys):
-    from harness.studies.conformance.real import DriverFailed
+    from harness.systems.real import DriverFailed
 
     monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
     module = types.ModuleType("failing_conformance")

@@ -15,12 +15,14 @@ from harness.stages.embedders import (
     OpenAICompatibleEmbedder,
     text_sha256,
 )
+from harness.conformance import hybrid, runner
 from harness.stages.embedders.http import HTTPEmbeddingError
-from harness.studies.conformance import hybrid, runner
-from harness.studies.conformance.embedding_front import (
+from harness.systems.embedding_front import (
+    PROVIDER_MODEL,
     EmbeddingFront,
     hashed_requests,
     model_id,
+    request_shape,
     resolve_role,
     summarise_requests,
 )
@@ -84,7 +86,7 @@ def test_the_harness_embedder_sends_what_it_is_told_and_fails_when_the_provider_
     unit = np.ones(384, dtype=np.float32) / np.sqrt(384)
     cache.put_many(model_id(), "passage", [(text_sha256(t), unit) for t in TEXTS])
     with EmbeddingFront(cache, die_after=1) as f:
-        table = hybrid.harness_embedder(hybrid.request_shape("2026.9.6"), f.base_url, batch_size=2)
+        table = hybrid.harness_embedder(request_shape("2026.9.6"), f.base_url, batch_size=2)
         emb = OpenAICompatibleEmbedder(**{k: v for k, v in table.items() if k != "name"}, max_retries=0)
         assert emb.embed(TEXTS[:2], "passage").shape == (2, 384)
         with pytest.raises(HTTPEmbeddingError):
@@ -93,12 +95,12 @@ def test_the_harness_embedder_sends_what_it_is_told_and_fails_when_the_provider_
 
 
 def test_request_shapes_follow_the_releases_options():
-    assert hybrid.request_shape("2026.2.22") == {"model": hybrid.PROVIDER_MODEL}
-    shape = hybrid.request_shape("2026.9.6")
+    assert request_shape("2026.2.22") == {"model": PROVIDER_MODEL}
+    shape = request_shape("2026.9.6")
     assert shape["query_input_type"] == "query" and shape["document_input_type"] == "passage"
     table = hybrid.harness_embedder(shape, "http://127.0.0.1:9/v1", 16)
     assert table["query_params"] == {"input_type": "query"} and table["passage_params"] == {"input_type": "passage"}
-    assert "query_params" not in hybrid.harness_embedder(hybrid.request_shape("2026.2.22"), "http://x/v1", 16)
+    assert "query_params" not in hybrid.harness_embedder(request_shape("2026.2.22"), "http://x/v1", 16)
 
 
 def _requests(texts, input_type=None, role="query"):
@@ -168,7 +170,7 @@ def test_lists_are_compared_stage_by_stage_and_the_first_differing_stage_named(r
 def test_the_conformance_page_quotes_the_committed_conformance_reports():
     """docs/findings/conformance.md (rendered from the committed reports by make docs) states the hybrid
     agreement per release as the conformance module's own summary counts it."""
-    from harness.studies.conformance.base import Check, Difference
+    from harness.conformance.base import Check, Difference
     from tests.conftest import ROOT
 
     page = " ".join((ROOT / "docs" / "findings" / "conformance.md").read_text(encoding="utf-8").split())
@@ -190,7 +192,7 @@ def test_the_conformance_page_quotes_the_committed_conformance_reports():
 
 
 def test_the_summary_puts_each_differing_result_down_to_its_first_differing_stage():
-    from harness.studies.conformance.base import Check, Difference
+    from harness.conformance.base import Check, Difference
 
     def check(stage, agreed, diffs, preset="openclaw-2026.09", gated=True):
         return Check(hybrid.NAME, preset, "openclaw 2026.9.6", hybrid.WHAT[stage], "round3", agreed, 34, gated,

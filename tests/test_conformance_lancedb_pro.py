@@ -1,4 +1,4 @@
-"""The lancedb-pro conformance module (harness/studies/conformance/lancedb_pro.py): its row logic on hand-made
+"""The lancedb-pro conformance module (harness/conformance/lancedb_pro.py): its row logic on hand-made
 driver documents, where the plugin's source is looked for, and (slow, optional) the real plugin on a small
 workspace when its source, bun and its dependencies are there."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 
 from harness.inputs.layout import Query
-from harness.studies.conformance import lancedb_pro as lp
-from harness.studies.conformance import runner
-from harness.studies.conformance.base import RealRuns
+from harness.conformance import lancedb_pro as lp
+from harness.conformance import runner
+from harness.conformance.base import RealRuns
 
 A, B, C, D = ("memory/a.md", 1, 5), ("memory/b.md", 1, 9), ("memory/c.md", 3, 8), ("memory/d.md", 1, 2)
 IDS = {A: "m00000", B: "m00001", C: "m00002", D: "m00003"}
@@ -65,26 +65,37 @@ def _by_what(checks):
 
 
 def test_identical_lists_agree_on_every_row():
-    checks = lp.list_checks(WS, _run(_ours()), _doc(VEC, KW, FUSED, RES), pool=24)
-    assert [(c.agreed, c.total) for c in checks] == [(1, 1)] * 5
-    assert not checks[-1].gated and all(c.gated for c in checks[:-1])  # the re-indexed BM25 leg: information
+    checks = lp.list_checks(WS, _run(_ours()), _doc(VEC, KW, FUSED, RES), pool=20)
+    assert [(c.agreed, c.total) for c in checks] == [(1, 1)] * 4
+    assert all(c.gated for c in checks)
 
 
 def test_a_substring_fallback_is_named_and_what_follows_is_put_down_to_it():
     fallback = [(C, 0.82), (D, 0.82)]
     checks = _by_what(lp.list_checks(WS, _run(_ours()), _doc(VEC, fallback, FUSED + [(D, 0.75)], RES, fallback=True),
-                                     pool=24))
+                                     pool=20))
     keyword = checks[lp.WHAT["keyword"]]
     assert keyword.agreed == 0 and keyword.differences[0].cause.startswith(lp.FALLBACK_CAUSE)
     assert checks[lp.WHAT["fused"]].differences[0].cause == "follows from the keyword list"
 
 
-def test_the_flat_search_is_named_when_the_rebuilt_index_agrees():
-    checks = _by_what(lp.list_checks(WS, _run(_ours()), _doc(VEC, [(C, 0.71)], FUSED, RES, indexed=KW), pool=24))
-    assert checks[lp.WHAT["keyword"]].differences[0].cause.startswith(lp.FLAT_CAUSE)
-    assert checks[lp.WHAT["keyword_indexed"]].agreed == 1
-    other = _by_what(lp.list_checks(WS, _run(_ours()), _doc(VEC, [(C, 0.71)], FUSED, RES), pool=24))
-    assert other[lp.WHAT["keyword"]].differences[0].cause.startswith(lp.BM25_CAUSE)
+def test_the_fallback_is_named_when_only_the_preset_ran_it():
+    run = _run(_ours(keyword=[(C, 0.8)]))
+    run.fallbacks["q1"] = True
+    checks = _by_what(lp.list_checks(WS, run, _doc(VEC, [(C, 0.71)], FUSED, RES), pool=20))
+    assert checks[lp.WHAT["keyword"]].differences[0].cause.startswith(lp.FALLBACK_CAUSE)
+
+
+def test_a_different_scan_is_named():
+    checks = _by_what(lp.list_checks(WS, _run(_ours()), _doc(VEC, [(C, 0.71)], FUSED, RES), pool=20))
+    assert checks[lp.WHAT["keyword"]].differences[0].cause.startswith(lp.SCAN_CAUSE)
+
+
+def test_the_rebuilt_index_row_is_gated_and_compares_the_keyword_leg():
+    check = lp.indexed_check(WS, _run(_ours()), _doc(VEC, [(C, 0.5)], FUSED, RES, indexed=KW))
+    assert (check.agreed, check.total) == (1, 1) and check.gated and check.preset == lp.INDEXED
+    other = lp.indexed_check(WS, _run(_ours()), _doc(VEC, KW, FUSED, RES, indexed=[(C, 0.71)]))
+    assert other.agreed == 0 and other.differences[0].cause.startswith(lp.INDEXED_CAUSE)
 
 
 def test_entries_only_the_presets_larger_pool_holds_are_the_pool_cause(monkeypatch):
@@ -96,26 +107,28 @@ def test_entries_only_the_presets_larger_pool_holds_are_the_pool_cause(monkeypat
     assert fused.agreed == 0 and fused.differences[0].cause.startswith(lp.POOL_CAUSE.format(n=3))
 
 
-def test_a_rerank_that_changed_nothing_is_named_on_the_results():
+def test_results_that_differ_after_an_agreeing_fusion_are_put_down_to_the_steps_after_it():
     checks = _by_what(lp.list_checks(WS, _run(_ours()), _doc(VEC, KW, FUSED, [(A, 0.75), (B, 0.6)], reranked=None),
-                                     pool=24))
+                                     pool=20))
     results = checks[lp.WHAT["results"]]
-    assert results.agreed == 0 and results.differences[0].cause.startswith(lp.RERANK_CAUSE)
+    assert results.agreed == 0 and results.differences[0].cause.startswith("a step after the fusion differs")
 
 
 def test_float32_distances_agree_and_are_listed():
-    checks = _by_what(lp.list_checks(WS, _run(_ours()), _doc([(A, 0.9 + 3e-6), (B, 0.8)], KW, FUSED, RES), pool=24))
+    checks = _by_what(lp.list_checks(WS, _run(_ours()), _doc([(A, 0.9 + 3e-6), (B, 0.8)], KW, FUSED, RES), pool=20))
     vector = checks[lp.WHAT["vector"]]
     assert vector.agreed == 1 and vector.ties[0].cause == lp.FLOAT32_CAUSE
-    far = _by_what(lp.list_checks(WS, _run(_ours()), _doc([(A, 0.9 + 3e-4), (B, 0.8)], KW, FUSED, RES), pool=24))
+    far = _by_what(lp.list_checks(WS, _run(_ours()), _doc([(A, 0.9 + 3e-4), (B, 0.8)], KW, FUSED, RES), pool=20))
     assert far[lp.WHAT["vector"]].agreed == 0
 
 
-def test_the_variant_rows_are_information_only():
-    checks = lp.list_checks(WS, _run(_ours()), _doc(VEC, KW, FUSED, RES), pool=20, gated=False, preset=lp.VARIANT,
-                            stages=("fused", "results"))
-    assert [c.what for c in checks] == [lp.WHAT["fused"], lp.WHAT["results"]]
-    assert not any(c.gated for c in checks) and all(c.preset == lp.VARIANT for c in checks)
+def test_the_preset_takes_the_plugins_pool_and_its_leg_can_be_indexed():
+    from harness.conformance.base import preset_config
+
+    search = preset_config(lp.PRESET)["search"]
+    assert search["candidates"] == lp.POOL  # the rows compare the legs on the plugin's pool
+    assert lp.indexed_statistics()["lexical"]["statistics"] == "index"
+    assert lp.indexed_statistics()["lexical"]["name"] == preset_config(lp.PRESET)["lexical"]["name"]
 
 
 def test_memories_stored_are_checked_by_their_text():
@@ -150,16 +163,9 @@ def test_without_a_source_the_rows_skip_with_one_line(tmp_path, monkeypatch):
 
 
 def test_the_module_is_registered_and_full_size_only():
-    assert "harness.studies.conformance.lancedb_pro" in runner.MODULES
+    assert "harness.conformance.lancedb_pro" in runner.MODULES
     assert lp.SIZE == "full"
     assert lp.WORKSPACES == ("round1", "round2", "round3", "round4")
-
-
-def test_the_variant_takes_out_the_two_named_deviations():
-    over = lp.without_named_deviations()
-    assert over["search"] == {"candidates": lp.POOL}
-    rerank = [p for p in over["postprocess"] if p["name"] == "cosine_rerank"]
-    assert rerank == [{"name": "cosine_rerank", "weight": 0.0}]
 
 
 @pytest.mark.slow
@@ -170,7 +176,7 @@ def test_the_real_plugin_on_a_small_workspace(tmp_path):
     if src is None:
         pytest.skip(why)
     if not lp.bun_path().is_file():
-        pytest.skip("bun is not in the conformance cache (run harness/studies/conformance/install.sh)")
+        pytest.skip("bun is not in the conformance cache (run harness/systems/install.sh)")
     if shutil.which("npm") is None:
         pytest.skip("npm is not on PATH")
     ws = runner.render_workspaces(tmp_path / "ws", ["round1"])[0]
@@ -193,8 +199,4 @@ def test_the_length_count_can_be_the_plugins_utf16_one():
     from harness.stages.postprocess.lancedb_pro import LengthNorm, text_length
 
     assert text_length("记忆🙂", "code_points") == 3 and text_length("记忆🙂", "utf16") == 4
-    assert LengthNorm().units == "code_points"  # the committed figures count code points
-    text = "字" * 498 + "🙂🙂🙂"  # 501 code points, 504 UTF-16 units
-    memories = [{"path": "memory/a.md", "start": 1, "end": 5, "text": text}]
-    assert lp.long_with_astral([("memory/a.md", 1, 5, 0.5, 0.5, 0.0)], memories)
-    assert not lp.long_with_astral([("memory/a.md", 1, 5, 0.5, 0.5, 0.0)], [{**memories[0], "text": "字" * 600}])
+    assert LengthNorm().units == "code_points"  # the stage's default; the lancedb-pro preset sets utf16

@@ -1,11 +1,12 @@
-"""The qmd preset's lexical leg against the real QMD (harness.studies.conformance.qmd): the comparison rules,
+"""The qmd preset's lexical leg against the real QMD (harness.conformance.qmd): the comparison rules,
 and, when QMD 2.8.3 is installed in the conformance cache (install.sh), a real run on king78 round 1."""
 from __future__ import annotations
 
 import pytest
 
-from harness.studies.conformance import qmd as conformance
-from harness.studies.conformance import real, spec_table
+from harness.conformance import qmd as conformance
+from harness.conformance import spec_table
+from harness.systems import real
 
 
 def test_identical_means_same_order_up_to_exact_ties_and_scores_within_tolerance():

@@ -4,9 +4,9 @@ between CPUs and thread counts) cannot flip a row between agree and differ; anyt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.studies.conformance import hybrid
-from harness.studies.conformance.base import Check
-from harness.studies.conformance.runner import gate
+from harness.conformance import hybrid
+from harness.conformance.base import Check
+from harness.conformance.runner import gate
 
 
 def row(name: str, score: float, text: float = 0.0) -> hybrid.Row:

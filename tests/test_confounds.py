@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.evaluation.confounds import allowed_confounds, config_confounds
-from harness.studies.gate import run_gate
+from harness.gate.run import run_gate
 from harness.studies.query_diff import diff_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,9 @@ def test_a_matrix_flags_values_that_differ_in_more_than_their_stage_unless_decla
     cells = [{"run": "r", "value": "a", "config": config},
              {"run": "r", "value": "b", "config": {**config, "tokenizer": {"name": "jieba"}}},
              {"run": "r", "value": "c", "config": {**config, "embedder": {"name": "use-multilingual-v3"}}}]
-    spec = {"values": [{"label": "a"}, {"label": "b"}, {"label": "c"}]}
+    from harness.studies.spec.models import MatrixStudy
+
+    spec = MatrixStudy(kind="matrix", name="m", values=[{"label": "a"}, {"label": "b"}, {"label": "c"}], runs=[])
     (flag,) = matrix_confounds(spec, cells)
     assert flag["value"] == "c" and set(flag["confounds"]) == {"embedder"}
-    assert matrix_confounds({**spec, "intended_confounds": ["embedder"]}, cells) == []
+    assert matrix_confounds(spec.model_copy(update={"intended_confounds": ["embedder"]}), cells) == []

@@ -34,11 +34,7 @@ from harness.stages.embedders import (
     text_sha256,
 )
 from harness.studies.ablation import run_ablation
-from harness.studies.distributed import (
-    run_ablation_on,
-    score_settings,
-    sweep_state,
-)
+from harness.studies.distributed import score_settings, sweep_state
 from harness.studies.embed import (
     embed_batch,
     embedding_work,
@@ -52,14 +48,17 @@ from harness.studies.executor import (
     partition,
 )
 from harness.studies.matrix import run_matrix
-from harness.studies.sweep import grid_settings, run_sweep, tokenizer_tables
+from harness.studies.spec.models import Grid, MatrixStudy
+from harness.studies.sweep import run_sweep
+from harness.studies.sweep_grid import grid_settings, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 
 HASH = {"embedder": {"name": "hash"}}
-SPEC = {"name": "mini", "values": [{"label": "unicode61", "tokenizer": {"name": "unicode61"}},
-                                   {"label": "jieba", "tokenizer": {"name": "jieba"}}],
-        "runs": [{"label": "r3", "experiment": "experiments/round3.toml", "overrides": HASH}]}
+SPEC = MatrixStudy.model_validate({
+    "kind": "matrix", "name": "mini", "values": [{"label": "unicode61", "tokenizer": {"name": "unicode61"}},
+                                                 {"label": "jieba", "tokenizer": {"name": "jieba"}}],
+    "runs": [{"label": "r3", "experiment": "experiments/round3.toml", "overrides": HASH}]})
 WEIGHTS, FUSION_NAMES, MIN_SCORES = [0.3, 0.7], ["weighted", "rrf"], [0.0, 0.35]
 
 
@@ -186,8 +185,8 @@ def test_matrix_on_the_local_executor_equals_run_matrix(tmp_path, monkeypatch):
 def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     finished = []
-    on_executor = run_ablation_on(LocalExecutor(), overrides=HASH, cache=EmbeddingCache(tmp_path / "other.sqlite"),
-                                  on_round=lambda r, result: finished.append(r))
+    on_executor = run_ablation(overrides=HASH, executor=LocalExecutor(), cache=EmbeddingCache(tmp_path / "other.sqlite"),
+                               on_round=lambda r, result: finished.append(r))
     assert finished == [1, 2, 3, 4]
     reference = run_ablation(overrides=HASH, progress=False)
     for r in (1, 2, 3, 4):
@@ -198,8 +197,8 @@ def test_ablation_on_the_local_executor_equals_run_ablation(tmp_path, monkeypatc
 def sweep_slice(round3, tmp_path_factory):
     """Legs searched once, the grid's settings, and their figures scored in this process."""
     cache = EmbeddingCache(tmp_path_factory.mktemp("sweep") / "cache.sqlite")
-    grid = {"vector_weight": WEIGHTS, "fusion": FUSION_NAMES, "tokenizer": [{"name": "unicode61"}, {"name": "jieba"}],
-            "min_score": MIN_SCORES}
+    grid = Grid(vector_weight=WEIGHTS, fusion=FUSION_NAMES, tokenizer=[{"name": "unicode61"}, {"name": "jieba"}],
+                min_score=MIN_SCORES)
     tables = tokenizer_tables(round3, grid)
     legs = search_sweep_legs(round3, tables, embedder=CachedEmbedder(HashEmbedder(), cache), progress=False,
                              leg_cache=False)
@@ -223,7 +222,7 @@ def test_sweep_slice_on_the_local_executor_equals_scoring_in_process(sweep_slice
 
 
 def test_sweep_on_an_executor_writes_the_same_sweep(round3, tmp_path):
-    grid = {"vector_weight": WEIGHTS, "fusion": FUSION_NAMES, "tokenizer": None, "min_score": MIN_SCORES}
+    grid = Grid(vector_weight=WEIGHTS, fusion=FUSION_NAMES, min_score=MIN_SCORES)
     embedder = CachedEmbedder(HashEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
     here = run_sweep(round3, grid, embedder=embedder, progress=False)
     there = run_sweep(round3, grid, embedder=embedder, progress=False, executor=LocalExecutor())

@@ -116,7 +116,7 @@ def test_offline_the_release_cannot_be_checked_and_it_says_so(monkeypatch, tmp_p
 
 
 def test_a_listed_release_passes_and_an_unlisted_one_refreshes_the_list(tmp_path):
-    from harness.studies.npm_releases import UnknownRelease, check_release, nearest
+    from harness.systems.npm_releases import UnknownRelease, check_release, nearest
 
     asked = []
 
@@ -160,7 +160,7 @@ def test_study_file_paths_are_read_from_the_files_folder(tmp_path, monkeypatch):
     assert Path(config.dataset.params["path"]) == study / "ws"
     dataset = load_dataset(config)
     assert "the study's own workspace" in "".join(dataset.texts().values())
-    assert Path(load_matrix(study / "matrix.toml")["runs"][0]["experiment"]) == study / "exp.toml"
+    assert Path(load_matrix(study / "matrix.toml").runs[0].experiment) == study / "exp.toml"
     # a path that is not beside the file is read as before: the working folder (here), then the shipped files
     (study / "exp.toml").write_text('preset = "openclaw-2026.02"\n[dataset]\nname = "workspace"\npath = "ws2"\nqueries = "ws2/queries.yaml"\n',
                                     encoding="utf-8")

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.reporting.markdown import write_ablation
 from harness.studies.ablation import run_ablation
-from harness.studies.gate import Rule, gate_files
+from harness.gate.run import Rule, gate_files
 from tests.conftest import ROOT
 from tests.test_gate_outputs import failing_names, validate_junit
 

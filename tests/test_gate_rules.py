@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.errors import ConfigError
-from harness.studies.gate import DEFAULT_RULES, Rule, gate_files, run_gate
-from harness.studies.gate_file import load_gate_file
+from harness.gate.run import DEFAULT_RULES, Rule, gate_files, run_gate
+from harness.gate.file import load_gate_file
 from tests.gate_docs import ablation, results, row, write
 
 SUITE = [f"T{i}" for i in range(1, 13)]

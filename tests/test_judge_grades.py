@@ -1,4 +1,4 @@
-"""`harness judge --import FILE` (harness.studies.judge.grades): a grades file applied to a pool, and what a wrong
+"""`harness judge --import FILE` (harness.judging.grades): a grades file applied to a pool, and what a wrong
 file says.  The pool here is made by hand (two queries, three chunks); the example installation's pool graded by
 the command is in tests/test_openclaw_home.py."""
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import DataError
-from harness.studies.judge.grades import apply_grades, grader_name, load_grades
-from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
-from harness.studies.judge.store import LabelStore
+from harness.judging.grades import apply_grades, grader_name, load_grades
+from harness.judging.pool import Pool, PoolItem, PoolQuery
+from harness.judging.store import LabelStore
 
 
 def pool() -> Pool:

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
-from harness.studies.judge.store import LabelStore
+from harness.judging.pool import Pool, PoolItem, PoolQuery
+from harness.judging.store import LabelStore
 
 runner = CliRunner()
 
@@ -48,7 +48,7 @@ def tiny(tmp_path: Path) -> Path:
 
 
 def _page(tmp_path: Path, **kw):
-    from harness.studies.judge.page import JudgePage
+    from harness.judging.page import JudgePage
 
     pool = Pool(["x"], 10, [], {"q1": PoolQuery("q1", "budget", "x", "tuning", [PoolItem("MEMORY.md", 1, 2, "budget")])})
     return JudgePage(pool, LabelStore(tmp_path / "labels.sqlite"), **kw)
@@ -75,7 +75,7 @@ def test_the_token_is_checked_before_any_body_is_read(tmp_path):
 
 
 def test_bodies_are_bounded_and_a_bad_one_is_an_answer_not_a_traceback(tmp_path, capfd):
-    from harness.studies.judge.page import MAX_BODY, TOKEN_HEADER
+    from harness.judging.page import MAX_BODY, TOKEN_HEADER
 
     with _page(tmp_path) as page:
         port = int(page.url.rsplit(":", 1)[1].strip("/"))
@@ -130,7 +130,7 @@ def test_a_port_in_use_or_out_of_range_is_one_line_exit_2(tmp_path, tiny):
 
 
 def test_a_second_session_on_the_same_folder_refuses_in_one_line(tiny):
-    from harness.studies.judge.lock import JudgeLock
+    from harness.judging.lock import JudgeLock
 
     with JudgeLock(tiny.parent / "judge", "ana") as lock:
         lock.note(url="http://127.0.0.1:1234/")
@@ -166,7 +166,7 @@ def _start(exp: Path, *args: str) -> tuple[subprocess.Popen, str]:
 
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
 def test_the_grades_are_exported_when_the_session_is_terminated_or_its_terminal_closes(tiny, sig):
-    from harness.studies.judge.page import TOKEN_HEADER
+    from harness.judging.page import TOKEN_HEADER
 
     proc, url = _start(tiny)
     try:

@@ -209,10 +209,11 @@ def test_a_scoped_run_at_session_granularity(tiny, tmp_cache):
 
 
 def test_the_sweep_refuses_a_scoped_data_set(tiny):
+    from harness.studies.spec.models import Grid
     from harness.studies.sweep import run_sweep
 
     with pytest.raises(ConfigError, match="one per scope"):
-        run_sweep(tiny_config(tiny), {"vector_weight": [0.5]}, progress=False)
+        run_sweep(tiny_config(tiny), Grid(vector_weight=[0.5]), progress=False)
 
 
 # --- the real file ------------------------------------------------------------------------------

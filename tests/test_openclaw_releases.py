@@ -1,4 +1,4 @@
-"""OpenClaw release by release (harness/studies/conformance/NOTES.md): the chunker's size estimates,
+"""OpenClaw release by release (harness/conformance/NOTES.md): the chunker's size estimates,
 long-line cuts and overlap carries, extractKeywords and the keyword fallback with its boosted score, the
 FTS-only fusion, 2026.8.1's result selection, importance and the presets built from them.  Expected values
 were computed with the real packages (2026.2.22, 2026.8.1, 2026.9.6) where the test says so."""

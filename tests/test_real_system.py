@@ -13,8 +13,8 @@ from harness.cli import app
 from harness.config import load_experiment
 from harness.errors import ConfigError
 from harness.studies import real_system
-from harness.studies.conformance import real
-from harness.studies.conformance.openclaw import preset_chunks
+from harness.systems import real
+from harness.conformance.openclaw import preset_chunks
 from harness.studies.real_system import RealSystemError
 from tests.conftest import ROOT
 
@@ -69,7 +69,7 @@ def test_each_embedder_becomes_the_provider_the_release_can_use():
 
 
 def _listed(folder, version):
-    """The npm registry's release list, cached in `folder` as harness.studies.npm_releases keeps it, with
+    """The npm registry's release list, cached in `folder` as harness.systems.npm_releases keeps it, with
     `version` in it: the release check passes and the install step is what runs."""
     import json
     import time
@@ -95,7 +95,7 @@ def test_install_errors_name_the_release_and_the_step(monkeypatch, tmp_path, cod
 def _stand_in_doc(layout, queries, *, fail=None):
     """A driver document as the FTS-only driver writes it, from the 2026.08 chunker's chunks: every query
     returns the first two chunks of the file of its first relevant record (or nothing)."""
-    from harness.studies.conformance.base import Workspace
+    from harness.conformance.base import Workspace
 
     ws = Workspace("round4", layout, list(queries), None)
     chunks = preset_chunks("openclaw-2026.08", ws)

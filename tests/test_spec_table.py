@@ -1,11 +1,11 @@
-"""The table of SPEC.md behaviours per preset (harness/studies/conformance/spec_table.toml): it holds,
+"""The table of SPEC.md behaviours per preset (harness/conformance/spec_table.toml): it holds,
 and it fails when a preset uses a stage whose behaviour is marked missing or hides a deviation."""
 from __future__ import annotations
 
 import shutil
 
 from harness.config import PRESETS_DIR
-from harness.studies.conformance import spec_table
+from harness.conformance import spec_table
 
 
 def test_the_committed_table_holds_for_the_committed_presets():

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 import harness.study as study
 from harness.cli import app
-from harness.studies.spec import kind_names, kind_of_file
+from harness.studies.spec import kind_names, kind_of_file, study_kind
 from harness.study import StudyRun
 from tests.conftest import ROOT
 
@@ -27,6 +27,7 @@ BY_KIND = {
     "expansion": ("run_expansion_file", "experiments/expansion.toml", ["expansion", "experiments/expansion.toml"]),
     "language-pairs": ("run_language_pairs_file", "experiments/paired-locomo-zh.toml",
                        ["language-pairs", "experiments/paired-locomo-zh.toml"]),
+    "scale": ("run_scale_file", "experiments/scale.toml", ["study", "experiments/scale.toml"]),  # no own command
 }
 
 
@@ -54,14 +55,15 @@ def test_the_command_and_harness_study_call_the_same_function(monkeypatch, tmp_p
     out = ["--out", str(tmp_path / "out")]
     by_command = runner.invoke(app, command + out)
     by_study = runner.invoke(app, ["study", path] + out
-                             + (["--experiment", "experiments/round3.toml"] if kind == "grid" else []))
+                             + (["--experiment", "experiments/round3.toml"] if study_kind(kind).takes_experiment
+                                else []))
     assert by_command.exit_code == 0 and by_study.exit_code == 0, by_command.output + by_study.output
     assert by_command.output == by_study.output == f"stand-in for {name}\n"
     assert len(calls) == 2
     (command_args, command_options), (study_args, study_options) = calls
     assert Path(command_args[0]) == Path(study_args[0])  # the same file (a grid's experiment for a sweep)
     assert Path(command_options["out"]) == Path(study_options["out"]) == tmp_path / "out"
-    if kind == "grid":
+    if study_kind(kind).takes_experiment:  # a grid: the file is the sweep's grid
         assert Path(command_options["grid"]) == Path(study_options["grid"]) == Path(path)
 
 

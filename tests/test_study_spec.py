@@ -24,7 +24,8 @@ from harness.studies.spec import (
 from tests.conftest import ROOT
 
 runner = CliRunner()
-BUILT_IN = ["experiment", "matrix", "benchmark", "abstention", "lossless", "expansion", "language-pairs", "grid"]
+BUILT_IN = ["experiment", "matrix", "benchmark", "abstention", "lossless", "expansion", "language-pairs", "grid",
+            "scale"]
 COMMANDS = {kind: study_kind(kind).command for kind in BUILT_IN}
 EXPERIMENT_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "experiments").glob("*.toml"))
 
@@ -38,7 +39,9 @@ def makefile_kinds() -> dict[str, str]:
         for grid in re.findall(r"--grid (experiments/[\w.-]+\.toml)", line):
             out[grid] = "grid"
         match = re.search(r"\$\(HARNESS\) ([\w-]+) (experiments/[\w.-]+\.toml)", line)
-        if match and match[1] in by_command:  # `harness sweep EXPERIMENT`: the sweep's experiment
+        if match and match[1] == "study":  # `harness study FILE`: the kind the file declares
+            out[match[2]] = tomllib.loads((ROOT / match[2]).read_text(encoding="utf-8"))["kind"]
+        elif match and match[1] in by_command:  # `harness sweep EXPERIMENT`: the sweep's experiment
             out[match[2]] = "experiment" if match[1] == "sweep" else by_command[match[1]]
     return out
 
@@ -59,16 +62,19 @@ def test_the_built_in_kinds_are_registered_first_in_their_order():
 def test_study_dry_run_resolves_every_file_to_its_declared_kind_and_cells(path):
     kind = tomllib.loads((ROOT / path).read_text(encoding="utf-8"))["kind"]  # every file declares it
     assert kind_of_file(ROOT / path) == kind
-    args = ["study", path, "--dry-run"] + (["--experiment", "experiments/round3.toml"] if kind == "grid" else [])
+    swept = "experiments/round3.toml" if study_kind(kind).takes_experiment else None  # a grid sweeps one
+    args = ["study", path, "--dry-run"] + (["--experiment", swept] if swept else [])
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    planned = plan(ROOT / path, experiment="experiments/round3.toml" if kind == "grid" else None)
+    planned = plan(ROOT / path, experiment=swept)
     head = result.output.splitlines()[0]
     assert head.startswith(f"{path}: {kind} (harness {COMMANDS[kind]}), {len(planned.cells)} cell")
     assert [line.strip() for line in result.output.splitlines()[1:1 + len(planned.cells)]] == \
         [cell.label for cell in planned.cells]
-    if kind != "language-pairs":  # it reads what other studies wrote and runs nothing itself
-        assert planned.cells and all(cell.config.experiment_file for cell in planned.cells)
+    assert all(cell.config.experiment_file for cell in planned.cells)
+    # a kind that runs no experiment (language-pairs reads what others wrote; scale times synthetic corpora)
+    # says what it does instead
+    assert planned.cells or planned.notes
 
 
 def test_matrix_cells_are_the_matrix_configurations():
@@ -77,7 +83,7 @@ def test_matrix_cells_are_the_matrix_configurations():
     spec = load_matrix(ROOT / "experiments/tokenizers.toml")
     cells = matrix_cells(spec)
     assert [(c.labels[0], c.labels[1], c.config) for c in cells] == matrix_configs(spec)
-    assert cells[0].label == f"{spec['runs'][0]['label']} / {spec['values'][0]['label']}"
+    assert cells[0].label == f"{spec.runs[0].label} / {spec.values[0].label}"
 
 
 def test_benchmark_cells_are_named_as_the_results_folders():
@@ -166,7 +172,7 @@ def test_a_declared_kind_wins_over_the_tables_and_is_accepted_by_the_loaders(tmp
     spec = tmp_path / "a.toml"  # no weight, no `without`: by its tables a benchmark
     spec.write_text('kind = "abstention"\nname = "a"\n[[runs]]\nlabel = "r"\nexperiment = "experiments/round4.toml"\n',
                     encoding="utf-8")
-    assert kind_of_file(spec) == "abstention" and load_abstention_spec(spec)["name"] == "a"
+    assert kind_of_file(spec) == "abstention" and load_abstention_spec(spec).name == "a"
     with pytest.raises(ConfigError, match='looks like a benchmark file: add kind = "benchmark"'):
         kind_of({"name": "a", "runs": [{"label": "r", "experiment": "e"}]})
     experiment = tmp_path / "e.toml"  # round 3 without its `kind` key: an experiment all the same

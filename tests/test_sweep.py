@@ -13,18 +13,14 @@ from harness.reporting.sweep import write_sweep
 from harness.stages.lexical import FTS5Index
 from harness.studies import sweep_scoring
 from harness.studies.experiment import run_experiment
-from harness.studies.sweep import (
-    grid_settings,
-    load_grid,
-    run_sweep,
-    tokenizer_tables,
-    weight_values,
-)
+from harness.studies.spec.models import Grid, weight_values
+from harness.studies.sweep import run_sweep
+from harness.studies.sweep_grid import grid_settings, load_grid, tokenizer_tables
 from harness.studies.sweep_scoring import score_grid, search_sweep_legs
 from tests.conftest import ROOT
 
-GRID = {"vector_weight": [0.3, 0.7, 1.0], "fusion": ["weighted", "rrf"],
-        "tokenizer": [{"name": "unicode61"}, {"name": "jieba"}], "min_score": [0.0, 0.35]}
+GRID = Grid(vector_weight=[0.3, 0.7, 1.0], fusion=["weighted", "rrf"],
+            tokenizer=[{"name": "unicode61"}, {"name": "jieba"}], min_score=[0.0, 0.35])
 HASH = {"embedder": {"name": "hash"}}
 
 
@@ -82,7 +78,7 @@ def test_a_setting_scores_exactly_like_the_full_pipeline(sweep, round3):
 
 def test_fast_scorer_and_pipeline_stages_give_the_same_arrays(monkeypatch, private_leg_cache):
     config = load_experiment(ROOT / "experiments/round3.toml", **HASH)
-    grid = {**GRID, "fusion": ["weighted", "rrf", "wsum"]}
+    grid = GRID.model_copy(update={"fusion": ["weighted", "rrf", "wsum"]})
     tables = tokenizer_tables(config, grid)
     legs = search_sweep_legs(config, tables, progress=False)
     settings = grid_settings(config, grid, list(tables))
@@ -192,12 +188,13 @@ def test_weight_values_and_grid_file():
     assert weight_values({"start": 0, "stop": 1, "step": 0.05})[-1] == 1.0
     assert len(weight_values({"start": 0, "stop": 1, "step": 0.05})) == 21
     grid = load_grid(ROOT / "experiments/sweep.toml")
-    assert grid["fusion"] == ["weighted", "wsum", "rrf"]
+    assert grid.fusion == ["weighted", "wsum", "rrf"]
+    assert load_grid(None).values("vector_weight") == {"start": 0.0, "stop": 1.0, "step": 0.05}  # the default
 
 
-OPENCLAW_GRID = {"vector_weight": [0.5, 0.7], "fusion": ["weighted"], "tokenizer": None, "min_score": [0.0, 0.35],
-                 "temporal_decay": ["off", 30, 90], "mmr": ["off", 0.5, 0.7], "max_results": [4, 6],
-                 "candidate_multiplier": [2, 4], "chunk_tokens": [200, 400]}
+OPENCLAW_GRID = Grid(vector_weight=[0.5, 0.7], fusion=["weighted"], min_score=[0.0, 0.35],
+                     temporal_decay=["off", 30, 90], mmr=["off", 0.5, 0.7], max_results=[4, 6],
+                     candidate_multiplier=[2, 4], chunk_tokens=[200, 400])
 
 
 @pytest.mark.slow  # every OpenClaw setting swept
@@ -224,7 +221,8 @@ def test_every_openclaw_setting_is_swept_and_the_fast_path_equals_the_stages(mon
     for k in (1, 6):
         assert np.array_equal(fast.hits[k], slow.hits[k]) and np.array_equal(fast.ndcg[k], slow.ndcg[k]), k
     monkeypatch.undo()
-    result = run_sweep(config, {**OPENCLAW_GRID, "chunk_tokens": None, "candidate_multiplier": None}, progress=False)
+    result = run_sweep(config, OPENCLAW_GRID.model_copy(update={"chunk_tokens": None, "candidate_multiplier": None}),
+                       progress=False)
     frame = result.settings
     row = frame.loc[result.default_index]
     assert (row["half_life_days"], row["mmr_lambda"], row["max_results"]) == (30.0, 0.7, 6)

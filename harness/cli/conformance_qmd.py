@@ -1,5 +1,5 @@
 """`python -m harness.cli.conformance_qmd`: the qmd preset's lexical leg against the real QMD, alone
-(harness.studies.conformance.qmd compares; this writes --json)."""
+(harness.conformance.qmd compares; this writes --json)."""
 from __future__ import annotations
 
 import argparse
@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.reporting.documents import write_document
-from harness.studies.conformance import qmd, real
+from harness.conformance import qmd
+from harness.systems import real
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The qmd preset's lexical leg against the real QMD (harness.studies.conformance.qmd)."""
+    """The qmd preset's lexical leg against the real QMD (harness.conformance.qmd)."""
     ap = argparse.ArgumentParser(prog="python -m harness.cli.conformance_qmd", description=qmd.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="keep the rendered workspaces here (default: a temporary folder)")

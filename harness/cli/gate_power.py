@@ -1,5 +1,5 @@
 """`python -m harness.cli.gate_power` (`make gate-power`): the gate's statistical rules on the same queries,
-false alarms and power in simulation (harness.studies.gate_power) -> reports/gate-power/."""
+false alarms and power in simulation (harness.gate.power) -> reports/gate-power/."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.reporting.documents import write_document
-from harness.studies.gate_power import DROP, REPS, RULES, SEED, measure
+from harness.gate.power import DROP, REPS, RULES, SEED, measure
 
 
 def markdown(doc: dict[str, Any]) -> str:
@@ -21,7 +21,7 @@ def markdown(doc: dict[str, Any]) -> str:
               "gate runs it on runs of the same queries (the paired one-sided sign-flip test); `interval, "
               "unpaired` is how it ran before (a one-sided two-sample permutation test, which ignores the "
               "pairing); `paired` is the two-sided sign-flip test failing when worse (an effective 2.5%). "
-              "How the worlds are drawn: harness/studies/gate_power.py.\n"),
+              "How the worlds are drawn: harness/gate/power.py.\n"),
              "| world | drop | mean observed drop | " + " | ".join(RULES) + " |",
              "|---|---|---|" + "---|" * len(RULES)]
     for w in doc["worlds"]:

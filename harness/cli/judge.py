@@ -1,4 +1,4 @@
-"""`harness judge`: pooled labelling of an experiment's queries (harness.studies.judge)."""
+"""`harness judge`: pooled labelling of an experiment's queries (harness.judging)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +17,7 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
           port: int = typer.Option(0, help="port of the page on 127.0.0.1 (default: any free one)"),
           page: bool = typer.Option(True, help="serve the labelling page (--no-page: pool and export only)"),
           import_: Optional[Path] = typer.Option(None, "--import", help="grade the pool from a grades file (YAML: "
-                                                 "{query text: {file: grade 0-3}}; harness.studies.judge.grades), "
+                                                 "{query text: {file: grade 0-3}}; harness.judging.grades), "
                                                  "then export without serving the page"),
           labeller: Optional[str] = typer.Option(None, help="who grades: stored with every grade (default: your "
                                                             "login name)"),
@@ -34,9 +34,9 @@ def judge(experiments: list[Path] = typer.Argument(..., help="experiment TOML(s)
                                                            "redact setting in \\[evaluation])")) -> None:
     """Pool the top-k chunks of several configurations per query and grade them 0-3 in a local page (or by an
     LLM); writes TREC qrels, a judged queries file and a judged experiment for run, sweep, gate and diff."""
-    from harness.studies.judge.lock import JudgeLock
-    from harness.studies.judge.page import check_port
-    from harness.studies.judge.run import judge_dir_of
+    from harness.judging.lock import JudgeLock
+    from harness.judging.page import check_port
+    from harness.judging.run import judge_dir_of
 
     check_port(port)
     who = labeller.strip() if labeller and labeller.strip() else _login()
@@ -60,11 +60,11 @@ def _judge(experiments: list[Path], pool: Optional[Path], port: int, page: bool,
            chat_model: Optional[str], chat_key_env: Optional[str], extend: Optional[Path], redact: Optional[bool],
            who: str, lock: Any) -> None:
     from harness.reporting.judge import write_judge_report
-    from harness.studies.judge.run import finish, prepare
+    from harness.judging.run import finish, prepare
 
     session = prepare(experiments, pool_file=pool, extend=extend, redact=redact, log=typer.echo)
     if import_ is not None:
-        from harness.studies.judge.grades import apply_grades
+        from harness.judging.grades import apply_grades
 
         counts = apply_grades(session.pool, session.store, import_)
         typer.echo(f"imported {import_}: {counts['graded']} chunks of {counts['queries']} queries graded; "
@@ -73,8 +73,8 @@ def _judge(experiments: list[Path], pool: Optional[Path], port: int, page: bool,
         page = False
     llm_doc = None
     if llm:
-        from harness.studies.judge.llm import build_chat, llm_judge
-        from harness.studies.judge.pool import load_pool_spec
+        from harness.judging.llm import build_chat, llm_judge
+        from harness.judging.pool import load_pool_spec
 
         table = load_pool_spec(pool or Path(experiments[0]).resolve().parent / "pool.toml").chat
         if chat_url or chat_model:
@@ -84,7 +84,7 @@ def _judge(experiments: list[Path], pool: Optional[Path], port: int, page: bool,
                      **({"api_key_env": chat_key_env} if chat_key_env else {})}
         llm_doc = llm_judge(session.pool, session.store, build_chat(table), log=typer.echo)
     if page:
-        from harness.studies.judge.page import JudgePage
+        from harness.judging.page import JudgePage
 
         server = JudgePage(session.pool, session.store, redact=session.redact, port=port, who=who)
         lock.note(url=server.url)

@@ -35,9 +35,10 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
     from harness.config import load_experiment
     from harness.inputs.home_init import init_openclaw_home
     from harness.studies.experiment import run_experiment
-    from harness.studies.judge.run import finish, prepare
-    from harness.studies.openclaw_agent import start_embedding_server
-    from harness.studies.sweep import load_grid, run_sweep
+    from harness.judging.run import finish, prepare
+    from harness.systems.openclaw_agent import start_embedding_server
+    from harness.studies.sweep import run_sweep
+    from harness.studies.sweep_grid import load_grid
 
     out.mkdir(parents=True, exist_ok=True)
     server, _, _ = start_embedding_server(port)
@@ -83,7 +84,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
             doc["judged_holdout_run"] = summary_figures(held.summary, k)
 
             config = load_experiment(judged_exp)
-            from harness.studies.sweep import default_grid
+            from harness.studies.sweep_grid import default_grid
 
             t0 = time.perf_counter()
             result = run_sweep(config, load_grid(default_grid(config)), progress=False,
@@ -115,7 +116,7 @@ def make_report(out: Path, *, home: Path = EXAMPLE, grades: Path = GRADES, port:
             }
             from harness.inputs.openclaw_config import snippet_block
             from harness.inputs.openclaw_releases import layout_for
-            from harness.studies.sweep import grid_tables
+            from harness.studies.sweep_grid import grid_tables
 
             chosen = result.cv.recommended if result.cv.recommended is not None else result.best_index
             tables = grid_tables(result.grid[chosen], config, result.tokenizer_tables)

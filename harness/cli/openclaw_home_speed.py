@@ -17,7 +17,7 @@ def main() -> int:
     import argparse
     import platform
 
-    from harness.studies.judge.page import HOST  # noqa: F401  (the page answers on loopback only)
+    from harness.judging.page import HOST  # noqa: F401  (the page answers on loopback only)
 
     parser = argparse.ArgumentParser(description=openclaw_home_speed.__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("reports/openclaw-home/speed.json"))

@@ -99,7 +99,7 @@ def gate(results: Path = typer.Argument(..., help="results.json, ablation.json o
                                                    "or METRIC:paired[=ALPHA] (repeatable; after the gate file's "
                                                    "rules); default: quality may not regress"),
          gate_file: Optional[Path] = typer.Option(None, "--gate-file", help="TOML file of \\[gate] settings and "
-                                                  "\\[\\[rule]] tables (see harness/studies/gate_file.py)"),
+                                                  "\\[\\[rule]] tables (see harness/gate/file.py)"),
          junit: Optional[Path] = typer.Option(None, help="write JUnit XML here: a test case per metric and per query"),
          markdown: Optional[Path] = typer.Option(None, help="write a Markdown summary here (it is also appended "
                                                  "to $GITHUB_STEP_SUMMARY when that is set)"),
@@ -109,7 +109,7 @@ def gate(results: Path = typer.Argument(..., help="results.json, ablation.json o
     """Regression gate: exit 1 and print the diff when a metric regressed beyond its rule or a query got
     worse beyond a near tie."""
     from harness.reporting.gate_report import write_junit, write_markdown
-    from harness.studies.gate import run_gate
+    from harness.gate.run import run_gate
 
     check_output(junit, folder=False, option="--junit")
     check_output(markdown, folder=False, option="--markdown")

@@ -10,7 +10,7 @@ from typing import Sequence
 from harness.reporting.scale import write_scale_report
 from harness.run_folders import default_output_dir
 from harness.studies.scale.corpus import DEFAULT_MEAN_CHARS
-from harness.studies.scale.run import DEFAULT_SIZES, QUICK_SIZES, run_scale
+from harness.studies.scale.run import DEFAULT_SIZES, QUICK_SIZES, headline_lines, run_scale
 
 
 def _summary() -> str:
@@ -43,10 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        tokenizers=split(args.tokenizers), lexical=split(args.lexical),
                        backend_budget_s=args.budget)
     write_scale_report(result, out)
-    h = result["headline"]
-    if "fastest_exact" in h:
-        print(f"fastest exact vector backend at {h['size']:,}: {h['fastest_exact']} "
-              f"{h['fastest_exact_p50_ms']:.2f} ms = {h['fastest_exact_ratio']:.2f}x the {h['stream_ms']:.2f} ms "
-              f"bandwidth time ({h['bandwidth_gbps']:.1f} GB/s)")
+    for line in headline_lines(result):
+        print(line)
     print(f"wrote {out}/scale.json, scale.md, scale.png")
     return 0

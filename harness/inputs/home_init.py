@@ -31,7 +31,7 @@ from harness.inputs.openclaw_config import agent_key, agent_roster, read_opencla
 from harness.inputs.openclaw_env import is_secret_ref, secret_env_name
 from harness.inputs.openclaw_home import Installation, locate, user_timezone
 from harness.inputs.openclaw_index import MemoryIndex
-from harness.inputs.openclaw_releases import version_tuple
+from harness.inputs.openclaw_releases import RELEASES, rules_of, version_tuple
 from harness.inputs.openclaw_sessions import ReadStats, read_sessions
 from harness.inputs.session_mining import (
     DEFAULT_TUNING_SHARE,
@@ -45,7 +45,6 @@ from harness.inputs.workspace_init import toml_value, write_keeping
 from harness.stages.embedders.openclaw_index import import_index_vectors
 from harness.toml_files import list_presets
 
-RELEASE_PRESETS = {"2026.2.22": "openclaw-2026.02", "2026.8.1": "openclaw-2026.08", "2026.9.6": "openclaw-2026.09"}
 FALLBACK_PRESET = "openclaw-2026.08"
 POOL_DEPTH = 10
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -54,10 +53,10 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def preset_for(release: str) -> str:
     """The preset that models the release whose format the index has (the newest known one before it)."""
     available = list_presets()
-    if release in RELEASE_PRESETS and RELEASE_PRESETS[release] in available:
-        return RELEASE_PRESETS[release]
-    older = [(version_tuple(r), p) for r, p in RELEASE_PRESETS.items()
-             if version_tuple(r) <= version_tuple(release) and p in available]
+    if release in RELEASES and RELEASES[release].preset in available:
+        return RELEASES[release].preset
+    older = [(version_tuple(r.version), r.preset) for r in RELEASES.values()
+             if version_tuple(r.version) <= version_tuple(release) and r.preset in available]
     return max(older)[1] if older else FALLBACK_PRESET
 
 
@@ -219,7 +218,7 @@ def root_files_for(inst: Installation, index: MemoryIndex | None) -> tuple[str, 
     database, or an index in its format), MEMORY.md and memory.md before."""
     release = index.release if index is not None else None
     newer = inst.agent_db is not None or inst.rule != "2026.2.22" or (
-        release is not None and version_tuple(release) >= version_tuple("2026.8.1"))
+        release is not None and rules_of(release).user_md)
     return AGENT_DB_ROOT_FILES if newer else MEMORY_FILES
 
 

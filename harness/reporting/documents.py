@@ -89,7 +89,7 @@ DOCUMENT_FORMS: dict[str, JsonForm] = {
     "openclaw-home-speed": JsonForm(ascii=True, newline=True),
     "judge": JsonForm(newline=True),  # harness judge: judge/judge.json
     "statistics": JsonForm(ascii=True, newline=True),  # the statistics' coverage check (studies/coverage.py)
-    "gate-power": JsonForm(newline=True),  # the gate rules on the same queries (studies/gate_power.py)
+    "gate-power": JsonForm(newline=True),  # the gate rules on the same queries (harness/gate/power.py)
     "drift": JsonForm(newline=True),  # the embedding across thread counts (studies/drift.py)
     "timings": JsonForm(ascii=True, newline=True),  # reports/timings/timings.json (harness.reporting.timings)
 }

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.studies.gate import Check, GateResult, QueryCase, summary_intervals
+from harness.gate.run import Check, GateResult, QueryCase, summary_intervals
 
 if TYPE_CHECKING:
     from harness.evaluation.statistics import Interval

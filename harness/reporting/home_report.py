@@ -87,7 +87,7 @@ def init_markdown(doc: dict[str, Any], *, redact: bool = False) -> str:
     if doc["notes"]:
         parts += ["## Notes\n", *(f"- {maybe(n, redact)}" for n in doc["notes"]), ""]
     files = doc["files"]
-    # `harness judge` writes its qrels into judge/ beside the experiment (harness.studies.judge.run.judge_dir_of)
+    # `harness judge` writes its qrels into judge/ beside the experiment (harness.judging.run.judge_dir_of)
     experiment = files.get("experiment.toml")
     qrels = shown(str(Path(experiment).parent / "judge" / "qrels.trec")) if experiment else "judge/qrels.trec"
     parts += ["## Next\n",

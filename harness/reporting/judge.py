@@ -1,5 +1,5 @@
 """`harness judge`'s report: judge/judge.json and judge.md, the pool, the progress and the agreement tables
-(the document harness.studies.judge.export.export returns, after the labels' own files are written)."""
+(the document harness.judging.export.export returns, after the labels' own files are written)."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,5 @@
 """reports/real-ablation/ (after a complete `make conformance` that passed): the real OpenClaw's four-round
-ablation as measured by harness.studies.conformance.real_ablation, as an ablation report, and comparison.md
+ablation as measured by harness.conformance.real_ablation, as an ablation report, and comparison.md
 beside the preset sending the same requests, the preset as committed and the seed."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.inputs.layout import project_path
-from harness.studies.conformance.real_ablation import (
+from harness.conformance.real_ablation import (
     OUT_FOLDER,
     RESULTS,
     ROUNDS,

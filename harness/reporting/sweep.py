@@ -342,7 +342,7 @@ def headline_table(result: SweepResult) -> pd.DataFrame:
 def write_extend(result: SweepResult, out_dir: Path, config: dict[str, Any]) -> Path | None:
     """extend.toml: the setting the sweep would not recommend while its top k is mostly unjudged (and the in-sample
     best), as pool configurations for `harness judge EXPERIMENT --extend extend.toml`."""
-    from harness.studies.judge.export import dump_toml
+    from harness.judging.export import dump_toml
     from harness.studies.sweep import grid_tables
 
     if result.unjudged is None:

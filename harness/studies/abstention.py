@@ -33,13 +33,11 @@ from harness.inputs.layout import project_path
 from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
+from harness.studies.spec.models import AbstentionStudy
 
 
-def load_abstention_spec(path: Path | str) -> dict[str, Any]:
-    spec = load_toml(path, "abstention spec")
-    validated("abstention", spec, path)
-    spec["source"] = str(path)
-    return spec
+def load_abstention_spec(path: Path | str) -> AbstentionStudy:
+    return validated("abstention", load_toml(path, "abstention spec"), path)
 
 
 def without_min_score(config: Experiment, without: list[str] | tuple = ()) -> tuple[Experiment, float | None]:
@@ -77,28 +75,27 @@ def query_scores(result: RunResult) -> dict[str, list]:
     return out
 
 
-def abstention_cells(spec: dict[str, Any]) -> list[StudyCell]:
+def abstention_cells(spec: AbstentionStudy) -> list[StudyCell]:
     """Every run x preset, with OpenClaw's min_score (and the run's `without` stages) taken out: labelled
     '<run label> / <preset>'; extra holds the threshold taken out (`configured`) and the run."""
     from harness.studies.announce import announce
 
-    announce(sum(len(run.get("presets") or [None]) for run in spec["runs"]), "cells (runs x presets)",
-             str(spec.get("name", "abstention")))
+    announce(sum(len(run.presets or [None]) for run in spec.runs), "cells (runs x presets)", spec.name)
     cells = []
-    for run in spec["runs"]:
-        for preset in run.get("presets") or [None]:
-            config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
-            config, configured = without_min_score(config, run.get("without", []))
-            config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {config.preset}"})
-            label = f"{run['label']} / {config.preset}"
-            cells.append(StudyCell(label, config, (run["label"], config.preset),
+    for run in spec.runs:
+        for preset in run.presets or [None]:
+            config = load_experiment(project_path(run.experiment), preset=preset, **run.overrides)
+            config, configured = without_min_score(config, run.without)
+            config = config.with_overrides({"name": f"{spec.name}: {run.label} / {config.preset}"})
+            label = f"{run.label} / {config.preset}"
+            cells.append(StudyCell(label, config, (run.label, config.preset),
                                    {"configured": configured, "run": run}))
     return cells
 
 
-def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[str, Any]]:
+def run_abstention(spec: AbstentionStudy, *, progress: bool = True) -> list[dict[str, Any]]:
     """Every run x preset: its per-query scores and calibration (one embedder serves them all)."""
-    weight = float(spec.get("weight", ABSTENTION_WEIGHT))
+    weight = float(spec.weight)
 
     def calibrated(cell: StudyCell, result: RunResult) -> dict[str, Any]:
         run, config = cell.extra["run"], cell.config
@@ -106,15 +103,15 @@ def run_abstention(spec: dict[str, Any], *, progress: bool = True) -> list[dict[
         calibration = calibrate(scores["top1"], scores["relevant_score"], scores["answerable"],
                                 scores["query_id"], scores["kind"], configured=cell.extra["configured"],
                                 weight=weight, groups=scores["cluster"], unit=result.unit)
-        return {"label": run["label"], "preset": config.preset, "experiment": run["experiment"],
-                "fusion": config.fusion.name, "without": list(run.get("without", [])),
+        return {"label": run.label, "preset": config.preset, "experiment": run.experiment,
+                "fusion": config.fusion.name, "without": list(run.without),
                 "calibration": calibration, "scores": scores, "config": result.config, "timings": result.timings,
                 "environment": result.environment}
 
     return run_cells(abstention_cells(spec), progress=progress, embedders="one", then=calibrated)
 
 
-def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+def abstention_document(spec: AbstentionStudy, runs: list[dict[str, Any]]) -> dict[str, Any]:
     rows = []
     for r in runs:
         cal: Calibration = r["calibration"]
@@ -126,17 +123,18 @@ def abstention_document(spec: dict[str, Any], runs: list[dict[str, Any]]) -> dic
                      "config": r["config"], "timings": r["timings"]})
     holm_over_table(rows, elsewhere=rows_elsewhere(spec))
     # package and model versions and core count, as every results file carries them (the runs share one)
-    return {"name": spec["name"], "description": spec.get("description", ""), "notes": spec.get("notes", ""),
-            "weight": float(spec.get("weight", ABSTENTION_WEIGHT)),
+    return {"name": spec.name, "description": spec.description, "notes": spec.notes,
+            "weight": float(spec.weight),
             "environment": runs[0]["environment"] if runs else {}, "runs": rows}
 
 
-def recalibrated_document(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+def recalibrated_document(spec: AbstentionStudy, doc: dict[str, Any]) -> dict[str, Any]:
     """`harness abstention SPEC --recalibrate`: every run's calibration computed anew from the per-query
     scores its JSON stores (top-1 score, first relevant score, answerable, kind, cluster), without searching
     again: what a change of the statistics needs (the scores are the search's; the JSON keeps them to 6
     significant digits)."""
-    weight = float(spec.get("weight", doc.get("weight", ABSTENTION_WEIGHT)))
+    # the spec's weight when it states one, else the one the document was made with
+    weight = float(spec.weight if "weight" in spec.model_fields_set else doc.get("weight", ABSTENTION_WEIGHT))
     rows = []
     for old in doc["runs"]:
         s = old["scores"]
@@ -149,7 +147,7 @@ def recalibrated_document(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str
         rows.append({**kept, **cal.as_dict(), "curve": cal.curve.round(6).to_dict(orient="list"), "scores": s,
                      "config": old["config"], "timings": old["timings"]})
     holm_over_table(rows, elsewhere=rows_elsewhere(spec))
-    return {**doc, "description": spec.get("description", ""), "notes": spec.get("notes", ""), "weight": weight,
+    return {**doc, "description": spec.description, "notes": spec.notes, "weight": weight,
             "runs": rows}
 
 
@@ -161,13 +159,13 @@ def hypothesis_key(row: dict[str, Any]) -> tuple:
     return (row["label"], row["preset"], row["experiment"], row["fusion"], tuple(row.get("without") or ()))
 
 
-def rows_elsewhere(spec: dict[str, Any]) -> dict[tuple, dict[str, Any]]:
+def rows_elsewhere(spec: AbstentionStudy) -> dict[tuple, dict[str, Any]]:
     """The rows of the reports named by the spec's `holm_elsewhere` (committed abstention.json files whose
     Holm family owns the hypotheses they share with this table), by hypothesis."""
     import json
 
     out: dict[tuple, dict[str, Any]] = {}
-    for name in spec.get("holm_elsewhere") or []:
+    for name in spec.holm_elsewhere:
         path = project_path(name)
         if not path.is_file():
             continue  # not written yet: its rows stay in this table's family

@@ -37,43 +37,40 @@ from harness.inputs.layout import project_path
 from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
-from harness.studies.spec.models import run_slug
+from harness.studies.spec.models import BenchmarkRun, BenchmarkStudy, run_slug
 
 HIT_FIELDS = ("rank", "chunk", "path", "start_line", "end_line", "score", "vector_score", "text_score", "docs")
 
 
-def load_benchmark(path: Path | str) -> dict[str, Any]:
-    spec = load_toml(path, "benchmark spec")
-    validated("benchmark", spec, path)
-    spec["source"] = str(path)
-    return spec
+def load_benchmark(path: Path | str) -> BenchmarkStudy:
+    return validated("benchmark", load_toml(path, "benchmark spec"), path)
 
 
-def benchmark_cells(spec: dict[str, Any], *, presets: list[str] | None = None,
+def benchmark_cells(spec: BenchmarkStudy, *, presets: list[str] | None = None,
                     only_runs: list[str] | None = None) -> list[StudyCell]:
     """Every preset x run, preset by preset, labelled by its results folder ('<preset>-<run label>'),
     labels (run label, preset).  A run's own `presets` list (a diagnostic variant of one preset) replaces
     the spec's for that run; `presets` given here replaces both, as --preset does for `harness embed`."""
-    def presets_of(run: dict[str, Any]) -> list[str | None]:
-        return list(presets or run.get("presets") or spec.get("presets") or [None])
+    def presets_of(run: BenchmarkRun) -> list[str | None]:
+        return list(presets or run.presets or spec.presets or [None])
 
     from harness.studies.announce import announce
 
     cells = []
-    runs = [run for run in spec["runs"] if not only_runs or run["label"] in only_runs]
-    announce(sum(len(presets_of(run)) for run in runs), "cells (presets x runs)", str(spec.get("name", "benchmark")))
+    runs = [run for run in spec.runs if not only_runs or run.label in only_runs]
+    announce(sum(len(presets_of(run)) for run in runs), "cells (presets x runs)", spec.name)
     for preset in dict.fromkeys(p for run in runs for p in presets_of(run)):
         for run in runs:
             if preset not in presets_of(run):
                 continue
-            config = load_experiment(project_path(run["experiment"]), preset=preset, **run.get("overrides", {}))
-            slug = run_slug(config.preset, run["label"])
-            config = config.with_overrides({"name": f"{spec['name']}: {slug}"})
-            cells.append(StudyCell(slug, config, (run["label"], config.preset)))
+            config = load_experiment(project_path(run.experiment), preset=preset, **run.overrides)
+            slug = run_slug(config.preset, run.label)
+            config = config.with_overrides({"name": f"{spec.name}: {slug}"})
+            cells.append(StudyCell(slug, config, (run.label, config.preset)))
     return cells
 
 
-def run_benchmark(spec: dict[str, Any], *, presets: list[str] | None = None, progress: bool = True,
+def run_benchmark(spec: BenchmarkStudy, *, presets: list[str] | None = None, progress: bool = True,
                   only_runs: list[str] | None = None) -> list[tuple[str, str | None, RunResult]]:
     """[(run label, preset, result)] for every cell of benchmark_cells; one embedder (and cache) serves
     them all, and each run states its own share of the embedder's counters."""
@@ -90,11 +87,11 @@ def latency_mean_ms(result: RunResult) -> float | None:
     return float((frame["ms_query_embedding"] + frame["ms_retrieval"]).mean())
 
 
-def paired_pairs(spec: dict[str, Any], slugs: list[tuple[str, str | None, str]]) -> list[tuple[str, str]]:
+def paired_pairs(spec: BenchmarkStudy, slugs: list[tuple[str, str | None, str]]) -> list[tuple[str, str]]:
     """The (a, b) run slugs the spec's [paired] table compares: its `pairs`, else within each run label
     every preset against the label's first; `slugs` is [(label, preset, slug)] in run order."""
-    if "pairs" in spec["paired"]:
-        return [tuple(pair) for pair in spec["paired"]["pairs"]]
+    if spec.paired is not None and spec.paired.pairs is not None:
+        return [tuple(pair) for pair in spec.paired.pairs]
     pairs = []
     for label in dict.fromkeys(label for label, _, _ in slugs):
         same = [slug for run_label, _, slug in slugs if run_label == label]
@@ -102,7 +99,7 @@ def paired_pairs(spec: dict[str, Any], slugs: list[tuple[str, str | None, str]])
     return pairs
 
 
-def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None, RunResult]]
+def paired_differences(spec: BenchmarkStudy, results: list[tuple[str, str | None, RunResult]]
                        ) -> list[dict[str, Any]]:
     """Paired differences between runs on the queries both scored ([paired]: `metrics`, optional `pairs`
     of run slugs as "a minus b"): paired interval and sign-flip p at the data set's unit (the cluster of
@@ -111,12 +108,11 @@ def paired_differences(spec: dict[str, Any], results: list[tuple[str, str | None
     from harness.evaluation.comparison import column_pairs, comparison_rows
     from harness.studies.matrix import suite_values
 
-    paired = spec["paired"]
     by_slug = {run_slug(preset, label): result for label, preset, result in results}
     pairs = [pair for pair in paired_pairs(spec, [(label, preset, run_slug(preset, label))
                                                   for label, preset, _ in results])
              if all(slug in by_slug for slug in pair)]  # --preset/--run may leave a pair's runs out
-    metrics = list(paired.get("metrics", []))
+    metrics = list(spec.paired.metrics if spec.paired is not None else [])
     values = {slug: suite_values(result, metrics) for slug, result in by_slug.items()}
     clusters: dict[str, str] = {}
     for result in by_slug.values():

@@ -118,19 +118,6 @@ def run_configs(configs: Sequence[Experiment], executor: Executor, *, cache: Emb
     return [results[i] for i in range(len(configs))]
 
 
-def run_ablation_on(executor: Executor, preset: str | None = None, *, overrides: dict[str, Any] | None = None,
-                    on_round: Callable[[int, RunResult], None] | None = None, cache: EmbeddingCache | None = None,
-                    batch_size: int = DEFAULT_BATCH_SIZE) -> dict[int, RunResult]:
-    """run_ablation on an executor: {round: result}; on_round(round, result) as each round finishes."""
-    from harness.studies.ablation import ablation_configs
-
-    by_round = ablation_configs(preset, overrides)
-    rounds, configs = list(by_round), list(by_round.values())
-    done = None if on_round is None else (lambda i, result: on_round(rounds[i], result))
-    results = run_configs(configs, executor, cache=cache, batch_size=batch_size, on_result=done)
-    return dict(zip(rounds, results))
-
-
 # --- sweeps: legs searched once on the driver, settings fused and scored on the workers -------------
 
 

@@ -22,7 +22,7 @@ A spec is a TOML file (experiments/expansion.toml):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -30,19 +30,17 @@ from harness.config import load_experiment, load_toml, merge
 from harness.evaluation.comparison import holm_adjusted, paired_difference
 from harness.evaluation.statistics import bootstrap_mean, cluster_labels
 from harness.inputs.layout import project_path
-from harness.pipeline import build_stages
-from harness.studies.experiment import run_experiment
+from harness.studies.experiment import RunResult
+from harness.studies.spec.cells import run_cells
+from harness.studies.spec.models import ExpansionStudy
 
 GROUPS = {"suite": lambda f: f["in_suite"], "paraphrase": lambda f: f["kind"] == "paraphrase"}
 
 
-def load_expansion_spec(path: Path | str) -> dict[str, Any]:
+def load_expansion_spec(path: Path | str) -> ExpansionStudy:
     from harness.studies.spec import validated
 
-    spec = load_toml(path, "expansion spec")
-    validated("expansion", spec, path)
-    spec["source"] = str(path)
-    return spec
+    return validated("expansion", load_toml(path, "expansion spec"), path)
 
 
 def per_query_values(frame: pd.DataFrame, metric: str) -> pd.Series:
@@ -92,46 +90,64 @@ def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str],
     return out
 
 
-def expansion_cells(spec: dict[str, Any]) -> list[Any]:
+def expansion_cells(spec: ExpansionStudy) -> list[Any]:
     """Every run x variant, run by run: labelled '<run label> / <variant label>', labels (run label,
-    variant label)."""
+    variant label), extra["run"] the run's position."""
     from harness.studies.announce import announce
     from harness.studies.spec.cells import StudyCell
 
-    announce(len(spec["runs"]) * len(spec["variants"]), "cells (runs x variants)", str(spec.get("name", "expansion")))
+    announce(len(spec.runs) * len(spec.variants), "cells (runs x variants)", spec.name)
     cells = []
-    for run in spec["runs"]:
-        for variant in spec["variants"]:
-            overrides = merge(run.get("overrides", {}), variant.get("overrides", {}))
-            config = load_experiment(project_path(run["experiment"]), preset=spec.get("preset"), **overrides)
-            config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {variant['label']}"})
-            cells.append(StudyCell(f"{run['label']} / {variant['label']}", config, (run["label"], variant["label"])))
+    for i, run in enumerate(spec.runs):
+        for variant in spec.variants:
+            overrides = merge(run.overrides, variant.overrides)
+            config = load_experiment(project_path(run.experiment), preset=spec.preset, **overrides)
+            config = config.with_overrides({"name": f"{spec.name}: {run.label} / {variant.label}"})
+            cells.append(StudyCell(f"{run.label} / {variant.label}", config, (run.label, variant.label), {"run": i}))
     return cells
 
 
-def run_expansion_study(spec: dict[str, Any], *, progress: bool = True) -> dict[str, Any]:
-    embedder = None
-    runs = []
-    reference = spec["variants"][0]["label"]
-    cells, per_run = expansion_cells(spec), len(spec["variants"])
-    for i, run in enumerate(spec["runs"]):
-        frames: dict[str, pd.DataFrame] = {}
-        configs: dict[str, Any] = {}
-        for cell in cells[i * per_run:(i + 1) * per_run]:
-            variant, config = {"label": cell.labels[1]}, cell.config
-            stages = build_stages(config, embedder=embedder, progress=progress)
-            embedder = stages.embedder
-            result = run_experiment(config, stages=stages, progress=progress)
-            frames[variant["label"]] = result.per_query
-            written = config.as_written()  # the document records the tables as written
-            configs[variant["label"]] = {k: written.get(k) for k in ("fusion", "expansion", "tokenizer", "postprocess")}
-        runs.append({"label": run["label"], "metrics": run["metrics"], "configs": configs,
-                     "groups": compare(frames, reference, run["metrics"], result.unit)})
-    holm_over_study(runs)
+def run_expansion_study(spec: ExpansionStudy, *, progress: bool = True) -> dict[str, Any]:
+    """Every cell run (one embedder serves them all), then analysed: expansion_document."""
+    cells = expansion_cells(spec)
+    results = run_cells(cells, progress=progress, embedders="one", count_embeddings=True)
+    return expansion_document(spec, cells, results)
+
+
+def expansion_document(spec: ExpansionStudy, cells: Sequence[Any], results: Sequence[RunResult]) -> dict[str, Any]:
+    """The study's document from its cells' results (in expansion_cells' order): per run, each variant's
+    figures and its paired differences from the reference variant, Holm over the whole study."""
     from harness.studies.experiment import environment
 
-    return {"name": spec["name"], "description": spec.get("description", ""), "reference": reference,
-            "runs": runs, "environment": environment(), "embedding_cache": dict(embedder.stats) if embedder else {}}
+    reference = spec.variants[0].label
+    runs = []
+    for i, run in enumerate(spec.runs):
+        frames: dict[str, pd.DataFrame] = {}
+        configs: dict[str, Any] = {}
+        unit = "query"
+        for cell, result in zip(cells, results):
+            if cell.extra["run"] != i:
+                continue
+            variant = cell.labels[1]
+            frames[variant] = result.per_query
+            written = cell.config.as_written()  # the document records the tables as written
+            configs[variant] = {k: written.get(k) for k in ("fusion", "expansion", "tokenizer", "postprocess")}
+            unit = result.unit
+        runs.append({"label": run.label, "metrics": run.metrics, "configs": configs,
+                     "groups": compare(frames, reference, run.metrics, unit)})
+    holm_over_study(runs)
+    return {"name": spec.name, "description": spec.description, "reference": reference,
+            "runs": runs, "environment": environment(), "embedding_cache": embedding_counts(results)}
+
+
+def embedding_counts(results: Sequence[RunResult]) -> dict[str, int]:
+    """The shared embedder's counters over the whole study: the sum of each run's own
+    (run_cells(count_embeddings=True))."""
+    total: dict[str, int] = {}
+    for result in results:
+        for key, value in result.timings.get("embedding_cache", {}).items():
+            total[key] = total.get(key, 0) + value
+    return total
 
 
 def holm_over_study(runs: list[dict[str, Any]]) -> None:

@@ -52,7 +52,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -60,6 +60,9 @@ from harness.config import load_toml
 from harness.errors import ConfigError, DataError
 from harness.inputs.layout import project_path
 from harness.inputs.locomo import Conversation, load_locomo, question_id
+
+if TYPE_CHECKING:
+    from harness.studies.spec.models import LanguagePairsStudy, PairsSource
 
 LEGS = ("lexical", "vector")
 
@@ -159,22 +162,22 @@ def _legs(recorded: dict[str, Any]) -> tuple[str, ...]:
     return {"lexical-only": ("lexical",), "vector-only": ("vector",)}.get(fusion, LEGS)
 
 
-def _read_json(path: Path, what: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
+def _read_json(path: Path, what: str, source: PairsSource | None = None) -> dict[str, Any]:
     if not path.is_file():
-        writer = f"`harness {source['kind']} {source['spec']} --out {Path(source['file']).parent}`" if (
-            source and source.get("spec")) else "the study that writes it"
+        writer = f"`harness {source.kind} {source.spec} --out {Path(source.file).parent}`" if (
+            source and source.spec) else "the study that writes it"
         raise ConfigError(f"{path}: no {what}; run {writer} first")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def benchmark_systems(source: dict[str, Any]) -> list[System]:
+def benchmark_systems(source: PairsSource) -> list[System]:
     """One system per preset of a benchmark document: its run `a` against its run `b`."""
-    path = project_path(source["file"])
+    path = project_path(source.file)
     doc = _read_json(path, "benchmark document", source)
     runs = {(r["label"], r["preset"]): r for r in doc["runs"]}
     out = []
     for preset in dict.fromkeys(r["preset"] for r in doc["runs"]):
-        ra, rb = runs.get((source["a"], preset)), runs.get((source["b"], preset))
+        ra, rb = runs.get((source.a, preset)), runs.get((source.b, preset))
         if ra is None or rb is None:
             continue
         rows = []
@@ -182,14 +185,14 @@ def benchmark_systems(source: dict[str, Any]) -> list[System]:
             results = _read_json(path.parent / run["results"], "results.json")
             rows.append({qid: row for qid, row in results["queries"].items() if row.get("in_suite")})
         columns = frozenset.intersection(*(frozenset(k for row in r.values() for k in row) for r in rows))
-        out.append(System(preset or "(no preset)", source.get("label", "presets"), rows[0], rows[1],
+        out.append(System(preset or "(no preset)", source.label or "presets", rows[0], rows[1],
                           _legs(ra["config"]), {"a": ra["results"], "b": rb["results"]}, columns))
     return out
 
 
-def matrix_systems(source: dict[str, Any]) -> list[System]:
+def matrix_systems(source: PairsSource) -> list[System]:
     """One system per value and pair of run labels of a matrix document (its cells' per_query values)."""
-    path = project_path(source["file"])
+    path = project_path(source.file)
     doc = _read_json(path, "matrix document", source)
     cells = {(c["run"], c["value"]): c for c in doc["cells"]}
 
@@ -201,14 +204,14 @@ def matrix_systems(source: dict[str, Any]) -> list[System]:
         return out
 
     out = []
-    for pair in source["pairs"]:
+    for pair in source.pairs:
         values = [v for (run, v) in cells if run == pair["a"]]
         for value in values:
             ca, cb = cells.get((pair["a"], value)), cells.get((pair["b"], value))
             if ca is None or cb is None:
                 continue
             label = f"{value} · {pair.get('label', pair['a'])}"
-            out.append(System(label, source.get("label", doc["name"]), rows(ca), rows(cb), _legs(ca["config"]),
+            out.append(System(label, source.label or doc["name"], rows(ca), rows(cb), _legs(ca["config"]),
                               {"a": f"{path.name}: {pair['a']} / {value}", "b": f"{path.name}: {pair['b']} / {value}"},
                               frozenset(ca["per_query"]) & frozenset(cb["per_query"])))
     return out
@@ -317,27 +320,27 @@ def compare_systems(systems: list[System], paired: dict[str, dict[str, Any]], me
 # ---------------------------------------------------------------------------------------------
 
 
-def load_pairs_spec(path: Path | str) -> dict[str, Any]:
+def load_pairs_spec(path: Path | str) -> LanguagePairsStudy:
     from harness.studies.spec import validated
 
-    spec = load_toml(path)
-    validated("language-pairs", spec, path)
-    spec["source"] = str(path)
-    return spec
+    return validated("language-pairs", load_toml(path), path)
 
 
-def run_language_pairs(spec: dict[str, Any]) -> dict[str, Any]:
+SYSTEMS_OF = {"benchmark": benchmark_systems, "matrix": matrix_systems}  # a source's kind -> its systems
+
+
+def run_language_pairs(spec: LanguagePairsStudy) -> dict[str, Any]:
     """The pairing and every comparison, as the JSON document the report is drawn from."""
-    pa, pb = spec["pairing"]["a"], spec["pairing"]["b"]
-    pairing = pair_locomo(pa["path"], pb["path"], pa.get("conversations"), pb.get("conversations"))
+    pa, pb = spec.pairing.a, spec.pairing.b
+    pairing = pair_locomo(pa.path, pb.path, pa.conversations, pb.conversations)
     systems: list[System] = []
-    for source in spec["sources"]:
-        systems += benchmark_systems(source) if source["kind"] == "benchmark" else matrix_systems(source)
+    for source in spec.sources:
+        systems += SYSTEMS_OF[source.kind](source)
     if not systems:
-        raise ConfigError(f"{spec['source']}: no system has runs in both languages")
+        raise ConfigError(f"{spec.source}: no system has runs in both languages")
     from harness.evaluation.statistics import BOOTSTRAP_RESAMPLES, FLIPS, SEED
 
-    doc = {"name": spec["name"], "a": spec.get("a", "a"), "b": spec.get("b", "b"), "metrics": list(spec["metrics"]),
+    doc = {"name": spec.name, "a": spec.a, "b": spec.b, "metrics": list(spec.metrics),
            "pairing": pairing, "systems": [{"group": s.group, "system": s.label, "legs": list(s.legs), **s.detail,
                                             "questions": [len(s.a), len(s.b)]} for s in systems],
            "statistics": {"resampling_unit": "question", "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
@@ -346,5 +349,5 @@ def run_language_pairs(spec: dict[str, Any]) -> dict[str, Any]:
                           # the smallest p an exact sign-flip over the conversations can give (verdicts.py):
                           # a decision at the data's unit needs it below the level
                           "conversation_floor": 2.0 / 2 ** len(pairing["conversations"])},
-           **compare_systems(systems, pairing["paired"], list(spec["metrics"]))}
+           **compare_systems(systems, pairing["paired"], list(spec.metrics))}
     return doc

@@ -54,9 +54,10 @@ from harness.stages.lossless.recall_policy import (
     key_terms,
 )
 from harness.stages.lossless.summarize import sentences
+from harness.studies.spec.models import LCM_GREP_SORTS, ContextSeries, GrepSettings, LosslessStudy
 
 TURN_SPACING = timedelta(minutes=1)  # turns of a session get increasing times, one minute apart
-SORTS = ("recency", "relevance", "hybrid")
+SORTS = LCM_GREP_SORTS
 
 
 # --- the session ------------------------------------------------------------------------------------
@@ -85,22 +86,22 @@ def suite_questions(conv: Conversation) -> list[Any]:
 
 # --- grep -------------------------------------------------------------------------------------------
 
-def grep_forms(spec: dict[str, Any]) -> list[dict[str, Any]]:
+def grep_forms(spec: GrepSettings) -> list[dict[str, Any]]:
     """Every (query form, mode, sort) the grep study runs."""
     forms = []
-    for who in ["user", *[f"agent-{k}" for k in spec.get("agent_terms", [1, 2, 3])]]:
-        for mode in spec.get("modes", ["regex", "full_text"]):
+    for who in ["user", *[f"agent-{k}" for k in spec.agent_terms]]:
+        for mode in spec.modes:
             for sort in (SORTS if mode == "full_text" else ("recency",)):
-                if sort in spec.get("sorts", SORTS):
+                if sort in spec.sorts:
                     forms.append({"form": who, "mode": mode, "sort": sort})
     return forms
 
 
-def grep_conversation(conv: Conversation, spec: dict[str, Any]) -> list[dict[str, Any]]:
+def grep_conversation(conv: Conversation, spec: GrepSettings) -> list[dict[str, Any]]:
     store = LosslessStore()
     load_session(conv, store)
     df = document_frequencies(m.content for m in store.messages.values())
-    limit = int(spec.get("limit", 50))
+    limit = spec.limit
     rows = []
     for q in suite_questions(conv):
         evidence = set(q.relevant)
@@ -185,7 +186,7 @@ def mean_ci(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
             "units": interval.units, "method": interval.method}
 
 
-def aggregate_grep(rows: list[dict[str, Any]], spec: dict[str, Any]) -> list[dict[str, Any]]:
+def aggregate_grep(rows: list[dict[str, Any]], spec: GrepSettings) -> list[dict[str, Any]]:
     out = []
     for form in grep_forms(spec):
         sel = [r for r in rows if all(r[k] == form[k] for k in ("form", "mode", "sort"))]
@@ -196,7 +197,7 @@ def aggregate_grep(rows: list[dict[str, Any]], spec: dict[str, Any]) -> list[dic
                     "recall_all": mean_ci(sel, "recall_all"),
                     "evidence_share": mean_ci(sel, "evidence_share"),
                     "with_results": float(np.mean([r["results"] > 0 for r in sel])) if sel else None,
-                    "at_limit": float(np.mean([r["results"] >= int(spec.get("limit", 50)) for r in sel])) if sel else None,
+                    "at_limit": float(np.mean([r["results"] >= spec.limit for r in sel])) if sel else None,
                     "results_mean": float(np.mean([r["results"] for r in sel])) if sel else None,
                     "tool_tokens": mean_ci(sel, "tool_tokens"), "routes": routes,
                     "by_category": {str(c): mean_ci([r for r in sel if r["category"] == c], "recall_any")["mean"]
@@ -233,70 +234,59 @@ MARKDOWN_FIGURES = ("recall_any@5", "recall_all@5", "recall_any@10", "recall_all
                     "recall@500tokens", "recall@1000tokens", "recall@2000tokens", "recall@4000tokens")
 
 
-def markdown_cells(spec: dict[str, Any]) -> list[Any]:
+def markdown_cells(spec: LosslessStudy) -> list[Any]:
     """The Markdown-memory presets beside lossless-claw: one cell per preset, labelled by it."""
     from harness.studies.spec.cells import StudyCell
 
-    return [StudyCell(preset, load_experiment(project_path(spec.get("experiment", "experiments/locomo.toml")),
-                                              preset=preset, dataset=spec["dataset"]), (preset,))
-            for preset in spec.get("presets", [])]
+    return [StudyCell(preset, load_experiment(project_path(spec.experiment), preset=preset, dataset=spec.dataset),
+                      (preset,))
+            for preset in spec.presets]
 
 
-def run_markdown(spec: dict[str, Any], progress: bool) -> list[dict[str, Any]]:
-    from harness.studies.experiment import run_experiment
-
-    out = []
-    for cell in markdown_cells(spec):
-        preset, config = cell.label, cell.config
-        result = run_experiment(config, progress=progress)
-        suite, context = result.summary["suite"], result.summary.get("context", {})
-        out.append({"preset": preset, "queries": suite.get("queries"),
-                    **{k: suite.get(k) for k in MARKDOWN_FIGURES}, **{f"{k}_ci95": suite.get(f"{k}_ci95")
-                                                                    for k in MARKDOWN_FIGURES},
-                    "whole_memory_tokens": suite.get("whole_memory_tokens"),
-                    "token_reduction": suite.get("token_reduction"),
-                    "snippet": context.get("snippet"), "estimator": context.get("estimator"),
-                    "total_s": result.timings.get("total_s")})
-    return out
+def markdown_row(cell: Any, result: Any) -> dict[str, Any]:
+    """What the report keeps of a Markdown-memory preset's run: its suite figures and context cost."""
+    suite, context = result.summary["suite"], result.summary.get("context", {})
+    return {"preset": cell.label, "queries": suite.get("queries"),
+            **{k: suite.get(k) for k in MARKDOWN_FIGURES}, **{f"{k}_ci95": suite.get(f"{k}_ci95")
+                                                            for k in MARKDOWN_FIGURES},
+            "whole_memory_tokens": suite.get("whole_memory_tokens"),
+            "token_reduction": suite.get("token_reduction"),
+            "snippet": context.get("snippet"), "estimator": context.get("estimator"),
+            "total_s": result.timings.get("total_s")}
 
 
 # --- the study -----------------------------------------------------------------------------------------
 
-def load_lossless(path: Path | str) -> dict[str, Any]:
+def load_lossless(path: Path | str) -> LosslessStudy:
     from harness.studies.spec import validated
 
-    spec = load_toml(path, "lossless spec")
-    validated("lossless", spec, path)
-    spec["source"] = str(path)
-    return spec
+    return validated("lossless", load_toml(path, "lossless spec"), path)
 
 
-def context_settings(spec: dict[str, Any]) -> list[dict[str, Any]]:
+def context_settings(spec: LosslessStudy) -> list[dict[str, Any]]:
     """Every compaction setting of the spec: each [[context]] series (a summarizer, a fresh tail and a
     list of [tokenBudget, leafChunkTokens] pairs) and the [dag] leaf-size sweep at one budget."""
     out = []
-    for series in spec.get("context", []):
-        for budget, leaf in series.get("settings", [[128_000, 20_000]]):
-            out.append({"summarizer": series.get("summarizer", "term-density"),
-                        "fresh_tail_count": int(series.get("fresh_tail_count", 64)), "token_budget": int(budget),
-                        "leaf_chunk_tokens": int(leaf), "series": series.get("label", "context")})
-    dag = spec.get("dag", {})
-    for leaf in dag.get("leaf_chunk_tokens", []):
-        out.append({"summarizer": dag.get("summarizer", "term-density"), "fresh_tail_count": 64,
-                    "token_budget": int(dag.get("token_budget", 128_000)), "leaf_chunk_tokens": int(leaf),
-                    "series": "dag"})
+    for series in spec.context:
+        for budget, leaf in series.settings:
+            out.append({"summarizer": series.summarizer, "fresh_tail_count": series.fresh_tail_count,
+                        "token_budget": int(budget), "leaf_chunk_tokens": int(leaf), "series": series.label})
+    fresh_tail = ContextSeries.model_fields["fresh_tail_count"].default  # the DAG sweep's tail: a series' default
+    for leaf in spec.dag.leaf_chunk_tokens:
+        out.append({"summarizer": spec.dag.summarizer, "fresh_tail_count": fresh_tail,
+                    "token_budget": spec.dag.token_budget, "leaf_chunk_tokens": int(leaf), "series": "dag"})
     return out
 
 
-def run_lossless(spec: dict[str, Any], *, progress: bool = True) -> dict[str, Any]:
+def run_lossless(spec: LosslessStudy, *, progress: bool = True) -> dict[str, Any]:
     from harness.config import StageTable
     from harness.pipeline import chat_model
 
     t0 = time.perf_counter()
-    dataset = LoCoMo(**{k: v for k, v in spec["dataset"].items() if k != "name"})
+    dataset = LoCoMo(**{k: v for k, v in spec.dataset.items() if k != "name"})
     conversations = [part.conversation for _, part in dataset.scopes()]
-    chat = chat_model(StageTable.of(spec["chat"]), f"{spec['source']} [chat]") if spec.get("chat") else None
-    grep_spec = spec.get("grep", {})
+    chat = chat_model(StageTable.of(spec.chat), f"{spec.source} [chat]") if spec.chat else None
+    grep_spec = spec.grep
     grep_rows = [row for conv in conversations for row in grep_conversation(conv, grep_spec)]
     t_grep = time.perf_counter()
     context = []
@@ -304,13 +294,15 @@ def run_lossless(spec: dict[str, Any], *, progress: bool = True) -> dict[str, An
         runs = [context_conversation(conv, setting, chat) for conv in conversations]
         context.append(aggregate_context(setting, runs))
     t_context = time.perf_counter()
-    markdown = run_markdown(spec, progress)
+    from harness.studies.spec.cells import run_cells
+
+    markdown = run_cells(markdown_cells(spec), progress=progress, then=markdown_row)
     sessions = [sum(estimate_tokens(m) for m in messages_of(conv)) for conv in conversations]
-    return {"name": spec["name"], "description": spec.get("description", ""),
+    return {"name": spec.name, "description": spec.description,
             "dataset": {**dataset.describe(), "session_tokens": sessions,
                         "messages": sum(len(messages_of(c)) for c in conversations)},
             "category_names": {str(k): v for k, v in CATEGORY_NAMES.items()},
-            "grep": {"limit": int(grep_spec.get("limit", 50)), "rows": aggregate_grep(grep_rows, grep_spec)},
+            "grep": {"limit": grep_spec.limit, "rows": aggregate_grep(grep_rows, grep_spec)},
             "context": context, "markdown": markdown,
             "chat": chat.model_id if chat is not None else None,
             "timings_s": {"grep": t_grep - t0, "context": t_context - t_grep,

@@ -33,62 +33,62 @@ from harness.inputs.layout import project_path
 from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
+from harness.studies.spec.models import MatrixRun, MatrixStudy, MatrixValue
 
 if TYPE_CHECKING:
     from harness.stages.embedders import EmbeddingCache
 
 
-def load_matrix(path: Path | str) -> dict[str, Any]:
-    """A matrix file; `values_from = "experiments/tokenizers.toml"` takes the values of another matrix
-    file, so the same tokenizers or chunkers are compared on another data set without a copy."""
+def load_matrix(path: Path | str) -> MatrixStudy:
+    """A matrix file, typed; `values_from = "experiments/tokenizers.toml"` takes the values of another
+    matrix file, so the same tokenizers or chunkers are compared on another data set without a copy."""
     from harness.inputs.file_relative import spec_paths
 
-    spec = spec_paths(load_toml(path, "matrix spec"), path)
-    if "values_from" in spec and "values" not in spec:
-        source = project_path(spec["values_from"])
+    doc = spec_paths(load_toml(path, "matrix spec"), path)  # the file as parsed, before the model
+    if "values_from" in doc and "values" not in doc:
+        source = project_path(doc["values_from"])
         if not Path(source).is_file():
-            raise ConfigError(f"{path}: values_from: no file {spec['values_from']}")
-        spec["values"] = load_toml(source).get("values") or []
-        if not spec["values"]:
-            raise ConfigError(f"{path}: values_from: {spec['values_from']} has no [[values]]")
-    validated("matrix", spec, path)
-    return spec
+            raise ConfigError(f"{path}: values_from: no file {doc['values_from']}")
+        doc["values"] = load_toml(source).get("values") or []
+        if not doc["values"]:
+            raise ConfigError(f"{path}: values_from: {doc['values_from']} has no [[values]]")
+    return validated("matrix", doc, path)
 
 
-def matrix_cells(spec: dict[str, Any], *, preset: str | None = None,
+def matrix_cells(spec: MatrixStudy, *, preset: str | None = None,
                  only_runs: list[str] | None = None) -> list[StudyCell]:
     """Every cell of a matrix, in order: labelled '<run> / <value>', labels (run label, value label).  Past the
     bound of harness.studies.announce, the count (and an estimate) comes first, and --yes is needed."""
     from harness.studies.announce import announce
 
-    def cell(run: dict[str, Any], value: dict[str, Any]) -> StudyCell:
-        overrides = merge({k: v for k, v in value.items() if k != "label"}, run.get("overrides", {}))
+    def cell(run: MatrixRun, value: MatrixValue) -> StudyCell:
+        overrides = merge(value.tables(), run.overrides)
         # a value may be a whole preset (experiments/presets.toml); it wins over --preset, which would
         # otherwise make every cell the same
         cell_preset = overrides.pop("preset", None) or preset
-        config = load_experiment(project_path(run["experiment"]), preset=cell_preset, **overrides)
-        config = config.with_overrides({"name": f"{spec['name']}: {run['label']} / {value['label']}"})
-        return StudyCell(f"{run['label']} / {value['label']}", config, (run["label"], value["label"]))
+        config = load_experiment(project_path(run.experiment), preset=cell_preset, **overrides)
+        config = config.with_overrides({"name": f"{spec.name}: {run.label} / {value.label}"})
+        return StudyCell(f"{run.label} / {value.label}", config, (run.label, value.label))
 
-    def values_of(run: dict[str, Any]) -> list[dict[str, Any]]:
-        return spec["values"] if run.get("vary", True) else [{"label": run.get("value_label", "—")}]
+    def values_of(run: MatrixRun) -> list[MatrixValue]:
+        return list(spec.values or []) if run.vary else [MatrixValue(label=run.value_label)]
 
-    chosen = [run for run in spec["runs"] if not only_runs or run["label"] in only_runs]
+    chosen = [run for run in spec.runs if not only_runs or run.label in only_runs]
     count = sum(len(values_of(run)) for run in chosen)
     if count:
         first = next(run for run in chosen if values_of(run))
-        announce(count, "cells (runs x values)", str(spec.get("name", "matrix")),
+        announce(count, "cells (runs x values)", spec.name,
                  sample=lambda: cell(first, values_of(first)[0]))
     return [cell(run, value) for run in chosen for value in values_of(run)]
 
 
-def matrix_configs(spec: dict[str, Any], *, preset: str | None = None,
+def matrix_configs(spec: MatrixStudy, *, preset: str | None = None,
                    only_runs: list[str] | None = None) -> list[tuple[str, str, Experiment]]:
     """[(run label, value label, configuration)] of every cell of a matrix, in order."""
     return [(*cell.labels, cell.config) for cell in matrix_cells(spec, preset=preset, only_runs=only_runs)]
 
 
-def run_matrix(spec: dict[str, Any], *, preset: str | None = None, progress: bool = True,
+def run_matrix(spec: MatrixStudy, *, preset: str | None = None, progress: bool = True,
                only_runs: list[str] | None = None, executor: Any = None,
                cache: EmbeddingCache | None = None) -> list[tuple[str, str, RunResult]]:
     """Every (run, value) cell: [(run label, value label, result)].  In this process a cell reuses an
@@ -155,11 +155,11 @@ def rescued(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compared_metrics(spec: dict[str, Any], metrics: list[str]) -> list[str]:
+def compared_metrics(spec: MatrixStudy, metrics: list[str]) -> list[str]:
     """The per-query figures the report tests between values: the spec's `compare` list, else passes and
     every Recall/MRR/nDCG of the tables (records and chunks)."""
-    if "compare" in spec:
-        return list(spec["compare"])
+    if spec.compare is not None:
+        return list(spec.compare)
     return [m for m in metrics if m == "passed" or PER_QUERY_METRIC.match(m)]
 
 
@@ -177,12 +177,12 @@ def suite_values(result: RunResult, metrics: list[str]) -> dict[str, dict[str, f
     return out
 
 
-def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+def value_comparisons(spec: MatrixStudy, cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
     """Every value against the reference value (the first) within each run, on the queries both have,
     for one metric: paired sign-flip test and bootstrap interval, Holm over the table (every run)."""
     from harness.evaluation.comparison import column_pairs, comparison_rows
 
-    reference = spec["values"][0]["label"]
+    reference = spec.reference
     pairs = []
     for run in dict.fromkeys(c["run"] for c in cells):
         columns = {c["value"]: c.get("per_query", {}).get(metric, {}) for c in cells if c["run"] == run}
@@ -194,14 +194,14 @@ def value_comparisons(spec: dict[str, Any], cells: list[dict[str, Any]], metric:
     return comparison_rows(pairs, family=" (this table)")
 
 
-def matrix_confounds(spec: dict[str, Any], cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def matrix_confounds(spec: MatrixStudy, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every value whose cell differs from the reference value's cell of the same run in embedder, result
     count, candidate pool or corpus (harness.evaluation.confounds) that the spec does not declare the point
     (`intended_confounds`): [{run, value, confounds: {name: "reference vs value"}}], which the report flags."""
     from harness.evaluation.confounds import allowed_confounds, config_confounds
 
-    intended = allowed_confounds(spec.get("intended_confounds"), option="intended_confounds")
-    reference = spec["values"][0]["label"]
+    intended = allowed_confounds(spec.intended_confounds, option="intended_confounds")
+    reference = spec.reference
     out = []
     for run in dict.fromkeys(c["run"] for c in cells):
         ref = next((c for c in cells if c["run"] == run and c["value"] == reference), None)

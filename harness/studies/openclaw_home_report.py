@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.studies.judge.grades import apply_grades, grader_name
+from harness.judging.grades import apply_grades, grader_name
 
 __all__ = ["EXAMPLE", "GRADES", "GRADER", "PROVIDER_PORT", "apply_grades", "summary_figures", "validate_snippet"]
 
@@ -37,7 +37,7 @@ def validate_snippet(version: str, config_path: Path, snippet_block: dict[str, A
     back with `openclaw config get` (every CLI call validates the whole config and refuses an invalid one)."""
     import json5
 
-    from harness.studies.openclaw_agent import NotInstalled, find_release
+    from harness.systems.openclaw_agent import NotInstalled, find_release
 
     try:
         release = find_release(version)
@@ -70,7 +70,7 @@ def validate_snippet(version: str, config_path: Path, snippet_block: dict[str, A
         state = Path(tmp) / ".openclaw"
         state.mkdir()
         (state / "openclaw.json").write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
-        from harness.studies.openclaw_agent import PRELOAD
+        from harness.systems.openclaw_agent import PRELOAD
 
         env = {"HOME": tmp, "OPENCLAW_STATE_DIR": str(state), "OPENCLAW_CONFIG_PATH": str(state / "openclaw.json"),
                "PATH": "/usr/bin:/bin", "NO_COLOR": "1"}

@@ -95,7 +95,7 @@ def measure_mining(home: Path) -> dict[str, Any]:
 
 
 def pool_of(items: int = 50, example: Path = EXAMPLE) -> Any:
-    from harness.studies.judge.pool import Pool, PoolItem, PoolQuery
+    from harness.judging.pool import Pool, PoolItem, PoolQuery
 
     files = sorted((example / "workspace").rglob("*.md"))
     texts = [(str(p.relative_to(example / "workspace")), p.read_text(encoding="utf-8")) for p in files]
@@ -111,8 +111,8 @@ def pool_of(items: int = 50, example: Path = EXAMPLE) -> Any:
 def measure_page(items: int = 50, repeats: int = 20, chromium: str | None = None) -> dict[str, Any]:
     import http.client
 
-    from harness.studies.judge.page import JudgePage
-    from harness.studies.judge.store import LabelStore
+    from harness.judging.page import JudgePage
+    from harness.judging.store import LabelStore
 
     with tempfile.TemporaryDirectory() as tmp:
         store = LabelStore(Path(tmp) / "labels.sqlite")

@@ -25,7 +25,7 @@ from typing import Any
 from harness.config import NEAR_TIE
 from harness.errors import ConfigError
 from harness.inputs.layout import read_json
-from harness.studies.gate_documents import KINDS, file_kind
+from harness.gate.documents import KINDS, file_kind
 
 
 @dataclass(frozen=True)

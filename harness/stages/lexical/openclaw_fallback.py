@@ -1,5 +1,5 @@
 """OpenClaw's keyword fallback (2026.8.1, manager-keyword-retrieval.ts and query-expansion.ts), the
-lexical list both its FTS-only and its hybrid mode use.  Facts from harness/studies/conformance/NOTES.md 4a.
+lexical list both its FTS-only and its hybrid mode use.  Facts from harness/conformance/NOTES.md 4a.
 
     full = the strict query (its tokens quoted, AND-joined), every hit scored with the boosted score
     if full has >= limit hits: full

@@ -1,6 +1,6 @@
 """The stop-word lists and Korean particles of OpenClaw's extractKeywords (2026.8.1,
 packages/memory-host-sdk/src/host/query-expansion.ts; the same lists in 2026.2.22): data, transcribed
-from the installed package by the conformance study (harness/studies/conformance/NOTES.md 4a)."""
+from the installed package by the conformance study (harness/conformance/NOTES.md 4a)."""
 from __future__ import annotations
 
 STOP_WORDS_EN = frozenset({

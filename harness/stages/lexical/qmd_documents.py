@@ -1,4 +1,4 @@
-"""QMD's lexical index (tobi/qmd 2.8.3, src/store.ts; harness/studies/conformance/NOTES.md section 3): one
+"""QMD's lexical index (tobi/qmd 2.8.3, src/store.ts; harness/conformance/NOTES.md section 3): one
 FTS5 row per whole document with filepath, title and body columns, ranked by bm25(t, 1.5, 4.0, 1.0)."""
 from __future__ import annotations
 

@@ -2,10 +2,8 @@
 clear to pass; and the time helpers the decay stages share (reference time, dates of memory files)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from functools import lru_cache
 from typing import (
     Annotated,
     Any,
@@ -21,6 +19,7 @@ from pydantic import AfterValidator
 from harness.errors import ConfigError
 from harness.registry import Registry
 from harness.stages.fusion import Hit
+from harness.stages.memory_dates import memory_date
 
 POSTPROCESSORS = Registry("postprocess stage", table="postprocess", group="harness.postprocess",
                           builtins="harness.stages.postprocess")
@@ -118,27 +117,6 @@ def reference_time(stage_now: datetime | None, ctx: SearchContext, stage: str) -
     return ctx.need("now", stage)
 
 
-_DATED_MEMORY_PATH = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})\.md$")
-# OpenClaw 2026.8.1's DATED_MEMORY_PATH_RE also takes a name suffix: memory/2026-02-19-standup.md
-_DATED_MEMORY_PATH_SUFFIX = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
-
-
-@lru_cache(maxsize=65_536)
-def memory_date(path: str, name_suffix: bool = False) -> datetime | None:
-    """OpenClaw's dated memory file: memory/YYYY-MM-DD.md (sub-folders allowed, e.g.
-    memory/2026-02/2026-02-15.md; with `name_suffix`, as OpenClaw 2026.8.1, also
-    memory/YYYY-MM-DD-anything.md) -> that day's UTC midnight; anything else, or an impossible date
-    such as 2026-02-30, -> None."""
-    normalised = path.replace("\\", "/")
-    if normalised.startswith("./"):
-        normalised = normalised[2:]
-    match = (_DATED_MEMORY_PATH_SUFFIX if name_suffix else _DATED_MEMORY_PATH).search(normalised)
-    if not match:
-        return None
-    try:
-        return datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=timezone.utc)
-    except ValueError:
-        return None
 
 
 def age_days(path: str, now: datetime, name_suffix: bool = False) -> float | None:

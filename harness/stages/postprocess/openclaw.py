@@ -29,7 +29,7 @@ from harness.stages.postprocess.base import (
 @stage
 class MinScore:
     """OpenClaw's minScore + maxResults, with its keyword fallback (release bisection in
-    harness/studies/conformance/NOTES.md 4b).
+    harness/conformance/NOTES.md 4b).
 
     keyword_fallback:
       none     plain threshold (2026.2.22 and earlier)

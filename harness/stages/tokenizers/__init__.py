@@ -23,6 +23,8 @@ queries joined with AND return nothing, OpenClaw issue #83384):
   cjk-bigram     overlapping character bigrams for CJK runs (a lone CJK character stays a unigram).
   opencc         OpenCC script folding (t2s) around a `base` tokenizer, at index and query time.
   colloquial-expansion  a colloquial -> technical list around a `base` tokenizer (query side, OR-ed).
+  lancedb        LanceDB's default full-text analyzer (tantivy simple tokenizer, 40-byte limit, lower case,
+                 English stemming and stop words, ASCII folding): memory-lancedb-pro's table.
   qmd            QMD 2.8.3: porter unicode61 over CJK-spaced text; QMD's query builder (prefix terms,
                  phrases, negation, hyphen/dot branches; `qmd_query_bug` keeps its CJK '-'/'.' failure).
 
@@ -32,7 +34,7 @@ and do not normalise.
 
 Modules: base (TOKENIZERS, the Tokenizer protocol, QueryPlan, QueryTermsTokenizer, FTS5 helpers),
 unicode61, trigram (trigram, trigram-fixed), cjk (cjk-char, cjk-bigram and the CJK character table),
-jieba, qmd.
+jieba, lancedb, qmd.
 """
 from harness.stages.tokenizers.base import (
     TOKENIZERS,
@@ -56,6 +58,7 @@ from harness.stages.tokenizers.cjk import (
 )
 from harness.stages.tokenizers.folding import ColloquialExpansion, OpenCCFolding
 from harness.stages.tokenizers.jieba import Jieba
+from harness.stages.tokenizers.lancedb import LanceDBAnalyzer
 from harness.stages.tokenizers.qmd import (
     QmdTokenizer,
     normalize_cjk_for_fts,
@@ -67,4 +70,4 @@ from harness.stages.tokenizers.unicode61 import Unicode61
 __all__ = ["TOKENIZERS", "Join", "Normalize", "QueryPlan", "QueryTermsTokenizer", "Tokenizer", "fts5_terms",
            "has_token_char", "join_terms", "quote_fts5",
            "CjkBigram", "CjkChar", "CjkTermsTokenizer", "bigrams", "cjk_segments", "is_cjk_char",
-           "ColloquialExpansion", "OpenCCFolding", "Jieba", "QmdTokenizer", "normalize_cjk_for_fts", "qmd_query_parts", "Trigram", "TrigramFixed", "Unicode61"]
+           "ColloquialExpansion", "OpenCCFolding", "Jieba", "LanceDBAnalyzer", "QmdTokenizer", "normalize_cjk_for_fts", "qmd_query_parts", "Trigram", "TrigramFixed", "Unicode61"]

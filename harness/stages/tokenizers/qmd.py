@@ -1,6 +1,6 @@
 """QMD's lexical text handling (tobi/qmd 2.8.3, src/store.ts): `porter unicode61` with every CJK run spaced
 into single characters (normalizeCjkForFTS), and its query builder (buildFTS5Query) with the order of
-its branches, which makes a CJK term holding '-' or '.' match nothing (harness/studies/conformance/NOTES.md
+its branches, which makes a CJK term holding '-' or '.' match nothing (harness/conformance/NOTES.md
 section 3; measured on the real QMD)."""
 from __future__ import annotations
 

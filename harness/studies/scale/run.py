@@ -9,6 +9,7 @@ import os
 import platform
 import sys
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -210,3 +211,21 @@ def summarize(rows: list[dict[str, Any]], bandwidth: list[dict[str, Any]], *, si
     return {"bandwidth": {"runs": bandwidth, "best_gbps": best_gbps,
                           "stream_ms": {str(n): stream_ms(n, dim, best_gbps) for n in sizes}},
             "rows": rows, "exponents": exponents, "headline": headline}
+
+
+def headline_lines(result: dict[str, Any]) -> list[str]:
+    """What `harness scale` prints of a result: the fastest exact vector backend against the bandwidth time."""
+    h = result["headline"]
+    if "fastest_exact" not in h:
+        return []
+    return [f"fastest exact vector backend at {h['size']:,}: {h['fastest_exact']} "
+            f"{h['fastest_exact_p50_ms']:.2f} ms = {h['fastest_exact_ratio']:.2f}x the {h['stream_ms']:.2f} ms "
+            f"bandwidth time ({h['bandwidth_gbps']:.1f} GB/s)"]
+
+
+def load_scale_spec(path: Path | str) -> Any:
+    """A scale file (experiments/scale.toml), typed (harness.studies.spec.models.ScaleStudy)."""
+    from harness.config import load_toml
+    from harness.studies.spec import validated
+
+    return validated("scale", load_toml(path, "scale spec"), path)

@@ -18,9 +18,10 @@ registered by harness.study_kinds, and a plugin adds one through the entry-point
 `harness.study_kinds` (tests/plugin_example shows one).  The built-in kinds and the command each one's
 file is run by: experiment (`harness run`), matrix (`harness matrix`), benchmark (`harness benchmark`),
 abstention (`harness abstention`), lossless (`harness lossless`), expansion (`harness expansion`),
-language-pairs (`harness language-pairs`) and grid (a sweep grid: `harness sweep EXPERIMENT --grid
-FILE`); a plugin's kind is run by `harness study FILE`.  The ablation and the scale study have no file
-(`harness ablation`, `harness scale`).
+language-pairs (`harness language-pairs`), grid (a sweep grid: `harness sweep EXPERIMENT --grid
+FILE`) and scale (experiments/scale.toml; `harness scale` takes the same settings as options); a
+plugin's kind, and scale, are run by `harness study FILE`.  The ablation has no file (`harness
+ablation`).
 
 How a file's kind is known (`kind_of`): its top-level `kind = "..."` key, which every study file in
 experiments/ has and every study spec must have (a loader refuses a spec without one, or whose kind is
@@ -119,9 +120,9 @@ def kind_of_file(path: Path | str) -> str:
 
 def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
     """The model of a parsed file of this kind (its StudyKind's spec_model); anything wrong, a missing
-    `kind` key included, is one ConfigError naming the file and the key.  The loaders call it and go on
-    with the dictionary, whose relative paths (experiment, file, spec, path ...) it reads from the file's
-    own folder first, in place (harness.inputs.file_relative)."""
+    `kind` key included, is one ConfigError naming the file and the key.  The loaders return it (frozen;
+    a study's model knows its `source` file); the relative paths it holds (experiment, file, spec, path
+    ...) are read from the file's own folder first (harness.inputs.file_relative)."""
     from pydantic import ValidationError
 
     from harness.errors import ConfigError
@@ -145,7 +146,7 @@ def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
         if unknown:
             raise ConfigError(f"{path}: unknown key(s) {unknown} for a {study.what}; known: {sorted(known)}")
     try:
-        return model.model_validate(doc, context={"path": str(path)})
+        spec = model.model_validate(doc, context={"path": str(path)})
     except GridRefused as exc:
         raise ConfigError(str(exc)) from None
     except ValidationError as exc:
@@ -154,6 +155,9 @@ def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
             raise ConfigError(f"{path}: " + "; ".join(err["msg"].removeprefix("Value error, ")
                                                       for err in errors)) from None
         raise ConfigError(format_validation_error(exc, str(path), f"a {study.what}", known)) from None
+    if "_source" in (getattr(spec, "__private_attributes__", None) or {}):
+        spec._source = str(path)  # the file, for the errors of the study that reads it
+    return spec
 
 
 def study_schema(kind: str) -> dict[str, Any]:
@@ -213,12 +217,14 @@ def _type_text(annotation: Any) -> str:
 
 
 def _fields_table(model: Any, prefix: str) -> str:
+    from pydantic import BaseModel
     from pydantic_core import PydanticUndefined
 
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
         default = "required" if info.is_required() else (
-            "" if info.default is PydanticUndefined else f"`{info.default!r}`")
+            "" if info.default is PydanticUndefined else
+            f"`{info.default.model_dump()!r}`" if isinstance(info.default, BaseModel) else f"`{info.default!r}`")
         meaning = KIND_MEANING if name == "kind" and not prefix else _plain(info.description)
         rows.append(f"| `{prefix}{name}` | {_type_text(info.annotation)} | {default} | {meaning.replace('|', '/')} |")
     return "\n".join(rows) + "\n"

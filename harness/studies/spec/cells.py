@@ -40,11 +40,13 @@ def _embedder_table(config: Any) -> str:
 
 def run_cells(cells: Sequence[StudyCell], *, executor: Any = None, progress: bool = True,
               embedders: Literal["same-table", "one"] = "same-table", count_embeddings: bool = False,
-              then: Callable[[StudyCell, Any], T] | None = None, cache: Any = None) -> list[T]:
+              then: Callable[[StudyCell, Any], T] | None = None, cache: Any = None, embedder: Any = None) -> list[T]:
     """run_experiment of every cell, results in the cells' order.
 
     `then(cell, result)` turns each result into what the study keeps as soon as it is done (so a study of
-    many large runs holds only its figures); default: the RunResult itself.  `count_embeddings` records in
+    many large runs holds only its figures, and one that writes each run can write it then, on an
+    executor in the order the runs finish); default: the RunResult itself.  `embedder`: an embedder
+    already built, which the first cell uses (tests share one across studies).  `count_embeddings` records in
     each result's timings["embedding_cache"] the embedder's counters of that run alone (the embedder is
     shared, so its counters run on).  `executor`: None runs here; an Executor runs the cells as its tasks,
     after embedding what they need into `cache` (default: the user's; `embedders` and `count_embeddings`
@@ -53,12 +55,19 @@ def run_cells(cells: Sequence[StudyCell], *, executor: Any = None, progress: boo
     if executor is not None:
         from harness.studies.distributed import run_configs
 
-        results = run_configs([cell.config for cell in cells], executor, cache=cache)
-        return [keep(cell, result) for cell, result in zip(cells, results)]
+        kept: dict[int, T] = {}
+
+        def arrived(i: int, result: Any) -> None:
+            kept[i] = keep(cells[i], result)
+
+        run_configs([cell.config for cell in cells], executor, cache=cache, on_result=arrived)
+        return [kept[i] for i in range(len(cells))]
     from harness.pipeline import build_stages
     from harness.studies.experiment import run_experiment
 
     built: dict[str | None, Any] = {}  # the [embedder] table (canonical JSON; None: any) -> its embedder
+    if embedder is not None and cells:
+        built[_embedder_table(cells[0].config) if embedders == "same-table" else None] = embedder
     out = []
     for cell in cells:
         key = _embedder_table(cell.config) if embedders == "same-table" else None

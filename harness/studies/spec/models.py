@@ -15,20 +15,48 @@ import math
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 Name = Annotated[str, Field(min_length=1)]
 Label = Annotated[str, Field(min_length=1)]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class _ReadByKey(BaseModel):
+    """A loaded spec is read by attribute (`spec.runs`, `run.overrides`).  The report writers
+    (harness.reporting) still read the dictionary the loaders used to return, until they receive a typed
+    document instead: `spec["name"]`, `spec.get("metrics", default)`, `"compare" in spec`, `{**run}` read
+    what the file set (a key it left out reads as absent, as it did then)."""
+
+    def _set_keys(self) -> list[str]:
+        return [*self.model_fields_set, *[k for k in (self.model_extra or {}) if k not in self.model_fields_set]]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._set_keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in self._set_keys() else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._set_keys()
+
+    def keys(self) -> list[str]:
+        return self._set_keys()
 
 
-class _Open(BaseModel):
+class _Model(_ReadByKey):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class _Open(_ReadByKey):
     """A table whose further keys are read elsewhere."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True, frozen=True)
+
+    def tables(self) -> dict[str, Any]:
+        """Its further keys (the tables a matrix value sets, a pairing side's options), as written."""
+        return dict(self.model_extra or {})
 
 
 class _Study(_Model):
@@ -40,6 +68,12 @@ class _Study(_Model):
     """further text of the report"""
     output: Optional[str] = None
     """where `make` writes it (the Makefile passes it as --out)"""
+    _source: str = PrivateAttr("<study file>")
+
+    @property
+    def source(self) -> str:
+        """The file it was loaded from (set by harness.studies.spec.validated), for errors."""
+        return self._source
 
 
 # --- experiment ------------------------------------------------------------------------------------
@@ -82,6 +116,10 @@ class MatrixRun(_Model):
     """the row label of a run that does not vary"""
 
 
+MATRIX_METRICS = ["passed", "mrr@6", "ndcg@10", "recall@1", "recall@5", "recall@10", "mrr@10",
+                  "text_score_nonzero_share", "index_ms_without_embedding", "lexical_p50_ms", "retrieval_p50_ms"]
+
+
 class MatrixStudy(_Study):
     """One stage varied over several runs (tokenizer x round, chunker x data set); `harness matrix`."""
 
@@ -92,7 +130,7 @@ class MatrixStudy(_Study):
     """another matrix file whose [[values]] this one takes (when it has none of its own)"""
     runs: list[MatrixRun]
     """where the values are compared"""
-    metrics: Optional[list[str]] = None
+    metrics: list[str] = MATRIX_METRICS
     """the tables of the report, one per metric"""
     plot_metrics: Optional[list[str]] = None
     """the metrics of the plot"""
@@ -105,6 +143,11 @@ class MatrixStudy(_Study):
     intended_confounds: list[Literal["embedder", "result-count", "candidate-pool", "corpus", "all"]] = []
     """what the values may differ in besides their stage because it is the point (harness.evaluation.confounds);
     a value that differs from the reference in another is flagged in the report"""
+
+    @property
+    def reference(self) -> str:
+        """The first value's label: every other value is compared with it."""
+        return self.values[0].label if self.values else ""
 
     @model_validator(mode="after")
     def _values_given(self) -> "MatrixStudy":
@@ -226,6 +269,20 @@ class AbstentionStudy(_Study):
 # --- lossless --------------------------------------------------------------------------------------
 
 
+LCM_GREP_SORTS = ("recency", "relevance", "hybrid")  # lcm_grep's sorts in full_text mode (regex: recency)
+
+
+class GrepSettings(_Model):
+    limit: int = Field(50, ge=1)
+    """lcm_grep's row limit"""
+    modes: list[Literal["regex", "full_text"]] = ["regex", "full_text"]
+    """lcm_grep's modes run"""
+    sorts: list[Literal["recency", "relevance", "hybrid"]] = list(LCM_GREP_SORTS)
+    """the full_text sorts run (regex mode sorts by recency)"""
+    agent_terms: list[int] = [1, 2, 3]
+    """the numbers of key terms an agent's pattern has"""
+
+
 class ContextSeries(_Model):
     label: str = "context"
     summarizer: str = "term-density"
@@ -251,11 +308,11 @@ class LosslessStudy(_Study):
     """the experiment the Markdown-memory presets run"""
     presets: list[str] = []
     """the Markdown-memory presets beside lossless-claw"""
-    grep: dict[str, Any] = {}
+    grep: GrepSettings = GrepSettings()
     """[grep]: lcm_grep's limit, modes, sorts and agent_terms"""
     context: list[ContextSeries] = []
     """[[context]]: compaction series"""
-    dag: Optional[DagSweep] = None
+    dag: DagSweep = DagSweep()
     """[dag]: the leaf-size sweep at one budget"""
     chat: Optional[dict[str, Any]] = None
     """[chat]: the LLM of the 'chat' summarizer"""
@@ -346,6 +403,44 @@ class LanguagePairsStudy(_Study):
         return value
 
 
+# --- scale ---------------------------------------------------------------------------------------
+
+
+class ScaleStudy(_Study):
+    """How index build time, query latency and peak memory grow with corpus size, for every vector and
+    lexical backend, on a synthetic corpus (harness.studies.scale); `harness study FILE` (or `harness scale`
+    with the same settings as options).  A key left out takes the command's default (`harness scale -h`)."""
+
+    kind: Literal["scale"]
+    sizes: Optional[list[Annotated[int, Field(ge=1)]]] = None
+    """corpus sizes in chunks (--sizes)"""
+    queries: Optional[int] = Field(None, ge=1)
+    """timed queries per backend and size (--queries)"""
+    chars: Optional[int] = Field(None, ge=1)
+    """mean chunk length in characters (--chars)"""
+    seed: Optional[int] = None
+    """the synthetic corpus's seed (--seed)"""
+    bag_tokenizer: Optional[str] = None
+    """the tokenizer of rank-bm25 and bm25s (--bag-tokenizer)"""
+    vector: Optional[list[str]] = None
+    """vector backends (--vector; default all)"""
+    tokenizers: Optional[list[str]] = None
+    """FTS5 tokenizers (--tokenizers; default all)"""
+    lexical: Optional[list[str]] = None
+    """lexical backends (--lexical; default all)"""
+    budget: Optional[float] = Field(None, gt=0)
+    """seconds per backend and size, predicted (--budget)"""
+
+    def run_options(self) -> dict[str, Any]:
+        """The keyword arguments of harness.studies.scale.run_scale the file sets (the others keep
+        run_scale's defaults)."""
+        names = {"chars": "mean_chars", "budget": "backend_budget_s"}
+        return {names.get(key, key): getattr(self, key) for key in ("sizes", "queries", "chars", "seed",
+                                                                     "bag_tokenizer", "vector", "tokenizers",
+                                                                     "lexical", "budget")
+                if getattr(self, key) is not None}
+
+
 # --- sweep grid ------------------------------------------------------------------------------------
 
 MAX_GRID_VALUES = 10_000  # values of one dimension (a range with a tiny step is a mistake, not a grid)
@@ -400,11 +495,11 @@ UNIT_DIMENSIONS = {"vector_weight": False, "min_score": False, "mmr": True}
 
 class Grid(_Model):
     """[grid]: the dimensions a sweep varies; a dimension left out keeps the experiment's own value
-    (vector_weight: 0 to 1 by 0.05)."""
+    (vector_weight: 0 to 1 by 0.05; fusion: weighted), which every dimension always includes."""
 
-    vector_weight: GridValues = None
+    vector_weight: GridValues = GridRange(start=0.0, stop=1.0, step=0.05)
     """the vector leg's weight, in [0, 1] (a list, or {start, stop, step})"""
-    fusion: Optional[list[str]] = None
+    fusion: Optional[list[str]] = ["weighted"]
     """fusion names"""
     fusion_params: Optional[dict[str, dict[str, Any]]] = None
     """fusion name -> parameters"""
@@ -422,6 +517,21 @@ class Grid(_Model):
     """query.hybrid.candidateMultiplier"""
     chunk_tokens: GridValues = None
     """chunking.tokens: the index is rebuilt per value (embeddings from the cache)"""
+
+    def values(self, key: str) -> Any:
+        """A dimension as weight_values reads it: its list, a range as {start, stop, step}, or None."""
+        value = getattr(self, key)
+        return value.model_dump() if isinstance(value, GridRange) else value
+
+    def sizes(self) -> dict[str, int]:
+        """The number of values of each dimension the file sets (fusion_params aside), in the model's order."""
+        out = {}
+        for key in self.model_fields:
+            values = getattr(self, key)
+            if key in self.model_fields_set and key != "fusion_params":
+                listed = key in ("fusion", "tokenizer")
+                out[key] = len(values) if listed else len(weight_values(self.values(key)))
+        return out
 
     @model_validator(mode="before")
     @classmethod
