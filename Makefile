@@ -17,7 +17,7 @@ ROUNDS_DIR   := $(if $(filter openclaw-2026.02,$(PRESET)),reports,reports/$(PRES
 ABLATION_DIR := $(if $(filter openclaw-2026.02,$(PRESET)),reports/ablation,reports/ablation-$(PRESET))
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-vectors timing-threads architecture reliability docs bench bench-check bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
+.PHONY: help install test test-fast test-vectors timing-threads architecture reliability docs bench bench-check bench-baseline gate tokenizers presets sweep workspaces abstention chunkers locomo locomo-zh t2ranking context lossless expansion statistics gate-power drift trec timing scale round1 round2 round3 round4 ablation validate conformance example-openclaw-home openclaw-home openclaw-home-speed robustness knowledge-update embedders compare-reports clean
 
 help: ## List every target
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -36,6 +36,13 @@ install: $(STAMP) ## Create .venv and install the harness with its test and ray 
 TEST_WORKERS ?= auto
 test: $(STAMP) ## Run the test suite (unit, property and end-to-end tests) on every core
 	$(BIN)/pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+# The suite without its slow tests (pytest markers, pyproject.toml: `slow`, minutes of real models, real
+# releases or whole studies; `ray`, a real cluster), for the edit-test loop: the stages, the pipeline, the
+# evaluation, the configuration and small end-to-end runs still fail on a regression.  Under 2 minutes warm
+# on a 2-core machine; `make test` runs everything.
+test-fast: $(STAMP) ## The suite without its slow and Ray tests (< 2 min warm on 2 cores); `make test` runs all
+	$(BIN)/pytest -q -m "not slow and not ray" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # The test corpora's e5 vectors, committed (tests/data/e5-vectors.npz) and seeded by tests/conftest.py into the
 # test session's own cache (<cache folder>/test-session/), so `make test` does not embed them; no target that

@@ -12,22 +12,23 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from harness.config import SETTINGS_TABLES
+from harness.inputs.layout import DATASETS
 from harness.registry import Parameter, Registry, settings_json_schema
+from harness.stages.chat import CHATS
+from harness.stages.chunkers import CHUNKERS
+from harness.stages.embedders import EMBEDDERS
+from harness.stages.expansion import EXPANSIONS
+from harness.stages.fusion import FUSIONS
+from harness.stages.lexical import LEXICAL_BACKENDS
+from harness.stages.postprocess import POSTPROCESSORS
+from harness.stages.rerankers import RERANKERS
+from harness.stages.tokenizers import TOKENIZERS
+from harness.stages.vector import VECTOR_BACKENDS
 
 
 def registries() -> dict[str, Registry]:
     """TOML table -> the registry that table names an implementation of, in pipeline order."""
-    from harness.inputs.layout import DATASETS
-    from harness.stages.chat import CHATS
-    from harness.stages.chunkers import CHUNKERS
-    from harness.stages.embedders import EMBEDDERS
-    from harness.stages.expansion import EXPANSIONS
-    from harness.stages.fusion import FUSIONS
-    from harness.stages.lexical import LEXICAL_BACKENDS
-    from harness.stages.postprocess import POSTPROCESSORS
-    from harness.stages.rerankers import RERANKERS
-    from harness.stages.tokenizers import TOKENIZERS
-    from harness.stages.vector import VECTOR_BACKENDS
 
     return {"dataset": DATASETS, "chunker": CHUNKERS, "tokenizer": TOKENIZERS, "lexical": LEXICAL_BACKENDS,
             "embedder": EMBEDDERS, "vector": VECTOR_BACKENDS, "expansion": EXPANSIONS, "fusion": FUSIONS,
@@ -69,8 +70,6 @@ def _table_schema(registry: Registry) -> dict[str, Any]:
 
 def experiment_schema() -> dict[str, Any]:
     """JSON schema (draft 2020-12) of an experiment or preset TOML file."""
-    from harness.config import SETTINGS_TABLES
-
     tables = registries()
     props: dict[str, Any] = {
         "name": {"type": "string"},

@@ -30,6 +30,7 @@ from pydantic import (
 
 from harness.errors import ConfigError, DataError
 from harness.evaluation.ties import NEAR_TIE, NEAR_TIE_FRACTION  # noqa: F401  (NEAR_TIE: studies read it here)
+from harness.inputs.file_relative import experiment_paths
 from harness.inputs.layout import project_path
 from harness.registry import format_validation_error, stage
 from harness.text_files import parse_bounded, shown
@@ -149,6 +150,8 @@ class EvaluationSettings:
     @classmethod
     def _a_real_time(cls, value: Any) -> Any:
         if value is not None:
+            # local, as the two imports below: the stages and openclaw.json's readers are more than a command
+            # that only reads a configuration (the gate) may load (tests/bench_startup.py)
             from harness.stages.postprocess.base import as_utc_datetime
 
             as_utc_datetime(value, "now")  # "2026-02-30" or "yesterday": refused here, named with the file
@@ -158,6 +161,8 @@ class EvaluationSettings:
     @classmethod
     def _context_settings(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is not None:
+            # local: context_budget imports pandas, which a command that only reads a configuration (the
+            # gate, tests/test_startup_imports.py) must not pay for
             from harness.evaluation.context_budget import ContextSettings
 
             ContextSettings(**value)  # a wrong key or value names itself here, with the file and table
@@ -331,11 +336,9 @@ def _resolved(experiment: dict[str, Any], *, preset: str | None, source: str) ->
         config["preset"] = ppath.stem
         config["preset_description"] = preset_cfg.get("description", "").strip()
     body = {k: v for k, v in experiment.items() if k != "preset"}
-    from harness.inputs.workspace_config import (
-        openclaw_layer,  # a workspace follows its openclaw.json as it is now
-    )
+    from harness.inputs.workspace_config import openclaw_layer  # local: see _a_real_time
 
-    layer = openclaw_layer(body, preset_name, source)
+    layer = openclaw_layer(body, preset_name, source)  # a workspace follows its openclaw.json as it is now
     if layer is not None and layer.follow:
         config = merge(config, layer.tables)
     config = merge(config, body)
@@ -365,8 +368,6 @@ def load_experiment(path: Path | str, *, preset: str | None = None, **overrides:
     """An experiment file, resolved as the CLI resolves it: a relative path is read from the working
     directory, else from the files the harness ships (`experiments/round3.toml` works outside a clone).
     The paths the file names are read from its own folder first (harness.inputs.file_relative)."""
-    from harness.inputs.file_relative import experiment_paths
-
     path = project_path(path)
     experiment = experiment_paths(load_toml(path), path)
     if experiment.get("kind", "experiment") != "experiment":  # `kind`: harness.studies.spec

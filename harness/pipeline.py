@@ -28,6 +28,7 @@ import numpy as np
 from harness.config import Experiment, StageTable
 from harness.db import connect
 from harness.errors import ConfigError, HarnessError
+from harness.evaluation.chunk_stats import chunk_stats
 from harness.inputs.layout import DATASETS, Layout, Query, Span
 from harness.progress import progress_bar
 from harness.stages.chunkers import CHUNKERS, Chunk, Chunker
@@ -38,7 +39,7 @@ from harness.stages.embedders import (
     provides_vectors,
     text_sha256,
 )
-from harness.stages.expansion import EXPANSIONS
+from harness.stages.expansion import EXPANSIONS, ExpansionContext
 from harness.stages.fusion import FUSIONS, Hit, Legs
 from harness.stages.lexical import LEXICAL_BACKENDS
 from harness.stages.postprocess import (
@@ -54,6 +55,7 @@ from harness.stages.postprocess import (
     curated_importance,
     memory_date,
 )
+from harness.stages.rerankers import build_reranker
 from harness.stages.tokenizers import TOKENIZERS
 from harness.stages.vector import VECTOR_BACKENDS
 from harness.stages.vector.base import NoVectorIndex
@@ -154,8 +156,6 @@ def build_stages(config: Experiment, *, cache: EmbeddingCache | None = None,
                               f"{config.fusion.name!r} cannot fuse; use fusion rrf or qmd-documents")
     reranker = None
     if config.reranker is not None:
-        from harness.stages.rerankers import build_reranker
-
         reranker = build_reranker({"name": config.reranker.name, **config.reranker.params}, where(config, "reranker"),
                                   cache=cache)
     postprocess = [POSTPROCESSORS.create(p.name, dict(p.params), where=where(config, f"postprocess {i + 1}"))
@@ -187,6 +187,7 @@ def build_chat(config: Experiment) -> Any:
 
 def chat_model(table: StageTable, place: str) -> Any:
     """A [chat] table's model behind the completion cache; `place` names the table in errors."""
+    # local: the chat models (HTTP clients, the completion cache) are for the runs that use one, not every run's start-up
     from harness.stages.chat import CHATS, CachedChat, CompletionCache
 
     inner = CHATS.create(table.name, dict(table.params), where=place)
@@ -334,8 +335,6 @@ def _search_one(index: Index, stages: Stages, q: Query) -> QueryLegs:
 
 def expand_query(index: Index, stages: Stages, query: Query, legs: Legs, qvec: np.ndarray) -> tuple[list, dict]:
     """The expansion's extra lists for one query, and what it did (skipped by the probe, its terms)."""
-    from harness.stages.expansion import ExpansionContext
-
     ctx = ExpansionContext(
         query.text, qvec, legs.vector, legs.lexical, index, stages.tokenizer,
         embed_query=lambda text: stages.embedder.embed([text], "query")[0],
@@ -522,8 +521,6 @@ def chunk_statistics(index: Index, stages: Stages) -> dict[str, Any]:
 
 def layout_chunk_statistics(chunks: Sequence[Chunk], layout: Layout, stages: Stages,
                             texts: dict[str, str] | None = None) -> dict[str, Any]:
-    from harness.evaluation.chunk_stats import chunk_stats
-
     embedder = stages.embedder
     token_count = getattr(embedder, "cached_token_count", embedder.token_count)  # kept in the embedding cache
     if token_count is not None:

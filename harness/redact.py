@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from harness.text_files import looks_like_a_secret
+
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'，。）)]+", re.IGNORECASE)
 KEY = re.compile(r"\b(?:sk|pk|rk|ghp|gho|ghs|github_pat|xox[abpr]|AKIA|AIza)[-_A-Za-z0-9]{8,}"
@@ -39,8 +41,6 @@ def mask_secrets(message: str) -> str:
     (sk-, ghp_, AKIA ...) anywhere, and a quoted token of 24 or more of a key's characters that looks like one
     (letters and digits mixed: harness.text_files.looks_like_a_secret).  The layer every error line goes through on its way
     to the terminal (harness.cli.common.fail), beside the shown() each message's writer calls."""
-    from harness.text_files import looks_like_a_secret
-
     message = PREFIXED_KEY.sub(lambda m: f"<a key of {len(m[0])} characters, not shown>", message)
 
     def quoted(m: re.Match) -> str:

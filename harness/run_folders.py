@@ -20,6 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from harness.errors import ConfigError
+from harness.text_files import output_problem
+
 RESULTS_FOLDER = "harness-results"
 MAX_NAME_CHARS = 80  # of a default folder's name (before its hash): an experiment name may be any length
 
@@ -29,8 +32,6 @@ def check_output(path: Path | str | None, *, folder: bool, option: str = "--out"
     run never embeds for minutes and then fails to write its results."""
     if path is None:
         return
-    from harness.errors import ConfigError
-    from harness.text_files import output_problem
 
     problem = output_problem(path, folder=folder, option=option)
     if problem is not None:

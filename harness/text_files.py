@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from harness.errors import DataError
+from harness.errors import DataError, HarnessError
 
 T = TypeVar("T")
 
@@ -325,8 +325,6 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
         except OSError:
             pass
         if exc.errno == errno.ENOSPC:
-            from harness.errors import HarnessError
-
             free = _free_bytes(path.parent)
             raise HarnessError(f"{path.parent}: no space left on the device for {path.name}, which needs "
                                f"{_size(len(data))}" + (f" ({_size(free)} free)" if free is not None else "")

@@ -26,6 +26,7 @@ START_TOGETHER = ("import sys, time; import harness.cli as cli; start = float(sy
                   "time.sleep(max(0.0, start - time.time())); sys.argv = ['harness', *sys.argv[2:]]; cli.app()")
 
 
+@pytest.mark.slow  # five runs at once, one with the real e5 model
 def test_four_runs_and_an_e5_run_share_one_cache_and_all_finish_with_identical_vectors(tmp_path):
     cache_dir = tmp_path / "cache"
     env = {**os.environ, "HARNESS_CACHE_DIR": str(cache_dir), "HARNESS_PROGRESS_SECONDS": "3600"}

@@ -10,6 +10,8 @@ HARNESS_CAMPAIGN_SEED=S another seed.  A failing case is printed with the comman
 """
 from __future__ import annotations
 
+import pytest
+
 from tests.campaign import cases
 from tests.campaign.campaign import (
     DEFAULT_SEED,
@@ -19,6 +21,7 @@ from tests.campaign.campaign import (
 )
 
 
+@pytest.mark.slow  # a few hundred CLI processes, each paying its start-up: minutes on 2 cores
 def test_generated_bad_inputs_end_in_one_named_error_or_a_clean_run(campaign_size=None):
     import os
 

@@ -156,21 +156,25 @@ def _values(seed: int, n: int = 12) -> dict[str, float]:
 
 def test_matrix_compares_through_the_module(spy):
     from harness.studies.matrix import value_comparisons
+    from harness.studies.spec.models import MatrixStudy, MatrixValue
 
     calls, _ = spy
     cells = [{"run": run, "value": value, "per_query": {"mrr@6": _values(seed)}}
              for run in ("r1", "r2") for value, seed in (("ref", 1), ("x", 2), ("y", 3))]
-    rows = value_comparisons({"values": [{"label": "ref"}]}, cells, "mrr@6")
+    spec = MatrixStudy.model_construct(values=[MatrixValue.model_construct(label="ref")])  # only what it reads
+    rows = value_comparisons(spec, cells, "mrr@6")
     assert len(calls) == 4 and {r["run"] for r in rows} == {"r1", "r2"}
     assert all(r["method"].endswith("Holm over 4 (this table)") for r in rows)  # one family: both runs
 
 
 def test_benchmark_compares_through_the_module(spy):
     from harness.studies.benchmark import paired_differences
+    from harness.studies.spec.models import BenchmarkStudy, PairedTable
 
     calls, _ = spy
     results = [("run", "a", _run(_values(1), "conv")), ("run", "b", _run(_values(2), "conv"))]
-    rows = paired_differences({"paired": {"metrics": ["mrr@6", "passed"]}}, results)
+    spec = BenchmarkStudy.model_construct(paired=PairedTable.model_construct(metrics=["mrr@6", "passed"]))
+    rows = paired_differences(spec, results)
     assert calls == ["record", "record"]  # each metric at the runs' unit
     assert [r["metric"] for r in rows] == ["mrr@6", "passed"] and rows[0]["method"].endswith("Holm over 2 (this table)")
 

@@ -57,6 +57,7 @@ def _fake_module(agreed: int, differences: list[Difference]):
     return module
 
 
+@pytest.mark.slow  # the conformance suite's machinery end to end
 def test_a_run_writes_the_report_and_keeps_the_committed_one_on_a_drop(monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
     out = tmp_path / "reports"
@@ -154,6 +155,7 @@ def test_a_real_system_that_fails_writes_nothing(monkeypatch, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # the conformance suite's machinery end to end
 def test_the_default_size_gates_what_it_measures_and_leaves_the_committed_report(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
     out = tmp_path / "reports"
@@ -178,6 +180,7 @@ def test_the_default_size_gates_what_it_measures_and_leaves_the_committed_report
     assert (out / "conformance.json").read_text(encoding="utf-8") == committed
 
 
+@pytest.mark.slow  # the conformance suite's machinery end to end
 def test_a_module_that_skips_for_a_stated_reason_is_not_measured_rather_than_failed(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(runner, "install", lambda *a, **k: 0)
     out = tmp_path / "reports"

@@ -44,6 +44,7 @@ def check(doc: dict) -> None:
         assert gate[rule] <= gate["alpha"] + margin(gate["alpha"], gate["reps"]), (rule, gate)
 
 
+@pytest.mark.slow  # a simulation of thousands of worlds
 def test_intervals_and_tests_hold_their_level(default):
     check(default)
 

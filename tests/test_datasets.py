@@ -17,7 +17,7 @@ from harness.inputs.public import (
     load_beir_corpus,
     load_beir_queries,
     load_qrels,
-    load_squad,
+    read_squad,
 )
 from harness.studies.experiment import run_experiment
 
@@ -174,7 +174,8 @@ def write_squad(path: Path, data: dict | str) -> Path:
 
 
 def test_squad_paragraphs_become_documents_and_questions_queries(tmp_path):
-    docs, queries = load_squad(write_squad(tmp_path / "s.json", SQUAD))
+    data = read_squad(write_squad(tmp_path / "s.json", SQUAD))
+    docs, queries = data.documents, data.queries
     assert docs == [Document("P0", "检索", "混合检索配置说明。"), Document("P1", "检索", "海外银行开户指南"),
                     Document("1-0", "无编号", "VPS内存OOM")]  # no paragraph id: article-paragraph index
     assert [(q.id, q.relevant) for q in queries] == [("Q0", {"P0": 1}), ("Q1", {"P0": 1}), ("Q2", {"P1": 1}),
@@ -213,7 +214,7 @@ def _broken(mutate) -> dict:
 def test_bad_squad_names_file_line_and_field(tmp_path, mutate, field, message, key_on_line):
     path = write_squad(tmp_path / "s.json", _broken(mutate))
     with pytest.raises(DataError, match=message) as err:
-        load_squad(path, empty_questions="error")  # the default skips empty questions (next test)
+        read_squad(path, empty_questions="error")  # the default skips empty questions (next test)
     assert (err.value.path, err.value.field) == (str(path), field)
     lines = path.read_text(encoding="utf-8").splitlines()
     assert err.value.line is not None and key_on_line in lines[err.value.line - 1]
@@ -226,7 +227,7 @@ def test_empty_questions_are_skipped_counted_and_said(tmp_path):
     data = _broken(lambda d: (d["data"][0]["paragraphs"][0]["qas"][1].update(question=" "),
                               d["data"][1]["paragraphs"][0]["qas"][0].update(question="")))
     path = write_squad(tmp_path / "s.json", data)
-    assert [q.id for q in load_squad(path)[1]] == ["Q0", "Q2"]
+    assert [q.id for q in read_squad(path).queries] == ["Q0", "Q2"]
     dataset = DATASETS.create("squad", path=str(path), limit_queries=2)
     assert [q.id for q in dataset.queries()] == ["Q0", "Q2"]  # the limit counts kept questions
     layout = dataset.render(tmp_path / "out")
@@ -246,21 +247,21 @@ def test_real_cmrc2018_trial_loads_with_its_two_empty_questions_skipped():
     assert described["skipped"] == {"empty_question": ["TRIAL_776_QUERY_4", "TRIAL_20_QUERY_0"]}
     assert described["questions"] == 1002 and described["sha256_check"] == "published"
     with pytest.raises(DataError, match="empty question") as err:
-        load_squad(dataset.path, empty_questions="error")
+        read_squad(dataset.path, empty_questions="error")
     assert err.value.field.endswith(".question")
 
 
 def test_bad_squad_json_and_files(tmp_path):
     with pytest.raises(DataError, match="invalid JSON") as err:
-        load_squad(write_squad(tmp_path / "bad.json", '{\n  "data": [\n    {"title": "x",}\n  ]\n}\n'))
+        read_squad(write_squad(tmp_path / "bad.json", '{\n  "data": [\n    {"title": "x",}\n  ]\n}\n'))
     assert err.value.line == 3
     with pytest.raises(DataError, match="top level must be a JSON object"):
-        load_squad(write_squad(tmp_path / "list.json", "[]"))
+        read_squad(write_squad(tmp_path / "list.json", "[]"))
     with pytest.raises(DataError, match="missing SQuAD JSON file"):
-        load_squad(tmp_path / "absent.json")
+        read_squad(tmp_path / "absent.json")
     (tmp_path / "gbk.json").write_bytes('{"data": []}  # 中文'.encode("gbk"))
     with pytest.raises(DataError, match="not UTF-8"):
-        load_squad(tmp_path / "gbk.json")
+        read_squad(tmp_path / "gbk.json")
 
 
 def test_squad_through_an_experiment_config(tmp_path, tmp_cache):
@@ -280,7 +281,7 @@ def test_squad_through_an_experiment_config(tmp_path, tmp_cache):
 def test_real_cmrc2018_dev(tmp_path):
     dataset = DATASETS.create("squad", path="datasets/cmrc2018/cmrc2018_dev.json", limit_queries=500)
     queries = dataset.queries()
-    assert len(queries) == 500 and len(load_squad(CMRC_DEV)[1]) == 3219
+    assert len(queries) == 500 and len(read_squad(CMRC_DEV).queries) == 3219
     assert queries[0].id == "DEV_0_QUERY_0" and queries[0].relevant == {"DEV_0": 1}
     docs = dataset.documents()
     assert len(docs) == 848 and len({d.id for d in docs}) == 848

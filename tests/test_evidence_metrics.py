@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from harness.evaluation.evidence import (
     doc_scores,
     mean,
-    mean_by_group,
     ndcg,
     ranked_docs,
     recall_all,
@@ -43,11 +42,10 @@ def test_grade_zero_is_judged_not_relevant():
     assert recall_all({"q": {"d1": 1.0, "d2": 0.5}}, qrels) == {"q": 1.0}
 
 
-def test_doc_scores_and_group_means():
+def test_doc_scores_and_means():
     docs_of = {"c1": ["D1:1", "D1:2"], "c2": ["D1:2", "D1:3"], "c3": []}
     assert doc_scores([("c1", 0.9), ("c2", 0.95), ("c3", 0.1)], docs_of) == {"D1:1": 0.9, "D1:2": 0.95, "D1:3": 0.95}
     assert mean({"a": 1.0, "b": 0.0}) == 0.5 and mean({}) is None
-    assert mean_by_group({"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0}, {"a": 1, "b": 1, "c": 2}) == {1: 0.5, 2: 1.0}
 
 
 docs = st.sampled_from([f"d{i}" for i in range(8)])

@@ -104,6 +104,7 @@ def slow_figures(fusion, post, threshold, legs, queries, judgments, docs_of, ind
     return out
 
 
+@pytest.mark.slow  # every post-processing combination through both paths (test_mmr_order_is_the_stages_order stays fast)
 @pytest.mark.parametrize("seed,ranked", [(0, False), (1, True), (2, False)])
 def test_post_processing_on_arrays_equals_the_stages(seed, ranked):
     legs, queries, judgments, docs_of, index = world(seed, ranked=ranked)

@@ -215,6 +215,7 @@ def test_every_registered_fusion_is_vectorised_or_named():
     assert set(SCORER_REFUSES) <= set(FUSIONS.names()) - set(NOT_VECTORISED)
 
 
+@pytest.mark.slow  # every fusion through both paths (test_fast_scores_equal_the_slow_path stays fast)
 @pytest.mark.parametrize("name", FUSIONS.names())
 @settings(max_examples=80, deadline=None)
 @given(data=st.data(), queries=st.lists(query_legs(), min_size=1, max_size=5))

@@ -27,6 +27,10 @@ import pytest
 
 from tests.conftest import ROOT
 
+# every test here runs real CLI processes over an 80-file workspace (a clean run first, then killed, damaged or
+# starved ones): minutes on 2 cores, so `make test-fast` leaves the module out
+pytestmark = pytest.mark.slow
+
 KILLS = int(os.environ.get("HARNESS_FAULT_KILLS", "10"))
 WORDS = ("护照 换发 旧护照 照片 车钥匙 抽屉 周三 设计组 会议 首页 backup restore postgres deploy freeze friday "
          "staging password rotates monthly 西湖 跑步 公里 杭州").split()

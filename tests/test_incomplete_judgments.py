@@ -7,7 +7,7 @@ import math
 import pytest
 
 from harness.errors import DataError
-from harness.evaluation.agreement import agreement, cohen_kappa
+from harness.evaluation.agreement import agreement
 from harness.evaluation.incomplete import chunk_judgments, incomplete_metrics
 from harness.inputs.query_files import load_query_specs
 from harness.redact import redact
@@ -54,18 +54,22 @@ def test_a_chunk_is_judged_by_overlap_with_the_highest_grade():
     assert chunk_judgments(docs_of, {"f#L1-L5": 0, "f#L4-L9": 2}) == {"c1": 0, "c2": 2}
 
 
+def kappa(a, b, categories, weighted=None) -> float:
+    return agreement("x", list(zip(a, b)), ["s"] * len(a), categories, ("a", "b"), weighted=weighted).kappa
+
+
 def test_cohen_kappa_known_values_and_its_interval_at_the_cluster_level():
-    assert cohen_kappa([1, 0, 1, 0], [1, 0, 1, 0], [0, 1]) == pytest.approx(1.0)
+    assert kappa([1, 0, 1, 0], [1, 0, 1, 0], [0, 1]) == pytest.approx(1.0)
     # 20 items: 45% / 55% marginals, 14 agreements -> p_o 0.7, p_e 0.5 -> kappa 0.4
     a = [1] * 9 + [0] * 11
     b = [1] * 6 + [0] * 3 + [1] * 3 + [0] * 8
-    assert cohen_kappa(a, b, [0, 1]) == pytest.approx((0.7 - (0.45 * 0.45 + 0.55 * 0.55)) / (1 - (0.45 * 0.45 + 0.55 * 0.55)))
+    assert kappa(a, b, [0, 1]) == pytest.approx((0.7 - (0.45 * 0.45 + 0.55 * 0.55)) / (1 - (0.45 * 0.45 + 0.55 * 0.55)))
     few = agreement("x", list(zip(a, b)), ["s1"] * 20, [0, 1], ("a", "b"))
     assert math.isnan(few.kappa_ci95[0]) and "n too small" in few.method
     many = agreement("x", list(zip(a, b)), [f"s{i // 2}" for i in range(20)], [0, 1], ("a", "b"))
     low, high = many.kappa_ci95
     assert low <= many.kappa <= high and many.clusters == 10 and many.table == [[8, 3], [3, 6]]
-    weighted = cohen_kappa([0, 1, 2, 3], [0, 1, 3, 3], [0, 1, 2, 3], weighted="quadratic")
+    weighted = kappa([0, 1, 2, 3], [0, 1, 3, 3], [0, 1, 2, 3], weighted="quadratic")
     assert 0 < weighted < 1
 
 

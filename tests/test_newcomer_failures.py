@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.inputs.query_files import MAX_QUERY_CHARS, load_query_specs
-from harness.inputs.workspace import discover_files
+from harness.inputs.workspace_files import discover_files
 from harness.profiles import GIB, gib_text
 from harness.progress import progress_bar
 from harness.run_folders import RESULTS_FOLDER

@@ -18,6 +18,10 @@ from tests.conftest import ROOT
 DAILY_LOG = re.compile(r"^memory/\d{4}-\d{2}-\d{2}\.md")
 
 
+# one real e5 run of a 23-file workspace, shared by the module: a minute on 2 cores (`make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def config():
     return load_experiment(ROOT / "experiments/old-logs-workspace.toml")

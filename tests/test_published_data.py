@@ -128,10 +128,9 @@ def experiment_files_of(command: str) -> list[Path]:
 
 
 def is_experiment(path: Path) -> bool:
-    """An experiment file, not a sweep grid ([grid]) nor a matrix, benchmark, expansion ([[runs]]),
-    lossless spec ([grep]) or language-pairs spec ([pairing])."""
-    spec = load_toml(path)
-    return not ({"grid", "runs", "values", "grep", "pairing"} & set(spec))
+    """An experiment file (its declared kind; a file of the harness's own tests may declare none), not a
+    study file of another kind (a grid, matrix, benchmark, scale, ...)."""
+    return load_toml(path).get("kind", "experiment") == "experiment"
 
 
 def test_no_make_target_or_experiment_reads_outside_the_clone():

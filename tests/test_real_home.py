@@ -157,7 +157,7 @@ def test_judgments_applied_unchecked_after_the_edit_fail_the_rows():
 
 def test_the_run_re_anchors_judgments_on_an_edited_file(tmp_path):
     """Through the data set `harness run` loads (harness.inputs.workspace's anchoring), not a copy of it."""
-    from harness.inputs.anchors import anchor_of, span_text
+    from harness.inputs.anchors import anchor_of
 
     ws = tmp_path / "workspace"
     (ws / "memory").mkdir(parents=True)
@@ -168,7 +168,7 @@ def test_the_run_re_anchors_judgments_on_an_edited_file(tmp_path):
     for n, (text, spans) in enumerate(JUDGED.items(), start=1):
         lines += [f"- id: q{n:04d}", f"  text: \"{text}\"", "  judged:"]
         lines += [f"    - {{path: \"{p}\", lines: [{s}, {e}], grade: {g}, by: implicit, evidence: read, "
-                  f"anchor: \"{anchor_of(span_text(texts[p], s, e))}\"}}" for p, s, e, g in spans]
+                  f"anchor: \"{anchor_of(chr(10).join(texts[p].split(chr(10))[s - 1:e]))}\"}}" for p, s, e, g in spans]
     (tmp_path / "queries.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (tmp_path / "experiment.toml").write_text(
         f'name = "t"\npreset = "openclaw-2026.09"\n[dataset]\nname = "workspace"\npath = "{ws}"\nqueries = "{tmp_path / "queries.yaml"}"\n'

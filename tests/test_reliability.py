@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.config import load_experiment
 from harness.inputs.query_files import QuerySpec
-from harness.inputs.workspace import discover_files, resolve_targets
+from harness.inputs.workspace_files import discover_files
+from harness.inputs.workspace_targets import resolve_targets
 from harness.run_folders import published
 from harness.text_files import MAX_DEPTH
 from tests.test_newcomer_failures import FILES as MEMORY  # noqa: F401  (the workspace of those tests)
@@ -140,6 +141,7 @@ def test_yaml_aliases_are_refused_before_they_expand(ws, tmp_path):
     refused(["run", experiment(tmp_path, ws), "--out", tmp_path / "out"], "queries.yaml", "alias")
 
 
+@pytest.mark.slow  # a file at the size limit, timed
 def test_a_large_openclaw_json_is_read_in_time_or_refused_by_size(ws, tmp_path):
     agents = [{"id": f"agent{i}", "name": "x" * 200} for i in range(50_000)]  # ~12 MB of plain JSON
     (ws / "openclaw.json").write_text(json.dumps({"agents": {"list": agents}}), encoding="utf-8")

@@ -167,6 +167,7 @@ GRADED_RUN = {"q1": {f"d{i}": 1.0 - i / 17 for i in range(12)},
 GRADED_QRELS = {"q1": {"d2": 2, "d5": 1, "d11": 3, "d40": 1}, "q2": {"d3": 1, "d8": 2}, "q3": {"d9": 1}}
 
 
+@pytest.mark.slow  # ranx compiles its metrics with numba on first use: minutes on a loaded 2-core machine
 def test_metrics_agree_with_ranx_reading_our_files_and_we_read_theirs(tmp_path):
     from ranx import Qrels as RanxQrels
     from ranx import Run as RanxRun

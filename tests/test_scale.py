@@ -252,6 +252,7 @@ def test_summarize_headline_and_ratios():
 # --- end to end -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the scale study end to end
 def test_run_scale_smoke(tmp_path):
     write_scale_report(scale.run_scale((1_000,), queries=5, bandwidth_mib=64,
                                        tokenizers=["unicode61", "trigram"], lexical=None), tmp_path)

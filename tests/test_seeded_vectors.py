@@ -48,6 +48,7 @@ def test_every_text_is_the_one_its_key_names(stored):
     assert all(text_sha256(t) == s for t, s in zip(stored.texts, stored.shas))
 
 
+@pytest.mark.slow  # the real e5 model embeds a sample afresh
 def test_a_random_sample_embedded_afresh_is_within_the_tolerance(stored, sample):
     seed, rows, fresh = sample
     found = vectors.compare(stored.vectors[rows], fresh)

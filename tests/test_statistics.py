@@ -14,20 +14,21 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.evaluation.comparison import paired_comparisons
+from harness.evaluation.comparison import column_pairs, compare_family
 from harness.evaluation.cross_validation import (
     best_on_average,
     cross_validate,
     query_folds,
 )
 from harness.evaluation.statistics import (
+    NEAR_TIE_FRACTION,
     bootstrap_difference,
     bootstrap_mean,
     bootstrap_pass_rate,
     holm,
     max_statistic_test,
-    near_tie_thresholds,
     near_ties,
+    score_spread,
     sign_flip_test,
 )
 from harness.studies.coverage import (
@@ -203,14 +204,14 @@ def test_paired_comparisons_across_a_table():
     table = {"unicode61": dict(enumerate(base)),
              "jieba": dict(enumerate(np.minimum(1.0, base + 0.5))),  # clearly better
              "trigram": {q: v for q, v in enumerate(base) if q < 20}}  # same values, fewer queries
-    rows = paired_comparisons(table, baseline="unicode61", flips=2000, resamples=2000)
+    rows = compare_family(column_pairs(table, baseline="unicode61"), flips=2000, resamples=2000)
     by = {(r.a, r.b): r for r in rows}
     assert set(by) == {("jieba", "unicode61"), ("trigram", "unicode61")}
     assert by[("trigram", "unicode61")].queries == 20 and by[("trigram", "unicode61")].p_value == 1.0
     jieba = by[("jieba", "unicode61")]
     assert jieba.p_value < 0.001 and jieba.p_holm == pytest.approx(min(1.0, 2 * jieba.p_value))
     assert jieba.difference.excludes(0.0) and "Holm over 2" in jieba.method
-    assert len(paired_comparisons(table)) == 3  # every pair without a baseline
+    assert len(compare_family(column_pairs(table))) == 3  # every pair without a baseline
 
 
 # --- cross-validation ---------------------------------------------------------------------------------
@@ -279,12 +280,12 @@ def test_cross_validation_scores_with_a_separate_measure():
 def test_near_tie_threshold_follows_the_score_scale():
     rrf = [[2 / 61, 1 / 61 + 1 / 62, 1 / 63, 1 / 100]]  # RRF: ~0.02 spread
     weighted = [[0.82, 0.61, 0.44, 0.40]]  # weighted: ~0.4 spread
-    t_rrf, t_weighted = near_tie_thresholds(rrf)[0], near_tie_thresholds(weighted)[0]
+    t_rrf, t_weighted = (NEAR_TIE_FRACTION * score_spread(rrf))[0], (NEAR_TIE_FRACTION * score_spread(weighted))[0]
     assert t_weighted == pytest.approx(0.00105)
     assert t_rrf < 0.0001
     assert near_ties([0.0005, None, -0.002], np.array([t_weighted] * 3)).tolist() == [True, False, False]
     matrix = np.array([[0.5, 0.4, 9.0]])
-    assert near_tie_thresholds(matrix, np.array([[True, True, False]]), fraction=1.0)[0] == pytest.approx(0.1)
+    assert score_spread(matrix, np.array([[True, True, False]]))[0] == pytest.approx(0.1)
 
 
 def test_unbounded_values_equal_in_every_cluster_up_to_rounding_are_n_too_small_not_a_point():

@@ -197,6 +197,7 @@ OPENCLAW_GRID = Grid(vector_weight=[0.5, 0.7], fusion=["weighted"], min_score=[0
                      candidate_multiplier=[2, 4], chunk_tokens=[200, 400])
 
 
+@pytest.mark.slow  # every OpenClaw setting swept
 def test_every_openclaw_setting_is_swept_and_the_fast_path_equals_the_stages(monkeypatch, private_leg_cache):
     """openclaw-2026.08 on round 3: temporal decay, MMR, maxResults, candidateMultiplier and the chunking
     budget (the index rebuilt per value) in the grid; the fast path with post-processing gives the
@@ -232,3 +233,11 @@ def test_every_openclaw_setting_is_swept_and_the_fast_path_equals_the_stages(mon
     no_decay = config.with_overrides({"postprocess": [p.as_written() for p in config.postprocess
                                                       if p.name != "temporal_decay"]})
     assert off["passed"].item() == run_experiment(no_decay, progress=False).summary["suite"]["passed"]
+
+
+def test_a_range_with_a_vanishing_step_is_refused_in_one_line():
+    # (stop - start) / step overflows to infinity: the count is refused, not computed (a fuzzed grid found it)
+    from harness.studies.spec.models import weight_values
+
+    with pytest.raises(ConfigError, match=r"^\[grid\] candidate_multiplier: countless values; a dimension has at most"):
+        weight_values({"start": 0.0, "stop": 1.0, "step": 5e-324}, "[grid] candidate_multiplier")

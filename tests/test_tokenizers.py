@@ -55,7 +55,9 @@ TOKENIZER_CONFIGS = {
 COLUMNS = list(TOKENIZER_CONFIGS)
 # tokenizers that wrap another one (a `base` table): what they change is tested in tests/test_robustness_zh.py
 WRAPPERS = {"opencc", "colloquial-expansion"}
-PLAIN = sorted(set(TOKENIZERS.names()) - WRAPPERS)
+# tokenizers made for another lexical backend than FTS5, each with its own tests
+OTHER_BACKENDS = {"lancedb": "LanceDB's analyzer for the lancedb-fts leg: tests/test_lancedb_fts.py"}
+PLAIN = sorted(set(TOKENIZERS.names()) - WRAPPERS - set(OTHER_BACKENDS))
 
 # query -> the documents each tokenizer's FTS5 search returns with join = "and" (column order as COLUMNS)
 AND_TABLE = {
@@ -121,7 +123,7 @@ def test_what_matches_with_or(fts_indexes, column, query):
 
 
 def test_every_registered_tokenizer_is_in_the_table():
-    assert {name for name, _ in TOKENIZER_CONFIGS.values()} == set(TOKENIZERS.names()) - WRAPPERS
+    assert {name for name, _ in TOKENIZER_CONFIGS.values()} == set(TOKENIZERS.names()) - WRAPPERS - set(OTHER_BACKENDS)
 
 
 @pytest.mark.parametrize("name", PLAIN)

@@ -18,12 +18,9 @@ from harness.errors import DataError
 from harness.inputs.layout import DATASETS
 from harness.inputs.openclaw_config import openclaw_snippet, read_openclaw_config
 from harness.inputs.query_files import load_query_specs
-from harness.inputs.workspace import (
-    WorkspaceDataset,
-    discover_files,
-    glob_regex,
-    occurrence_lines,
-)
+from harness.inputs.workspace import WorkspaceDataset
+from harness.inputs.workspace_files import discover_files, glob_regex
+from harness.inputs.workspace_targets import occurrence_lines
 from harness.inputs.workspace_init import init_workspace
 from tests.conftest import ROOT
 

@@ -14,6 +14,9 @@ from typer.exceptions import TyperException
 from harness import __version__
 from harness.errors import HarnessError
 from harness.profiles import PROFILES, apply_profile, get_profile
+# at the top, not in fail(): the error path must import nothing (a run stopped by its memory cap has no memory
+# left to load a module, and the MemoryError would replace the one-line error: tests/test_campaign.py)
+from harness.redact import mask_secrets
 from harness.run_folders import check_output  # noqa: F401  (the commands' check of --out, before any work)
 from harness.text_files import os_problem
 
@@ -81,8 +84,6 @@ def _global_options(
 def fail(message: str) -> None:
     # one line, whatever the message held (a parser's multi-line report)
     message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
-    from harness.redact import mask_secrets
-
     message = mask_secrets(message)  # whatever a message's writer echoed, no key reaches the terminal
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)

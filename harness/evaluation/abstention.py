@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from harness.evaluation.comparison import paired_difference
 from harness.evaluation.cross_validation import (
     FOLDS,
     LEAVE_ONE_OUT_MAX,
@@ -366,7 +367,6 @@ def calibrate(top1: Sequence[float], relevant_score: Sequence[float], answerable
     labels = [f"g:{g}" if g is not None else f"q:{q}" for q, g in zip(query_ids, groups)] if groups is not None \
         and any(g is not None for g in groups) else None
     at_unit = dict(clusters=labels, unit=cv.unit)
-    from harness.evaluation.comparison import paired_difference
 
     paired = {name: paired_difference(cv.held_out, values[i], resamples=resamples, seed=seed, support=support,
                                       **at_unit) for name, i in trivial.items()}

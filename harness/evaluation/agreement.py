@@ -12,7 +12,6 @@ useless [0, 1], so none is given and the method says why and how often.
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -22,20 +21,6 @@ from harness.evaluation.statistics import LEVEL, SEED
 
 RESAMPLES = 2000
 MIN_CLUSTERS = 5
-
-
-def cohen_kappa(a: Sequence[int], b: Sequence[int], categories: Sequence[int], weighted: str | None = None) -> float:
-    """Cohen's kappa of the paired labels (NaN when undefined: no items, or both judges constant alike)."""
-    if len(a) != len(b):
-        raise ValueError("the two judges must label the same items")
-    if not len(a):
-        return float("nan")
-    index = {c: i for i, c in enumerate(categories)}
-    k = len(categories)
-    table = np.zeros((k, k))
-    for x, y in zip(a, b):
-        table[index[x], index[y]] += 1
-    return _kappa(table, weighted)
 
 
 def _kappa(table: np.ndarray, weighted: str | None) -> float:
@@ -119,7 +104,3 @@ def agreement(name: str, pairs: Sequence[tuple[int, int]], clusters: Sequence[st
         method += f"; n too small (fewer than {MIN_CLUSTERS} clusters, or kappa undefined)"
     return Agreement(name, categories, labels, n, len(tables), total.astype(int).tolist(), observed, kappa, [low, high],
                      method, weighted)
-
-
-def label_counts(values: Sequence[int]) -> dict[int, int]:
-    return dict(sorted(Counter(values).items()))

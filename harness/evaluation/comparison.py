@@ -24,20 +24,20 @@ Holm correction covers the table a reader scans.  A p-value keeps its floor (the
 give: 2/2^m exact over m informative units, 1/(B+1) for B random sign patterns) and the floor is not
 multiplied by Holm; an interval over fewer than MIN_CLUSTERS clusters is "n too small" (NaN bounds).
 
-scipy is imported by harness.evaluation.statistics, which this module loads only when a comparison is
-computed (a command that compares nothing does not pay for it).
+scipy is imported by harness.evaluation.statistics inside the functions that compute an interval or a
+test, so a command that compares nothing does not pay for it.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from harness.evaluation.statistics import Interval, PairedTest
+from harness.evaluation import statistics as st
+from harness.evaluation.statistics import LEVEL, Interval, PairedTest, holm
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,6 @@ def paired_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.n
     two-sided sign-flip test (statistics.sign_flip_test), both at the unit of `clusters`, with the same
     seed.  Options left None take the statistics module's defaults; `support` is what a and b can be
     (statistics.bootstrap_difference: (low, high), None for unbounded, "values" for rates read off them)."""
-    from harness.evaluation import statistics as st
-
     seed = st.SEED if seed is None else seed
     interval = st.bootstrap_difference(a, b, clusters=clusters, unit=unit, seed=seed, support=support,
                                        level=st.LEVEL if level is None else level,
@@ -110,8 +108,6 @@ def paired_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.n
 def holm_adjusted(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down correction over the finite p-values of a family (statistics.holm); a NaN p (a
     comparison that could not be made) stays NaN and does not count in the family."""
-    from harness.evaluation.statistics import holm
-
     finite = [i for i, p in enumerate(p_values) if p == p]
     out = [math.nan] * len(p_values)
     for i, p in zip(finite, holm([float(p_values[i]) for i in finite])):
@@ -125,8 +121,6 @@ def compare_family(pairs: Sequence[Pair], *, family: str = "", level: float | No
     """Every pair compared (paired_difference), p-values Holm-corrected over all of them: one family.
     A pair without queries gets NaN and stays out of the family.  Each comparison's method names its
     test and the family ("...; Holm over 12" + `family`, e.g. " (this table)")."""
-    from harness.evaluation.statistics import LEVEL, Interval
-
     options = dict(level=level, resamples=resamples, flips=flips, seed=seed)
     made: list[tuple[Pair, PairedDifference | None, float, float, int]] = []
     for pair in pairs:
@@ -179,12 +173,3 @@ def column_pairs(columns: Mapping[str, Mapping[str, float]], *, baseline: str | 
         out.append(Pair(a, b, [columns[a][q] for q in common], [columns[b][q] for q in common], labels, unit,
                         dict(tags or {})))
     return out
-
-
-def paired_comparisons(columns: Mapping[str, Mapping[str, float]], *, baseline: str | None = None,
-                       pairs: Sequence[tuple[str, str]] | None = None, clusters: Mapping[str, Hashable] | None = None,
-                       unit: str = "query", family: str = "", **options) -> list[Comparison]:
-    """A table's comparisons in one call: column_pairs, then compare_family (Holm over the table)."""
-    return compare_family(column_pairs(columns, baseline=baseline, pairs=pairs, clusters=clusters, unit=unit),
-                          family=family, **options)
-

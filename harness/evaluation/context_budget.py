@@ -38,7 +38,10 @@ from typing import Any, Callable, Literal, Sequence
 import pandas as pd
 from pydantic import Field
 
+from harness.evaluation.statistics import bootstrap_mean, cluster_labels
 from harness.registry import stage
+from harness.stages.embedders.cache import CachedEmbedder
+from harness.stages.embedders.e5 import E5SmallQ4
 
 BUDGETS = (500, 1000, 2000, 4000)
 OPENCLAW_SNIPPET_CHARS = 700  # postprocess.openclaw.SNIPPET_CHARS
@@ -81,27 +84,29 @@ def token_counter(estimator: Estimator, cache: Any = None) -> Callable[[str], in
     """A memoised counter (the same snippets and files come back in every cell of a matrix).  With the
     run's embedding cache (an EmbeddingCache), e5's counts are kept there too, so a rerun whose vectors
     are all cached does not load the model only to count."""
+    count: Callable[[str], int]
     if estimator == "lossless-claw":
-        from harness.stages.lossless.estimate import estimate_tokens as count
+        # local: the lossless-claw package (with its chat models) is ~0.1 s of every run's start-up otherwise
+        from harness.stages.lossless.estimate import estimate_tokens
+
+        count = estimate_tokens
     else:
         counted: list[Callable[[str], int]] = []  # e5's count, built on the first text
 
-        def count(text: str) -> int:
+        def e5_count(text: str) -> int:
             global _E5
             if not text:
                 return 0
             if not counted:
                 if _E5 is None:
-                    from harness.stages.embedders.e5 import E5SmallQ4
-
                     _E5 = E5SmallQ4()
                 if cache is None:
                     counted.append(_E5.token_count)
                 else:
-                    from harness.stages.embedders.cache import CachedEmbedder
-
                     counted.append(CachedEmbedder(_E5, cache).cached_token_count)
             return max(0, int(counted[0](text)) - E5_EMPTY_PASSAGE_TOKENS)
+
+        count = e5_count
 
     def remembered(text: str) -> int:
         key = (estimator, text)
@@ -200,8 +205,6 @@ def budget_recall(shown: Sequence[tuple[int, set[str]]], relevant: set[str], bud
 # --- the summary --------------------------------------------------------------------------------------
 
 def _interval(frame: pd.DataFrame, column: str, unit: str = "query") -> dict[str, Any]:
-    from harness.evaluation.statistics import bootstrap_mean, cluster_labels
-
     values = pd.to_numeric(frame[column], errors="coerce")
     keep = values.notna().to_numpy()
     x = values[keep].to_numpy(dtype=float)

@@ -22,7 +22,7 @@ that hold several turns, cut the chunks first (top-k chunks -> their documents, 
 from __future__ import annotations
 
 import math
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from harness.ranking import by_score_then_id
 
@@ -95,12 +95,3 @@ def doc_scores(hits: Sequence[tuple[str, float]], docs_of: Mapping[str, Iterable
 
 def mean(values: Mapping[str, float]) -> float | None:
     return sum(values.values()) / len(values) if values else None
-
-
-def mean_by_group(values: Mapping[str, float], group_of: Mapping[str, Hashable]) -> dict[Hashable, float | None]:
-    """Mean per group (e.g. LoCoMo category) of per-query values; queries without a group are left out."""
-    groups: dict[Hashable, list[float]] = {}
-    for qid, value in values.items():
-        if qid in group_of:
-            groups.setdefault(group_of[qid], []).append(value)
-    return {g: sum(v) / len(v) for g, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}

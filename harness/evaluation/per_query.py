@@ -20,6 +20,7 @@ from harness.evaluation.metrics import (
     standard_metrics,
 )
 from harness.evaluation.runs import JudgedRuns, judged_runs
+from harness.evaluation.stage_trace import needs_trace, trace_query
 from harness.evaluation.statistics import NEAR_TIE_FRACTION, score_spread
 from harness.inputs.layout import Query
 from harness.trace import Hit, QueryTrace
@@ -114,8 +115,6 @@ def stage_columns(row: dict[str, Any], trace: QueryTrace, query: Query, index: A
                   units: dict[str, frozenset[str]]) -> dict[str, Any]:
     """Why the query failed, by stage (evaluation.stage_trace), for the rows that need saying: failed
     queries, near ties and answered negatives; None elsewhere."""
-    from harness.evaluation.stage_trace import needs_trace, trace_query
-
     if not needs_trace(row) or not trace.explainable:
         return {"lost_at": None, "why": None, "stage_ranks": None}  # expansion lists: not in the trace's legs
     explained = trace_query(trace, query, index, units)

@@ -20,10 +20,6 @@ import hashlib
 SOURCE_SUFFIX = "\n\nSource: "  # 2026.2.22's memory_search appends the citation to each snippet
 
 
-def span_text(text: str, start: int, end: int) -> str:
-    return "\n".join(text.split("\n")[start - 1:end])
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

@@ -30,6 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from harness.stages.postprocess.base import as_utc_datetime
+
 GIT_TIMEOUT = 60  # seconds per git command: a history read, not a clone
 
 
@@ -201,7 +203,6 @@ def as_datetime(value: Any) -> datetime | None:
     """An `asked` value as an aware datetime (None when missing or unreadable: that question has no time)."""
     if not value:
         return None
-    from harness.stages.postprocess.base import as_utc_datetime
 
     try:
         return as_utc_datetime(value)

@@ -40,8 +40,9 @@ from harness.inputs.session_mining import (
     Mining,
     mine,
 )
-from harness.inputs.workspace import AGENT_DB_ROOT_FILES, MEMORY_FILES, discover_files
+from harness.inputs.workspace_files import AGENT_DB_ROOT_FILES, MEMORY_FILES, discover_files
 from harness.inputs.workspace_init import toml_value, write_keeping
+from harness.stages.embedders.openclaw_index import import_index_vectors
 from harness.toml_files import list_presets
 
 FALLBACK_PRESET = "openclaw-2026.08"
@@ -372,7 +373,6 @@ def init_openclaw_home(home: Path | str, out_dir: Path | str, *, agent: str | No
                          f"{embedder['base_url']} (the index's vectors, of {index.meta.model}, are not used)")
         elif index_vectors:
             check_index_model(index, inst.config, inst.agent, inst.config_path)
-            from harness.stages.embedders.openclaw_index import import_index_vectors
 
             if not index.meta.model or not index.meta.dims:
                 import_index_vectors(index, cache)  # raises the one-line error naming what is missing

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.inputs.openclaw_index import MemoryIndex
-from harness.inputs.workspace import Discovery
+from harness.inputs.workspace_files import Discovery
 
 LISTED = 20  # paths listed per finding (the counts are complete)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError
+from harness.inputs.dataset import Provenance
 from harness.inputs.layout import (
     DATASETS,
     QUERY_KINDS,
@@ -269,12 +270,17 @@ class King78:
     same record, so the record is the unit intervals and tests resample (layout.clusters_by_shared_documents)."""
 
     RESAMPLING_UNIT = "record"
+    PROVENANCE = Provenance("the project's own text, under its licence", ("datasets/king78",),
+                            ("datasets/king78/README.md",))
 
     path: str | Path = "datasets/king78"
     """the folder (records.jsonl, daily_logs.jsonl, queries.jsonl); relative: working directory, else project root"""
 
     def __post_init__(self) -> None:
         self.path = project_path(self.path)
+
+    def files(self) -> list[Path]:
+        return [self.path / name for name in ("records.jsonl", "daily_logs.jsonl", "queries.jsonl")]
 
     def queries(self) -> list[Query]:
         return clusters_by_shared_documents(load_queries(self.path / "queries.jsonl"))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.errors import DataError
+from harness.inputs.dataset import Provenance
 from harness.inputs.layout import (
     DATASETS,
     Layout,
@@ -88,6 +89,8 @@ class KnowledgeUpdate:
     question is its own resampling unit."""
 
     RESAMPLING_UNIT = "query"
+    PROVENANCE = Provenance("the project's own text, under its licence", ("datasets/knowledge-update",),
+                            ("datasets/knowledge-update/README.md",))
 
     path: str | Path = "datasets/knowledge-update"
     """the folder (notes.jsonl, queries.jsonl)"""
@@ -104,6 +107,9 @@ class KnowledgeUpdate:
             self._now = date.fromisoformat(self.now)
         except ValueError:
             raise DataError(Path(self.path), None, "now", f"{self.now!r} is not a date like 2026-07-01") from None
+
+    def files(self) -> list[Path]:
+        return [Path(self.path) / "notes.jsonl", Path(self.path) / "queries.jsonl"]
 
     def notes(self) -> list[dict[str, Any]]:
         return load_notes(Path(self.path) / "notes.jsonl")

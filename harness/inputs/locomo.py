@@ -61,6 +61,7 @@ from pydantic import Field
 
 from harness.errors import DataError
 from harness.inputs.conversation_dates import UnreadableDate, parse_when
+from harness.inputs.dataset import Provenance, PublishedFileDataset
 from harness.inputs.layout import (
     DATASETS,
     Layout,
@@ -70,7 +71,6 @@ from harness.inputs.layout import (
     project_path,
     read_json,
 )
-from harness.inputs.published import check_sha256
 from harness.registry import stage
 
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -365,11 +365,15 @@ class LoCoMoConversation:
 
 @DATASETS.register("locomo")
 @stage
-class LoCoMo:
+class LoCoMo(PublishedFileDataset):
     """LoCoMo: 10 long conversations as dated memory files, questions with evidence turns (one workspace each).
     A conversation's questions are not independent draws: the conversation is the resampling unit."""
 
     RESAMPLING_UNIT = "conversation"
+    # LoCoMo-zh is the same reader on mem1's translation (path = "datasets/locomo_zh/medium_locomo_zh.json")
+    PROVENANCE = Provenance("CC BY-NC 4.0, non-commercial use only (LoCoMo; LoCoMo-zh, a translation of it, too)",
+                            ("datasets/locomo", "datasets/locomo_zh"),
+                            ("datasets/locomo/SOURCE.md", "datasets/locomo_zh/SOURCE.md"))
 
     # conversation data: recall_any@k / recall_all@k at the result cut-offs even when the experiment sets no
     # [evaluation] evidence_cutoffs (run_experiment), and the headline of its reports
@@ -393,7 +397,7 @@ class LoCoMo:
 
     def _load(self) -> list[Conversation]:
         if self._loaded is None:
-            self._checked = check_sha256(self.path, self.sha256, self.verify)
+            self._checked = self.check_file()
             conversations = load_locomo(self.path)
             if self.conversations is not None:
                 known = {c.sample_id for c in conversations}

@@ -57,6 +57,7 @@ from pydantic import Field
 
 from harness.errors import DataError
 from harness.inputs.conversation_dates import UnreadableDate, parse_when
+from harness.inputs.dataset import Provenance, PublishedFileDataset
 from harness.inputs.layout import (
     DATASETS,
     Layout,
@@ -67,7 +68,6 @@ from harness.inputs.layout import (
     read_json,
 )
 from harness.inputs.locomo import refuse_duplicate_ids, required_field, session_paths
-from harness.inputs.published import check_sha256
 from harness.registry import stage
 from harness.text_files import shown
 
@@ -251,11 +251,14 @@ class LongMemEvalHaystack:
 
 @DATASETS.register("longmemeval")
 @stage
-class LongMemEval:
+class LongMemEval(PublishedFileDataset):
     """LongMemEval from your copy: one haystack of dated sessions per question, evidence sessions or turns."""
 
     # conversation data: recall_all@k leads (LongMemEval's own printer), beside recall_any@k and ndcg_any@k
     evidence_metrics = HEADLINE
+    PROVENANCE = Provenance("LongMemEval's own (the user brings the file); the committed sample is the project's "
+                            "own text", ("datasets/handmade",), ("datasets/handmade/README.md",),
+                            {"path": "datasets/handmade/longmemeval-sample.json"})
 
     path: str | Path
     """your longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json"""
@@ -282,7 +285,7 @@ class LongMemEval:
 
     def _load(self) -> list[LMEQuestion]:
         if self._loaded is None:
-            self._checked = check_sha256(self.path, self.sha256, self.verify)
+            self._checked = self.check_file()
             questions = load_longmemeval(self.path)
             self._read = len(questions)
             if self.questions is not None:

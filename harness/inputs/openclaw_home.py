@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError
-from harness.inputs.openclaw_config import RosterEntry, agent_roster
+from harness.inputs.openclaw_config import RosterEntry, agent_roster, load_openclaw_json
 from harness.inputs.openclaw_env import plain_string
 
 DEFAULT_HOME = Path("~/.openclaw")
@@ -76,8 +76,6 @@ class Installation:
 
 def _read_config(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     """openclaw.json as OpenClaw loads it (JSON5, ${VAR} substituted) and where a string was one ${NAME}."""
-    from harness.inputs.openclaw_config import load_openclaw_json
-
     sub = load_openclaw_json(path)
     if not isinstance(sub.doc, dict):
         raise DataError(path, None, None, "must be a JSON5 object")

@@ -37,6 +37,7 @@ from urllib.parse import quote
 from pydantic import Field
 
 from harness.errors import DataError
+from harness.inputs.dataset import Provenance, PublishedFileDataset
 from harness.inputs.layout import (
     DATASETS,
     Layout,
@@ -47,7 +48,6 @@ from harness.inputs.layout import (
     project_path,
     read_json,
 )
-from harness.inputs.published import check_sha256
 from harness.registry import stage
 
 
@@ -214,6 +214,8 @@ def load_qrels(path: Path | str, query_ids: set[str] | None = None,
 class BeirDataset:
     """A BEIR-format folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv."""
 
+    PROVENANCE = Provenance("the BEIR data set's own (the user brings the folder)")
+
     path: str | Path
     """the folder (a relative path is read from the working directory, else the project root)"""
     split: str = "test"
@@ -230,6 +232,9 @@ class BeirDataset:
         if not self.path.is_dir():
             raise DataError(self.path, None, None, "not a BEIR folder (expected corpus.jsonl, queries.jsonl, qrels/)")
         return self.path
+
+    def files(self) -> list[Path]:
+        return [self.path / "corpus.jsonl", self.path / "queries.jsonl", self.path / "qrels" / f"{self.split}.tsv"]
 
     def documents(self) -> list[Document]:
         if self._docs is None:
@@ -389,12 +394,6 @@ def read_squad(path: Path | str, *, empty_questions: str = "skip") -> SquadData:
                         _json_path(bad.where, bad.field_name) or None, bad.message) from None
 
 
-def load_squad(path: Path | str, *, empty_questions: str = "skip") -> tuple[list[Document], list[Query]]:
-    """(documents, queries) of read_squad."""
-    data = read_squad(path, empty_questions=empty_questions)
-    return data.documents, data.queries
-
-
 def skipped_note(skipped: dict[str, list[str]]) -> list[str]:
     """One sentence per reason, for the data set's description and the run's output."""
     return [f"skipped {len(ids)} item(s), {reason.replace('_', ' ')}: {', '.join(ids)}"
@@ -403,8 +402,11 @@ def skipped_note(skipped: dict[str, list[str]]) -> list[str]:
 
 @DATASETS.register("squad")
 @stage
-class SquadDataset:
+class SquadDataset(PublishedFileDataset):
     """A SQuAD-style JSON file (e.g. CMRC 2018) turned into a retrieval set (corpus = paragraphs)."""
+
+    PROVENANCE = Provenance("CMRC 2018: CC BY-SA 4.0; another SQuAD-style file: its own", ("datasets/cmrc2018",),
+                            ("datasets/cmrc2018/SOURCE.md",), {"path": "datasets/cmrc2018/cmrc2018_dev.json"})
 
     path: str | Path
     """the JSON file (a relative path is read from the working directory, else the project root)"""
@@ -427,7 +429,7 @@ class SquadDataset:
 
     def _load(self) -> SquadData:
         if self._loaded is None:
-            self._checked = check_sha256(self.path, self.sha256, self.verify)
+            self._checked = self.check_file()
             self._loaded = read_squad(self.path, empty_questions=self.empty_questions)
         return self._loaded
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import DataError
+from harness.inputs.anchors import parse_anchor
 from harness.inputs.layout import QUERY_KINDS, jsonl_objects, read_utf8
 from harness.text_files import MAX_BYTES, MAX_DEPTH, check_value, deepest_line, shown
 
@@ -117,8 +118,6 @@ def _judged(value: Any, source: str, line: int) -> list[JudgedSpan]:
             raise DataError(source, line, f"{where}.evidence", "must be a string")
         anchor = item.get("anchor")
         if anchor is not None:
-            from harness.inputs.anchors import parse_anchor
-
             if not isinstance(anchor, str) or parse_anchor(anchor) is None:
                 raise DataError(source, line, f"{where}.anchor", "must be \"<16 hex digits>:<characters>\" (what "
                                                                  "harness init and harness judge write)")

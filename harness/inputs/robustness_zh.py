@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.errors import DataError
+from harness.inputs.dataset import Provenance
 from harness.inputs.king78 import load_records, render_king78, select_records
 from harness.inputs.layout import DATASETS, Layout, Query, jsonl_objects, project_path
 from harness.registry import stage
@@ -117,6 +118,8 @@ class King78Forms:
     (each question its own resampling unit); every form of a question has the question's id."""
 
     RESAMPLING_UNIT = "query"
+    PROVENANCE = Provenance("the project's own text, under its licence", ("datasets/robustness-zh", "datasets/king78"),
+                            ("datasets/robustness-zh/README.md", "datasets/king78/README.md"))
 
     suite: str | Path = "datasets/robustness-zh"
     """the suite's folder (queries.jsonl, traditional/records.jsonl)"""
@@ -134,6 +137,9 @@ class King78Forms:
     @property
     def records_dir(self) -> Path:
         return Path(self.king78) if self.memory == "simplified" else Path(self.suite) / "traditional"
+
+    def files(self) -> list[Path]:
+        return [Path(self.suite) / "queries.jsonl", self.records_dir / "records.jsonl"]
 
     def queries(self) -> list[Query]:
         out = []

@@ -31,9 +31,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from harness.errors import DataError
+from harness.inputs.dataset import Provenance, PublishedFileDataset
 from harness.inputs.layout import DATASETS, Layout, Query, jsonl_objects, project_path
 from harness.inputs.public import Document, render_documents
-from harness.inputs.published import check_sha256
 from harness.registry import stage
 
 CONTAMINATION = ("queries most likely from T2Ranking's train split, on which many Chinese embedding models "
@@ -95,8 +95,11 @@ def read_t2ranking(path: Path | str, conflicting_labels: str = "relevant"
 
 @DATASETS.register("t2ranking")
 @stage
-class T2Ranking:
+class T2Ranking(PublishedFileDataset):
     """The 100-query T2Ranking sample: passages deduplicated, pos relevant, neg judged non-relevant."""
+
+    PROVENANCE = Provenance("Apache-2.0 (the data, THUIR/T2Ranking); MIT (the redistributing repository, "
+                            "NLPJCL/RAG-Retrieval)", ("datasets/t2ranking_100",), ("datasets/t2ranking_100/SOURCE.md",))
 
     path: str | Path = "datasets/t2ranking_100/t2rank_100.jsonl"
     """the JSONL file (a relative path is read from the working directory, else the project root)"""
@@ -116,7 +119,7 @@ class T2Ranking:
 
     def _load(self) -> tuple[list[Document], list[Query], dict[str, Any]]:
         if self._loaded is None:
-            self._checked = check_sha256(self.path, self.sha256, self.verify)
+            self._checked = self.check_file()
             self._loaded = read_t2ranking(self.path, self.conflicting_labels)
         return self._loaded
 

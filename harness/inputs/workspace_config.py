@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.inputs.layout import project_path
+from harness.inputs.openclaw_config import read_openclaw_config
+from harness.toml_files import preset_path
 
 
 @dataclass
@@ -46,7 +49,6 @@ class OpenClawLayer:
                 followed.append(entry)
             else:
                 overridden.append({**entry, "experiment": used, "table": SETTING_TABLES[setting]})
-        from harness.toml_files import preset_path
 
         name = preset_path(self.preset).stem
         return {"file": str(self.file), "follow": self.follow, "followed": followed if self.follow else [],
@@ -101,8 +103,6 @@ def openclaw_layer(experiment: dict[str, Any], preset: str | None, source: str) 
     dataset = experiment.get("dataset")
     if not isinstance(dataset, dict) or dataset.get("name") != "workspace" or not dataset.get("config") or not preset:
         return None
-    from harness.inputs.layout import project_path
-    from harness.inputs.openclaw_config import read_openclaw_config
 
     path = project_path(Path(str(dataset["config"])).expanduser())
     settings = read_openclaw_config(path, agent=dataset.get("agent"))

@@ -11,14 +11,10 @@ from typing import Any, NamedTuple
 
 from harness.errors import DataError, OutputExistsError
 from harness.inputs.openclaw_config import find_openclaw_config, read_openclaw_config
+from harness.inputs.openclaw_home import locate
 from harness.inputs.query_files import load_query_specs
-from harness.inputs.workspace import (
-    Discovery,
-    discover_files,
-    readable_texts,
-    resolve_targets,
-    target_warnings,
-)
+from harness.inputs.workspace_files import Discovery, discover_files, readable_texts
+from harness.inputs.workspace_targets import resolve_targets, target_warnings
 from harness.stages.chunkers import split_lines
 from harness.toml_files import preset_path
 
@@ -235,8 +231,6 @@ def state_folder_hint(folder: Path) -> str | None:
     if not (marks[0] or (marks[1] and any(marks[2:]))):
         return None
     try:
-        from harness.inputs.openclaw_home import locate
-
         workspace: Path | None = locate(state).workspace
     except (DataError, OSError, ValueError):
         workspace = state / "workspace" if marks[2] else None

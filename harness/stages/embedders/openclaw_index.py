@@ -31,6 +31,7 @@ from harness.errors import DataError, EmbeddingError
 from harness.registry import stage
 from harness.stages.embedders.base import EMBEDDERS, Role, check_role
 from harness.stages.embedders.cache import EmbeddingCache, text_sha256
+from harness.stages.embedders.http import OpenAICompatibleEmbedder
 
 IMPORT_BATCH = 10_000  # vectors per cache transaction: fewer commits (each one a sync to disk)
 
@@ -97,7 +98,6 @@ class OpenClawIndexEmbedder:
                     f"{self.index}, and no OpenAI-compatible endpoint for it is configured: set [embedder] base_url "
                     "(and api_key_env) to one, or rerun `harness init --openclaw-home DIR --no-index-vectors` to "
                     "evaluate with the harness's own model instead")
-            from harness.stages.embedders.http import OpenAICompatibleEmbedder
 
             self._remote = OpenAICompatibleEmbedder(
                 base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, batch_size=self.batch_size,

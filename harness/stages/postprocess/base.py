@@ -16,6 +16,7 @@ from typing import (
 
 from pydantic import AfterValidator
 
+from harness.errors import ConfigError
 from harness.registry import Registry
 from harness.stages.fusion import Hit
 from harness.stages.memory_dates import memory_date
@@ -88,8 +89,6 @@ class SearchContext:
     def need(self, attribute: str, stage: str) -> Any:
         value = getattr(self, attribute)
         if value is None and attribute == "now":  # the user's to give: a configuration error, not a bug
-            from harness.errors import ConfigError
-
             raise ConfigError(f"postprocess stage {stage!r} ages dated memories from a reference day: set "
                               "[evaluation] now = YYYY-MM-DD in the experiment (`harness init --now` writes it)")
         if value is None:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pydantic import Field
 
 from harness.registry import stage
-from harness.stages.fusion import Hit
+from harness.stages.fusion import Hit, rank_hits
 from harness.stages.postprocess.base import POSTPROCESSORS, SearchContext
 from harness.stages.rerankers.blend import qmd_best_chunk, qmd_blend
 
@@ -82,7 +82,6 @@ class Rerank:
     def __call__(self, hits: list[Hit], ctx: SearchContext) -> list[Hit]:
         if ctx.reranker is None:
             return list(hits)
-        from harness.stages.fusion import rank_hits
 
         window = hits[: self.window]
         scores = ctx.reranker.rerank(ctx.query, [rerank_text(h, ctx) for h in window]) if window else []

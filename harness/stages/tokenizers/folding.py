@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
+from harness.bundled import REPOSITORY
 from harness.errors import ConfigError, DataError
 from harness.registry import stage
 from harness.stages.tokenizers.base import TOKENIZERS, QueryPlan
@@ -29,8 +30,6 @@ DEFAULT_EXPANSIONS = "datasets/robustness-zh/colloquial-technical.tsv"
 def data_path(path: str) -> Path:
     """A relative path from the working directory when it is there, else from the repository the harness
     runs from (as harness.inputs.layout.project_path reads data files)."""
-    from harness.bundled import REPOSITORY
-
     given = Path(path)
     if given.is_absolute() or given.exists():
         return given

@@ -472,9 +472,11 @@ def weight_values(spec: Any, where: str = "[grid]") -> list[Any]:
         if step <= 0 or stop < start:
             raise ConfigError(f"{where}: step must be > 0 and stop >= start (got start {start}, stop {stop}, "
                               f"step {step})")
-        n = int(round((stop - start) / step))
-        if n + 1 > MAX_GRID_VALUES:
-            raise ConfigError(f"{where}: {n + 1:,} values; a dimension has at most {MAX_GRID_VALUES:,}")
+        span = (stop - start) / step  # infinite for a step of a denormal size
+        if not math.isfinite(span) or span + 1 > MAX_GRID_VALUES:
+            count = f"{int(round(span)) + 1:,}" if math.isfinite(span) else "countless"
+            raise ConfigError(f"{where}: {count} values; a dimension has at most {MAX_GRID_VALUES:,}")
+        n = int(round(span))
         return [round(start + i * step, 10) for i in range(n + 1)]
     if not isinstance(spec, list):
         raise ConfigError(f"{where}: must be a list of values or {{start, stop, step}}, got {shown(spec)}")
