@@ -237,7 +237,7 @@ def test_every_openclaw_setting_is_swept_and_the_fast_path_equals_the_stages(mon
 
 def test_a_range_with_a_vanishing_step_is_refused_in_one_line():
     # (stop - start) / step overflows to infinity: the count is refused, not computed (a fuzzed grid found it)
-    from harness.studies.spec.models import weight_values
+    from harness.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"^\[grid\] candidate_multiplier: countless values; a dimension has at most"):
         weight_values({"start": 0.0, "stop": 1.0, "step": 5e-324}, "[grid] candidate_multiplier")
