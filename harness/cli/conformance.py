@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from harness.errors import HarnessError
 from harness.reporting.conformance import write_report
 from harness.reporting.real_ablation import write_outputs as write_real_ablation
 from harness.conformance import runner
@@ -82,9 +83,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--refresh", action="store_true", help="rerun the real systems instead of using cached runs")
     ap.add_argument("--workspace", action="append",
                     help="only these workspaces, e.g. round3 (no gate; written as conformance.partial.*)")
+    ap.add_argument("--module", action="append",
+                    help="only these comparison modules, by dotted name: harness.conformance.qmd, or a module of "
+                         "your own installed package (NAME, SYSTEMS, compare; harness.conformance.base)")
     args = ap.parse_args(argv)
-    return run_conformance(args.out, accept=args.accept, refresh=args.refresh, workspaces=args.workspace,
-                           size=args.size)
+    try:
+        return run_conformance(args.out, accept=args.accept, refresh=args.refresh, workspaces=args.workspace,
+                               size=args.size, modules=args.module or MODULES)
+    except HarnessError as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

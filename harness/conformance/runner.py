@@ -1,6 +1,7 @@
 """`make conformance`: the presets against the real systems, installed from the npm registry.
 
     python -m harness.cli.conformance [--size default|full] [--out reports/conformance] [--accept] [--refresh]
+                                      [--workspace NAME]... [--module DOTTED.NAME]...
 
 1. install.sh puts bun, a Node 24, QMD and the pinned OpenClaw releases into the user's cache folder
    (${XDG_CACHE_HOME:-~/.cache}/harness/conformance; cached, so only the first run downloads).  When the
@@ -175,6 +176,22 @@ class ConformanceRun(NamedTuple):
     unmeasured: int = 0  # the committed gated rows this size does not measure
 
 
+CONTRACT = ("NAME", "SYSTEMS", "compare")  # what every comparison module defines (base.py); the rest is optional
+
+
+def load_module(name: str) -> Any:
+    """A comparison module by its dotted name (one of MODULES, or a user's own installed module)."""
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        raise HarnessError(f"--module {name}: no module named {exc.name!r}") from None
+    missing = [attr for attr in CONTRACT if not hasattr(module, attr)]
+    if missing:
+        raise HarnessError(f"--module {name}: a comparison module defines {', '.join(CONTRACT)}; "
+                           f"missing {', '.join(missing)}")
+    return module
+
+
 def module_size(module: Any) -> str:
     return str(getattr(module, "SIZE", "default"))
 
@@ -186,6 +203,7 @@ def measure_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = Fal
     report (module docstring); an exit code instead when there is nothing to compare or report."""
     if size not in SIZES:
         raise HarnessError(f"--size {size!r}: one of {', '.join(SIZES)}")
+    loaded = [m for m in map(load_module, modules) if runs_at(size, module_size(m))]  # a bad name before any install
     code = install()
     if code == SKIP_EXIT_CODE:
         print("conformance: SKIPPED (the npm registry is unreachable or npm is missing, and the real systems "
@@ -198,7 +216,6 @@ def measure_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = Fal
     out = project_path(out_dir) if not Path(out_dir).is_absolute() else Path(out_dir)
     committed_path = out / "conformance.json"
     committed = json.loads(committed_path.read_text(encoding="utf-8")) if committed_path.is_file() else None
-    loaded = [m for m in (importlib.import_module(name) for name in modules) if runs_at(size, module_size(m))]
     tmp = Path(tempfile.mkdtemp(prefix="conformance-ws-"))
     try:
         spaces = render_workspaces(tmp, workspaces, size)

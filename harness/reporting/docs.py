@@ -226,6 +226,15 @@ def memory_cap_message(stage: str, profile: str = "vps") -> str:
     return "error: " + limit_message(profile, stage, cap)
 
 
+def source(relative: str, start: str = "", stop: str | None = None, root: Path = REPOSITORY) -> str:
+    """A committed file's lines from the first that starts with `start` up to (not including) the next that
+    starts with `stop`: code a page shows as it is, not retyped."""
+    lines = (Path(root) / relative).read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(start))
+    last = next((i for i in range(first + 1, len(lines)) if stop is not None and lines[i].startswith(stop)), len(lines))
+    return "\n".join(lines[first:last]).rstrip() + "\n"
+
+
 def make_targets(root: Path) -> list[tuple[str, str]]:
     """(target, description) of every documented Makefile target, as `make help` lists them."""
     text = (Path(root) / "Makefile").read_text(encoding="utf-8")
@@ -250,7 +259,7 @@ def environment(root: Path = REPOSITORY) -> jinja2.Environment:
 
     env.globals.update(level=pct(LEVEL), report=reports.load, bench=reports.bench, query_diff=reports.diff, md_table=md_table, find=find,
                        select=select, cell=cell, values=values,
-                       cli_reference=cli_reference, stages_reference=stages_reference, module_doc=module_doc, memory_cap_message=memory_cap_message,
+                       cli_reference=cli_reference, stages_reference=stages_reference, module_doc=module_doc, source=lambda *a, **k: source(*a, root=root, **k), memory_cap_message=memory_cap_message,
                        preset_descriptions=preset_descriptions, studies_reference=_studies_reference,
                        make_targets=lambda: make_targets(root), version=__version__)
     return env
