@@ -238,7 +238,7 @@ def write_sweep_study(result: Any, out_dir: Path, config: dict[str, Any]) -> Any
     from harness.studies.sweep_analysis import sweep_document
 
     write_extend_of(result, out_dir, config)
-    return write_sweep(sweep_document(result, config), result, out_dir)
+    return write_sweep(sweep_document(result, config), out_dir)
 
 
 def run_matrix_file(path: Path | str, *, preset: str | None = None, runs: Sequence[str] | None = None,

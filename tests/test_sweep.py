@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 from harness.cli import app
 from harness.config import load_experiment
 from harness.stages.lexical import FTS5Index
+from harness.reporting.sweep import render
 from harness.studies import sweep_scoring
+from harness.studies.document import Document
 from harness.studies.experiment import run_experiment
 from harness.studies.spec.models import Grid, weight_values
 from harness.studies.sweep import run_sweep
@@ -133,6 +135,18 @@ def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
     assert gain == pytest.approx(doc["cv"]["gain"]["estimate"], abs=1e-12)
     assert np.mean(per_query["objective"]["best"]) == pytest.approx(doc["best"]["objective"], abs=1e-12)
 
+
+
+def test_the_page_is_drawn_from_the_document_alone(sweep, round3, tmp_path):
+    """render(document, out) reads the Document and nothing else: sweep.json read back, with the page's data
+    the analysis keeps out of it, draws the same sweep.md and sweep.png."""
+    doc = write_sweep_study(sweep, tmp_path / "run", round3.as_written())
+    written = (tmp_path / "run" / "sweep.json").read_text(encoding="utf-8")
+    assert set(json.loads(written)) == set(doc) and "page" not in doc  # the page's data is not written
+    (tmp_path / "again").mkdir()
+    render(Document.from_json(written, "sweep", config=doc.config), tmp_path / "again")
+    for name in ("sweep.md", "sweep.png"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "run" / name).read_bytes(), name
 
 @pytest.mark.slow
 def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_leg_cache):

@@ -10,11 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from harness.evaluation.formatting import interval_text
+from harness.evaluation.formatting import interval_text, p_text
 from harness.reporting.documents import write_study_document
 from harness.studies.document import Document
 from harness.studies.sweep import SweepResult, label
-from harness.studies.sweep_analysis import plotted
 
 
 COLUMN_WORDS = {"half_life_days": "temporal decay", "mmr_lambda": "MMR", "min_score": "minScore",
@@ -56,7 +55,7 @@ def stage_link_lines(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def release_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
+def release_text(doc: Document) -> list[str]:
     """sweep.md's section on what the user's release can set."""
     rel = doc.get("release")
     if not rel:
@@ -78,7 +77,7 @@ def release_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def stage_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
+def stage_text(doc: Document) -> list[str]:
     """sweep.md's section linking the stage that costs the most queries to the settings that soften it."""
     from harness.evaluation.stage_trace import stage_words
 
@@ -112,7 +111,7 @@ def stage_text(result: SweepResult, doc: dict[str, Any]) -> list[str]:
                      else "; ".join(c + other_releases(c) for c in cannot) or "—"})
     from harness.reporting.markdown import markdown_table
 
-    configured = result.default
+    configured = doc["configured"]
     lines += [f"The configuration: {label(configured)}: objective {configured['objective']:.3f} "
               f"({int(configured['passed'])} passed).\n", markdown_table(pd.DataFrame(rows))]
     return lines
@@ -124,12 +123,12 @@ def _figure(block: dict[str, Any], name: str) -> str:
     return figure(block, name)
 
 
-def headline_table(result: SweepResult) -> pd.DataFrame:
-    k = result.max_results
+def headline_table(doc: Document) -> pd.DataFrame:
+    k = doc.config["page"]["max_results"]
     rows = []
-    for name, index in (("configured", result.default_index), ("in-sample best", result.best_index)):
-        row = result.settings.loc[index].to_dict()
-        suite = result.headline["configured" if name == "configured" else "best"].get("suite", {})
+    for name, key in (("configured", "configured"), ("in-sample best", "best")):
+        row = doc[key]
+        suite = doc["headline"][key].get("suite", {})
         rows.append({"": name, "setting": label(row), "objective": f"{row['objective']:.3f}",
                      "suite passed": f"{int(row['passed'])}/{int(row['suite_queries'])}",
                      "pass rate": _figure(suite, "pass_rate"), f"Recall@{k}": _figure(suite, f"recall@{k}"),
@@ -162,26 +161,20 @@ def write_extend(result: SweepResult, out_dir: Path, config: dict[str, Any]) -> 
     return path
 
 
-def per_tokenizer(result: SweepResult) -> pd.DataFrame:
-    s = result.settings
-    rows = []
-    for tok, group in s.groupby("tokenizer", sort=False):
-        best = group["objective"].idxmax()
-        row = s.loc[best]
-        rows.append({"tokenizer": tok, "best setting": label(row.to_dict()), "objective": f"{row['objective']:.3f}",
-                     "passed": int(row["passed"]), f"chunk nDCG@{result.max_results}":
-                     f"{row[f'chunk_ndcg@{result.max_results}']:.3f}",
-                     "adjusted p vs configured": f"{row['p_adjusted']:.3g}"})
+def per_tokenizer(page: dict[str, Any]) -> pd.DataFrame:
+    """Each tokenizer's in-sample best setting (page: the Document's page, sweep_analysis.page_document)."""
+    k = page["max_results"]
+    rows = [{"tokenizer": row["tokenizer"], "best setting": label(row), "objective": f"{row['objective']:.3f}",
+             "passed": int(row["passed"]), f"chunk nDCG@{k}": f"{row[f'chunk_ndcg@{k}']:.3f}",
+             "adjusted p vs configured": f"{row['p_adjusted']:.3g}"} for row in page["best_per_tokenizer"]]
     return pd.DataFrame(rows)
 
 
-def gain_by_kind_table(cv: Any) -> pd.DataFrame:
-    """One row per query kind (and 'answerable', and categories): gained / lost / unchanged, the mean gain
-    with its interval and p."""
-    from harness.evaluation.formatting import interval_text
-
+def gain_by_kind_table(cv: dict[str, Any]) -> pd.DataFrame:
+    """One row per query kind (and 'answerable', and categories) of the Document's cross-validation:
+    gained / lost / unchanged, the mean gain with its interval and p."""
     rows = []
-    for name, part in cv.by_kind.items():
+    for name, part in cv["by_kind"].items():
         gain = part["gain"]
         rows.append({"queries": name, "n": part["queries"], "gained": part["gained"], "lost": part["lost"],
                      "held-out gain [95% CI]": interval_text(gain["estimate"], gain["ci95"], sign="+"),
@@ -203,82 +196,94 @@ def write_extend_of(result: SweepResult, out_dir: Path | str, config: dict[str, 
     write_extend(result, out_dir, config)
 
 
-def write_sweep(doc: Document, result: SweepResult, out_dir: Path | str) -> Document:
+def write_sweep(doc: Document, out_dir: Path | str) -> Document:
     """sweep.json (the Document harness.studies.sweep_analysis.sweep_document computed), sweep.md and
     sweep.png; returns the document."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_study_document(out_dir / "sweep.json", doc)
-    render(doc, result, out_dir)
+    render(doc, out_dir)
     return doc
 
 
-def render(doc: Document, result: SweepResult, out_dir: Path) -> Path:
-    """sweep.md and sweep.png from the sweep's Document; the tables of every setting are the engine's result's
-    (the sweep has no redraw).  Computes nothing: the cross-validations, checks and bands are the analysis'."""
+def cv_p_text(cv: dict[str, Any]) -> str:
+    """The cross-validation's sign-flip p as reports print it (its floor when the test has one)."""
+    if cv["p_floor"] is None:
+        return f"{cv['p_value']:.3g}"
+    return p_text(cv["p_value"], cv["p_floor"], cv["p_monte_carlo"])
+
+
+def render(doc: Document, out_dir: Path) -> Path:
+    """sweep.md and sweep.png from the sweep's Document alone: sweep.json's keys, and what its config's "page"
+    holds (harness.studies.sweep_analysis.page_document).  Computes nothing: the cross-validations, checks
+    and bands are the analysis'."""
     from harness.reporting.markdown import markdown_table
 
-    plot_sweep(result, out_dir / "sweep.png", doc.config["bands"])
-    cv, sel, t = result.cv, result.selection, result.timings
+    page = doc.config["page"]
+    plot_sweep(doc, out_dir / "sweep.png")
+    cv, sel, t = doc["cv"], doc["selection_test"], doc["timings"]
+    gain = cv["gain"]
     fmt = lambda df: df.map(lambda x: f"{x:.3f}" if isinstance(x, float) else x)  # noqa: E731
     md = [
-        f"# Sweep: {result.experiment}\n",
-        f"{len(result.settings)} settings; legs searched once in {t['search_s']:.1f} s"
+        f"# Sweep: {doc['experiment']}\n",
+        f"{len(doc['settings'])} settings; legs searched once in {t['search_s']:.1f} s"
         + (f" (lexical legs of {', '.join(t['lexical_legs_cached'])} from the leg cache)" if t["lexical_legs_cached"] else "")
         + f", every setting fused and scored in {t['fuse_and_score_s']:.2f} s ({t['scorer']}), selection, "
           f"test and cross-validation in {t['statistics_s']:.1f} s.\n",
-        f"**Objective** (what the selection maximises and what the tests read): {result.objective.description}. "
-        f"{len(result.objective.query_ids)} queries count ("
+        f"**Objective** (what the selection maximises and what the tests read): {doc['objective']['description']}. "
+        f"{doc['objective']['queries']} queries count ("
         + ", ".join(f"{n} {kind}" for kind, n in doc["objective"]["by_kind"].items()) + ").\n",
-        reproduction_text(result, doc["reproduction"]["checks"]) + "\n",
+        reproduction_text(doc) + "\n",
         "## Recommendation\n",
-        recommendation_text(result, doc),
+        recommendation_text(doc),
         "\n## Configured and in-sample best\n",
         "Record-level Recall/MRR/nDCG of the suite with 95% bootstrap intervals [low, high]; the objective is "
         "the mean of the per-query objective over every counted query.\n",
-        markdown_table(headline_table(result)),
+        markdown_table(headline_table(doc)),
         f"\n**Is the in-sample best better than the configuration?** Max-statistic test over the grid "
-        f"(the selection is part of the null): p = {sel.p_text()} ({sel.method}; {sel.informative} "
-        f"{'queries' if sel.unit == 'query' else sel.unit + 's'} where some setting differs from the configuration). "
-        f"An ordinary paired test of the best against the configuration would ignore that it was picked among "
-        f"{sel.settings:,} settings.\n",
+        f"(the selection is part of the null): p = {p_text(sel['p_value'], sel['p_floor'], sel['monte_carlo'])} "
+        f"({sel['method']}; {sel['informative_queries']} "
+        f"{'queries' if sel['unit'] == 'query' else sel['unit'] + 's'} where some setting differs from the "
+        f"configuration). An ordinary paired test of the best against the configuration would ignore that it was "
+        f"picked among {sel['settings']:,} settings.\n",
         "\n## Cross-validation: the tuning procedure on queries it did not see\n",
         f"{doc['cv']['scheme']}: on each fold the best setting is chosen on the other queries and scored on the "
         f"held-out ones.\n",
-        repeats_text(result),
+        repeats_text(doc),
         markdown_table(pd.DataFrame([{
-            "configured (mean objective)": f"{cv.configured_mean:.3f}",
-            "in-sample best (optimistic)": f"{cv.in_sample_mean:.3f}",
-            "cross-validated (held out)": f"{cv.held_out_mean:.3f}",
-            "held-out gain [95% CI]": interval_text(cv.gain.estimate, [cv.gain.low, cv.gain.high], sign="+"),
-            "paired sign-flip p": cv.p_text,
-            "folds choosing the in-sample best": f"{sum(c == cv.in_sample_best for c in cv.chosen)}/{len(cv.chosen)}"}])),
-        f"\n{cv.reason[0].upper() + cv.reason[1:]}.\n",
+            "configured (mean objective)": f"{cv['configured_mean']:.3f}",
+            "in-sample best (optimistic)": f"{cv['in_sample_mean']:.3f}",
+            "cross-validated (held out)": f"{cv['held_out_mean']:.3f}",
+            "held-out gain [95% CI]": interval_text(gain["estimate"], gain["ci95"], sign="+"),
+            "paired sign-flip p": cv_p_text(cv),
+            "folds choosing the in-sample best":
+                f"{sum(c == cv['in_sample_best'] for c in cv['chosen'])}/{len(cv['chosen'])}"}])),
+        f"\n{cv['reason'][0].upper() + cv['reason'][1:]}.\n",
         "\n**Which queries carry the held-out gain** (held-out minus configured, per query kind; paired "
-        f"interval and sign-flip p at the unit above: {cv.gain.method}):\n",
+        f"interval and sign-flip p at the unit above: {gain['method']}):\n",
         markdown_table(gain_by_kind_table(cv)),
-        *stage_text(result, doc), *release_text(result, doc),
-        "\n## Robust or noise\n", robustness_text(result),
-        "\n## Best setting per tokenizer (in-sample)\n", markdown_table(per_tokenizer(result)),
+        *stage_text(doc), *release_text(doc),
+        "\n## Robust or noise\n", robustness_text(doc),
+        "\n## Best setting per tokenizer (in-sample)\n", markdown_table(per_tokenizer(page)),
         "\n## minScore at the configured weights: suite passes vs negative queries answered\n",
-        markdown_table(fmt(result.min_score_table)),
+        markdown_table(fmt(pd.DataFrame(page["min_score_table"]["rows"], columns=page["min_score_table"]["columns"]))),
     ]
-    if result.holdout:
-        md += ["\n## Held-out query set\n", holdout_text(result.holdout)]
+    if doc["holdout"]:
+        md += ["\n## Held-out query set\n", holdout_text(doc["holdout"])]
     md.append("\n![curves](sweep.png)\n")
     _atomic_write(out_dir / "sweep.md", "\n".join(md))
     return out_dir / "sweep.md"
 
 
-def repeats_text(result: SweepResult) -> str:
+def repeats_text(doc: Document) -> str:
     """The held-out gain over repeated grouped splits beside the published split's."""
-    r = result.cv_repeats
+    r = doc["cv_repeats"]
     if not r:
         return ""
     seeds = r["seeds"]
     return (f"Over {len(seeds)} further grouped splits (seeds {seeds[0]}-{seeds[-1]}; the published split is seed "
             f"0) the held-out gain is {r['mean']:+.4f} on average, from {r['min']:+.4f} to {r['max']:+.4f} "
-            f"(published: {result.cv.gain.estimate:+.4f}).\n")
+            f"(published: {doc['cv']['gain']['estimate']:+.4f}).\n")
 
 
 def noise_check_sentence(what: str, check: dict[str, Any], n: int) -> str:
@@ -300,9 +305,9 @@ def noise_check_sentence(what: str, check: dict[str, Any], n: int) -> str:
             f"{check['bound']:.4f}, so it is {verdict}.")
 
 
-def reproduction_text(result: SweepResult | None = None, checks: dict[str, Any] | None = None) -> str:
+def reproduction_text(doc: Document | None = None) -> str:
     """The reproduction tolerance (reports/drift and the cross-machine change) and what it does to this
-    sweep's gains (`checks`: reproduction_checks)."""
+    sweep's gains (the Document's reproduction checks, sweep_analysis.reproduction_checks)."""
     from harness.reporting.markdown import tolerance_sentence
     from harness.studies.ablation_analysis import reproduction_tolerance
 
@@ -310,32 +315,35 @@ def reproduction_text(result: SweepResult | None = None, checks: dict[str, Any] 
             "margin (its smallest margin that decides pass or fail: the relevant chunk against the best other, "
             "the top-1 against minScore, the relevant chunk against the cut) lies inside that noise can pass in "
             "one run of a setting and fail in the next.")
-    if result is None or not checks:
+    checks = doc["reproduction"]["checks"] if doc is not None else None
+    if not checks:
         return text
-    n = len(result.objective.query_ids)
+    n = doc["objective"]["queries"]
+    same_setting = doc["cv"]["recommended"] == doc["cv"]["in_sample_best"]
     names = {"best": "In-sample best over the configuration:",
              "recommended": "Recommended setting over the configuration:",
              "holdout": "Held-out set, chosen setting over the configuration:"}
-    if "recommended" in checks and result.cv.recommended == result.best_index:
+    if "recommended" in checks and same_setting:
         names["best"] = "In-sample best (the recommended setting) over the configuration:"
     lines = [text, ""]
     for name, check in checks.items():
-        if name == "recommended" and result.cv.recommended == result.best_index:
+        if name == "recommended" and same_setting:
             continue  # the same setting as the in-sample best: said once
-        count = result.holdout["queries"] if name == "holdout" else n
+        count = doc["holdout"]["queries"] if name == "holdout" else n
         lines.append("- " + noise_check_sentence(names[name], check, count))
     return "\n".join(lines)
 
 
-def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
-    if result.recommended is None:
-        reason = result.cv.reason.removeprefix("keep the configuration: ")
-        return (f"**Keep the configuration** ({label(result.default)}): {reason}. No openclaw.json snippet is "
+def recommendation_text(doc: Document) -> str:
+    cv = doc["cv"]
+    if doc["recommended"] is None:
+        reason = cv["reason"].removeprefix("keep the configuration: ")
+        return (f"**Keep the configuration** ({label(doc['configured'])}): {reason}. No openclaw.json snippet is "
                 "suggested.\n")
     partial = bool(doc["not_expressible_in_openclaw_json"])
-    negatives_only = result.cv.carried_by is not None
-    text = [f"**{result.cv.verdict[0].upper() + result.cv.verdict[1:]}: change to {label(result.recommended)}**"
-            + (" (not a retrieval improvement)" if negatives_only else "") + f": {result.cv.reason}.\n"]
+    negatives_only = cv["carried_by"] is not None
+    text = [f"**{cv['verdict'][0].upper() + cv['verdict'][1:]}: change to {label(doc['recommended'])}**"
+            + (" (not a retrieval improvement)" if negatives_only else "") + f": {cv['reason']}.\n"]
     check = ((doc.get("reproduction") or {}).get("checks") or {}).get("recommended")
     if check and check["inside_noise"]:
         text.append(f"Its gain over the configuration ({check['gain']:+.4f}) is **inside reproduction noise**: "
@@ -355,13 +363,13 @@ def recommendation_text(result: SweepResult, doc: dict[str, Any]) -> str:
     return "\n".join(text)
 
 
-def robustness_text(result: SweepResult) -> str:
+def robustness_text(doc: Document) -> str:
     """Which dimensions of the best setting are robust (every family tying the best shares them) and
     which are noise (many values tie)."""
-    r = result.robustness
+    r = doc["robustness"]
     families = r.get("families_indistinguishable_from_best", [])
     weights = r.get("weights_indistinguishable_from_best", [])
-    s = result.settings
+    values = doc.config["page"]["values"]
     lines = [f"Max-statistic tests (two-sided, family-wise alpha {r.get('alpha', 0.05)}) on sub-grids; a family is "
              f"tokenizer | fusion | minScore at its best weight ({r.get('families', 0)} families). Families are "
              "chosen at their best weight on the same queries, so \"indistinguishable\" is generous to them.\n"]
@@ -372,7 +380,7 @@ def robustness_text(result: SweepResult) -> str:
                      + (f"; and {len(shown) - 8} more" if len(shown) > 8 else "") + ".")
         for position, name, column in ((0, "tokenizer", "tokenizer"), (1, "fusion", "fusion"), (2, "minScore", "min_score")):
             tying = sorted({f["family"].split(" | ")[position] for f in families})
-            every = sorted({str(v) if column != "min_score" else f"{v:g}" for v in s[column].unique()})
+            every = sorted({str(v) if column != "min_score" else f"{v:g}" for v in values[column]})
             if len(every) < 2:
                 continue
             if set(tying) == set(every):
@@ -418,28 +426,27 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def plot_sweep(result: SweepResult, path: Path, bands: dict[tuple[str, str], tuple[list[float], list[float]]]) -> None:
+def plot_sweep(doc: Document, path: Path) -> None:
     """The objective and the suite's chunk nDCG against vectorWeight, one curve per tokenizer at the
-    configured fusion and minScore, each with its 95% bootstrap band over queries (`bands`:
-    harness.studies.sweep_analysis.plot_bands)."""
+    configured fusion and minScore, each with its 95% bootstrap band over queries (the Document's page's
+    plot: harness.studies.sweep_analysis.plot_document)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    default = result.default
-    along, sub, panels = plotted(result)
+    default, plot = doc["configured"], doc.config["page"]["plot"]
+    along, panels, bands = plot["along"], plot["panels"], plot["bands"]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.9), squeeze=False)
-    for tok, group in sub.groupby("tokenizer", sort=False):
-        group = group.sort_values(along)
-        xs = group[along].to_numpy()
-        for ax, (column, _, _, _) in zip(axes[0], panels):
-            line = ax.plot(xs, group[column], marker=".", label=tok)[0]
+    for curve in plot["curves"]:
+        tok, xs = curve["tokenizer"], curve["x"]
+        for ax, (column, _) in zip(axes[0], panels):
+            line = ax.plot(xs, curve[column], marker=".", label=tok)[0]
             if (column, tok) in bands:
                 low, high = bands[column, tok]
                 ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.12, linewidth=0)
     own = default[along]
-    for ax, (_, title, _, _) in zip(axes[0], panels):
+    for ax, (_, title) in zip(axes[0], panels):
         ax.set_xlabel("minScore" if along == "min_score" else "vectorWeight (textWeight = 1 - vectorWeight)")
         ax.set_title(title, fontsize=10)
         if not (isinstance(own, float) and math.isnan(own)):
@@ -448,7 +455,7 @@ def plot_sweep(result: SweepResult, path: Path, bands: dict[tuple[str, str], tup
     axes[0][0].legend(fontsize=7)
     fixed = f"minScore {default['min_score']:g}" if along == "vector_weight" else \
         f"vectorWeight {default['vector_weight']:g}"
-    fig.suptitle(f"{result.experiment}: fusion {default['fusion']}, {fixed} "
+    fig.suptitle(f"{doc['experiment']}: fusion {default['fusion']}, {fixed} "
                  f"(bands: 95% intervals at the data set's unit; dotted: configured)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -1,8 +1,9 @@
 """The sweep's analysis: what sweep.json holds, computed from the engine's result (harness.studies.sweep):
 the selection and its test, the cross-validation (the whole grid's, and a second one restricted to what the
 release's openclaw.json can set), the stage that costs the most and the settings that soften it, each
-stated gain against the reproduction tolerance, the per-query values behind the verdict, and the 95%
-bands of the plot.  harness.reporting.sweep lays the Document out and computes nothing."""
+stated gain against the reproduction tolerance, the per-query values behind the verdict; and what the page
+shows besides (each tokenizer's best setting, the minScore table, the plot's curves and their 95% bands).
+harness.reporting.sweep lays the Document out and computes nothing."""
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ from harness.studies.sweep import SweepResult, cv_options, dimension_columns, gr
 
 def sweep_document(result: SweepResult, config: dict[str, Any]) -> Document:
     """The sweep's Document: what sweep.json holds; its config is the experiment's configuration as written
-    and the plot's bands (not written)."""
+    and, under "page", what the page shows beyond sweep.json (page_document; not written)."""
     recommended = result.recommended
     snippet, cannot = snippet_of(result, config, result.cv.recommended) if recommended else (None, [])
     selection = result.selection
@@ -47,7 +48,35 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> Document:
         "reproduction": reproduction_document(result),
         "per_query": per_query_document(result),
     })
-    return Document("sweep", body, {**config, "bands": plot_bands(result)})
+    return Document("sweep", body, {**config, "page": page_document(result)})
+
+
+def page_document(result: SweepResult) -> dict[str, Any]:
+    """What sweep.md and sweep.png show that sweep.json does not hold as they show it (not written, so
+    sweep.json keeps the keys and values the committed reports have; its `settings` and `min_score_table` are
+    pandas' JSON, rounded to 10 decimals): the cut, each tokenizer's in-sample best setting, the values the
+    grid gives each dimension the robustness section names, the minScore table, and the plot's curves with
+    their 95% bands.  A sweep has no redraw: the bands need every plotted setting's per-query values."""
+    s, table = result.settings, result.min_score_table
+    return {"max_results": result.max_results,
+            "best_per_tokenizer": [s.loc[group["objective"].idxmax()].to_dict()
+                                   for _, group in s.groupby("tokenizer", sort=False)],
+            "values": {column: s[column].unique().tolist() for column in ("tokenizer", "fusion", "min_score")},
+            "min_score_table": {"columns": list(table.columns), "rows": table.to_dict(orient="records")},
+            "plot": plot_document(result)}
+
+
+def plot_document(result: SweepResult) -> dict[str, Any]:
+    """sweep.png's data: the column the curves run along, the panels (column, title), per tokenizer its
+    points in order along that column with each panel's values, and the bands (plot_bands)."""
+    along, sub, panels = plotted(result)
+    curves = []
+    for tok, group in sub.groupby("tokenizer", sort=False):
+        group = group.sort_values(along)
+        curves.append({"tokenizer": tok, "x": group[along].tolist(),
+                       **{column: group[column].tolist() for column, _, _, _ in panels}})
+    return {"along": along, "panels": [(column, title) for column, title, _, _ in panels], "curves": curves,
+            "bands": plot_bands(result)}
 
 
 def per_query_document(result: SweepResult) -> dict[str, Any]:
