@@ -489,8 +489,11 @@ def test_a_kappa_interval_that_would_be_0_to_1_is_not_given_and_the_method_says_
 def test_init_md_suggests_the_qrels_judge_writes(tmp_path):
     home = simple_home(tmp_path, {"memory": {"search": PROVIDER}})
     r = init_openclaw_home(home, tmp_path / "eval", index_vectors=False)
-    text = r.files["init.md"].read_text(encoding="utf-8")
     from harness.judging.run import judge_dir_of
+    from harness.reporting.home_report import write_init
+
+    write_init(r)  # init.md: written above the readers of inputs, as `harness init` does
+    text = r.files["init.md"].read_text(encoding="utf-8")
 
     qrels = judge_dir_of([r.files["experiment.toml"]]) / "qrels.trec"
     assert f"--qrels {qrels}" in text or f"--qrels {Path(qrels).relative_to(Path.cwd()) if Path.cwd() in qrels.parents else qrels}" in text

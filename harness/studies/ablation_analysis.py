@@ -209,10 +209,10 @@ def ablation_document(results: dict[int, RunResult], seed: dict[tuple[str, int],
     """The ablation's Document: each round's config, summary, timings and per-query rows; the differences
     from the seed; the paraphrase misses; the rounds' paired comparisons; the reproduction tolerance and
     how many cells lie inside it.  `drift`: reproduction_tolerance() (None: not measured)."""
-    first = next(iter(results.values()))
+    first_result = next(iter(results.values()))
     doc = {
-        "preset": first.config.get("preset"),
-        "environment": first.environment,
+        "preset": first_result.config.get("preset"),
+        "environment": first_result.environment,
         "rounds": {str(r): {"config": res.config, "summary": res.summary, "timings": res.timings,
                             "queries": res.to_dict()["queries"]} for r, res in results.items()},
         "differences_from_seed": differences(results, seed),

@@ -17,15 +17,15 @@ from harness.studies.document import Document
 from harness.studies.sweep import SweepResult, cv_options, dimension_columns, grid_tables, label
 
 
-def sweep_document(result: SweepResult, config: dict[str, Any]) -> Document:
-    """The sweep's Document: what sweep.json holds; its config is the experiment's configuration as written
+def sweep_document(result: SweepResult, written: dict[str, Any]) -> Document:
+    """The sweep's Document: what sweep.json holds; its config is the experiment's configuration as written (`written`)
     and, under "page", what the page shows beyond sweep.json (page_document; not written)."""
     recommended = result.recommended
-    snippet, cannot = snippet_of(result, config, result.cv.recommended) if recommended else (None, [])
+    snippet, cannot = snippet_of(result, written, result.cv.recommended) if recommended else (None, [])
     selection = result.selection
     kinds = pd.Series(result.objective.kinds).value_counts().to_dict()
     body = _plain({
-        "experiment": result.experiment, "config": config, "timings": result.timings,
+        "experiment": result.experiment, "config": written, "timings": result.timings,
         "objective": {"kind": result.objective.kind, "description": result.objective.description,
                       "queries": len(result.objective.query_ids), "by_kind": kinds},
         "configured": result.default, "best": result.best, "recommended": recommended,
@@ -41,14 +41,14 @@ def sweep_document(result: SweepResult, config: dict[str, Any]) -> Document:
         "headline": result.headline,
         "holdout": result.holdout,
         "openclaw_snippet": snippet, "not_expressible_in_openclaw_json": cannot,
-        "release": release_document(result, config),
-        "stage_link": stage_link(result, config),
+        "release": release_document(result, written),
+        "stage_link": stage_link(result, written),
         "settings": json.loads(result.settings.to_json(orient="records")),
         "min_score_table": json.loads(result.min_score_table.to_json(orient="records")),
         "reproduction": reproduction_document(result),
         "per_query": per_query_document(result),
     })
-    return Document("sweep", body, {**config, "page": page_document(result)})
+    return Document("sweep", body, {**written, "page": page_document(result)})
 
 
 def page_document(result: SweepResult) -> dict[str, Any]:
@@ -130,14 +130,14 @@ def cv_scheme(result: SweepResult) -> str:
             + ", stratified by query kind")
 
 
-def snippet_of(result: SweepResult, config: dict[str, Any], index: int) -> tuple[str | None, list[str]]:
+def snippet_of(result: SweepResult, written: dict[str, Any], index: int) -> tuple[str | None, list[str]]:
     """The openclaw.json snippet that changes the configuration into a grid setting, in the block and keys
     of the preset's release (only the values that differ), and what that release cannot express of the
     change; the snippet is None when none of the change can be written."""
     from harness.inputs.openclaw_config import openclaw_snippet, snippet_block
 
-    tables = lambda i: grid_tables(result.grid[i], config, result.tokenizer_tables)  # noqa: E731
-    options = {"preset": config.get("preset"), "complete_postprocess": True, "baseline": tables(result.default_index)}
+    tables = lambda i: grid_tables(result.grid[i], written, result.tokenizer_tables)  # noqa: E731
+    options = {"preset": written.get("preset"), "complete_postprocess": True, "baseline": tables(result.default_index)}
     snippet, cannot = openclaw_snippet(tables(index), **options)
     return (snippet if snippet_block(tables(index), **options)[0] else None), cannot
 
@@ -173,7 +173,7 @@ def _at_configured(frame: pd.DataFrame, default: dict[str, Any], column: str, va
     return int(same.index[0]) if len(same) else None
 
 
-def stage_link(result: SweepResult, config: dict[str, Any]) -> dict[str, Any] | None:
+def stage_link(result: SweepResult, written: dict[str, Any]) -> dict[str, Any] | None:
     """The stage that costs the configured setting the most queries (its failed queries replayed stage by
     stage, harness.evaluation.stage_trace) and the grid's settings that turn it off or soften it: each
     such value at the configured other settings, the grid's best with it, and whether the release's
@@ -205,18 +205,18 @@ def stage_link(result: SweepResult, config: dict[str, Any]) -> dict[str, Any] | 
     return out
 
 
-def release_document(result: SweepResult, config: dict[str, Any]) -> dict[str, Any] | None:
+def release_document(result: SweepResult, written: dict[str, Any]) -> dict[str, Any] | None:
     """What the openclaw.json of the preset's release can set, and the best of those settings: chosen on
     these queries and cross-validated on the same folds as the whole grid (a separate procedure, restricted
     to what can be pasted; the configuration is always part of it)."""
     from harness.evaluation.cross_validation import best_on_average, cross_validate
     from harness.inputs.openclaw_releases import layout_for
 
-    layout = layout_for(config.get("preset"))
+    layout = layout_for(written.get("preset"))
     if layout is None or "openclaw_json" not in result.settings.columns:
         return None
     settable = [i for i, ok in enumerate(result.settings["openclaw_json"]) if ok or i == result.default_index]
-    doc: dict[str, Any] = {"preset": config.get("preset"), "release": layout.release, "block": layout.block,
+    doc: dict[str, Any] = {"preset": written.get("preset"), "release": layout.release, "block": layout.block,
                            "settable": len(settable) - (0 if result.settings["openclaw_json"][result.default_index]
                                                         else 1),
                            "settings": len(result.settings), "configured_settable":
@@ -235,7 +235,7 @@ def release_document(result: SweepResult, config: dict[str, Any]) -> dict[str, A
                    "reason": cv.reason},
                recommended=None if cv.recommended is None else settable[cv.recommended])
     if cv.recommended is not None:
-        doc["snippet"] = snippet_of(result, config, settable[cv.recommended])[0]
+        doc["snippet"] = snippet_of(result, written, settable[cv.recommended])[0]
     return doc
 
 
