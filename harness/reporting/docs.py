@@ -76,11 +76,12 @@ class Reports:
             raise FileNotFoundError("no benchmark baseline under reports/bench/")
         return find(self.load(files[-1].relative_to(self.root).as_posix())["benchmarks"], name=name)["stats"]["median"]
 
-    def diff(self, base: str, now: str) -> Any:
-        """`harness diff` of two committed results.json (harness.studies.query_diff.diff_files)."""
+    def diff(self, base: str, now: str, allow: Any = ()) -> Any:
+        """`harness diff` of two committed results.json (harness.studies.query_diff.diff_files); `allow`: the
+        confounds the page declares the point (`--allow-confound`), as a reader's command must."""
         from harness.studies.query_diff import diff_files
 
-        return diff_files(self.root / base, self.root / now)
+        return diff_files(self.root / base, self.root / now, allow_confounds=allow)
 
     def load(self, relative: str) -> Any:
         path = self.root / relative
