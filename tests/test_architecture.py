@@ -56,6 +56,7 @@ WRITES_ALLOWED = {
     ("conformance/real_home/variations.py", "edited_after_judged"): "MEMORY.md of a working copy (the variation's edit)",
     ("conformance/real_home/variations.py", "edited_run_as_asked"): "MEMORY.md of a working copy (the variation's edit)",
     ("conformance/real_home/variations.py", "jsonl_beside_database"): "a transcript in a working copy (the variation's JSONL)",
+    ("studies/embed_threads.py", "measure"): "the batch of passages handed to each measuring process (a temporary folder)",
     ("conformance/upgrade_scenario.py", "run_upgrade"): "openclaw.json of the homes the real releases write and upgrade",
     ("studies/openclaw_home_speed.py", "generate_sessions"): "synthetic session files, the input the speed study mines",
     ("studies/openclaw_home_report.py", "validate_snippet"): "a temporary openclaw.json for the real CLI to validate",
