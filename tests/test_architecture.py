@@ -500,3 +500,20 @@ def test_a_report_written_in_studies_is_found_and_an_allowed_write_is_not(tmp_pa
                      "studies/study.py:8 in write_report: .savefig()",
                      "studies/study.py:9 in write_report: open(mode 'a')"]
     assert "Cache.put" in " ".join(report_writers(root, "studies", {}))
+
+
+def test_every_module_of_the_package_imports():
+    # a module no test imports can keep a path that a move broke (conformance/summary.py kept `.real` after
+    # real.py went to systems/): import each one
+    import importlib
+
+    broken = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        if name.endswith("__main__"):
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any failure to import is the finding
+            broken.append(f"{name}: {type(exc).__name__}: {exc}")
+    assert not broken, "\n".join(broken)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-from .real import cmrc_document_path, read_jsonl
+from harness.systems.real import cmrc_document_path, read_jsonl
 
 
 def short(path: str) -> str:
