@@ -221,7 +221,8 @@ def test_abstention_table_holm_through_the_module(monkeypatch):
 
     seen = []
     real = comparison.holm_adjusted
-    monkeypatch.setattr(comparison, "holm_adjusted", lambda p: seen.append(list(p)) or real(p))
+    assert abstention.holm_adjusted is real  # the comparison module's Holm, looked up where the table is made
+    monkeypatch.setattr(abstention, "holm_adjusted", lambda p: seen.append(list(p)) or real(p))
     rows = [{"cv": {"p_value": 0.01}, "recommended_threshold": 0.4, "reason": "held-out gain"},
             {"cv": {"p_value": 0.04}, "recommended_threshold": 0.5, "reason": "held-out gain"},
             {"cv": {"p_value": math.nan}, "recommended_threshold": None, "reason": "n too small"}]

@@ -22,6 +22,7 @@ from harness.studies.ablation_analysis import max_results_of
 from harness.studies.document import Comparison, Document
 from harness.studies.experiment import RunResult
 from harness.text_files import write_text_atomic
+from harness.reporting.documents import write_study_document
 
 
 def ablation_frame(results: dict[int, RunResult], seed: dict[tuple[str, int], dict[str, str]],
@@ -150,7 +151,5 @@ def render(document: Document, out_dir: Path | str) -> Path:
 
 def write_ablation(document: Document, out_dir: Path | str) -> Path:
     """ablation.json (the Document) and its page: ablation.md and ablation.png."""
-    from harness.reporting.documents import write_study_document
-
     write_study_document(Path(out_dir) / "ablation.json", document)
     return render(document, out_dir)

@@ -15,6 +15,7 @@ from harness.evaluation.formatting import estimate_text, number_text, p_text, pl
 from harness.reporting.documents import write_study_document
 from harness.reporting.markdown import markdown_table
 from harness.studies.document import Document
+from harness.studies.abstention import score_arrays
 
 
 def _threshold(value: float | None) -> str:
@@ -97,7 +98,6 @@ def plot_distributions(doc: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from harness.studies.abstention import score_arrays
 
     runs = doc["runs"]
     columns = min(3, max(1, len(runs)))

@@ -26,6 +26,7 @@ from harness.reporting.markdown import markdown_table, resampling_note
 from harness.studies.benchmark import HIT_FIELDS, run_slug
 from harness.studies.document import Document
 from harness.studies.experiment import RunResult
+from harness.reporting.notes import render_notes
 
 METRICS = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10", "mrr@10", "ndcg@10"]
 STAGES = ("query_embedding", "vector", "lexical", "fusion", "postprocess", "retrieval")
@@ -253,8 +254,6 @@ def latency(spec: dict[str, Any], doc: dict[str, Any]) -> str:
 
 
 def notes(spec: dict[str, Any], doc: dict[str, Any]) -> str:
-    from harness.reporting.notes import render_notes
-
     return f"## Reading the numbers\n\n{render_notes(spec['notes'], doc).strip()}\n" if spec.get("notes") else ""
 
 

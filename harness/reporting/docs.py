@@ -54,6 +54,15 @@ from harness.reporting.figures import (
     sf,
     values,
 )
+from harness.cli import app
+from harness.catalog import describe
+from harness.catalog import registries
+from harness.studies.spec import studies_reference
+from harness.config import PRESETS_DIR, load_toml
+from harness.profiles import PROFILES, limit_message
+from harness import __version__
+from harness.evaluation.formatting import LEVEL
+from harness.studies.query_diff import diff_files
 
 TEMPLATES = "docs/src"
 SUFFIX = ".j2"
@@ -79,8 +88,6 @@ class Reports:
     def diff(self, base: str, now: str, allow: Any = ()) -> Any:
         """`harness diff` of two committed results.json (harness.studies.query_diff.diff_files); `allow`: the
         confounds the page declares the point (`--allow-confound`), as a reader's command must."""
-        from harness.studies.query_diff import diff_files
-
         return diff_files(self.root / base, self.root / now, allow_confounds=allow)
 
     def load(self, relative: str) -> Any:
@@ -134,8 +141,6 @@ def cli_commands() -> list[Any]:
     """(name, click command) of every `harness` command, in the order `harness --help` lists them."""
     import typer.main
 
-    from harness.cli import app
-
     group = typer.main.get_command(app)
     return [(name, group.commands[name]) for name in group.list_commands(None)]  # type: ignore[attr-defined]
 
@@ -166,15 +171,11 @@ def cli_reference() -> str:
 
 def builtin_stages() -> list[Any]:
     """Every implementation the harness registers itself (plugins installed beside it left out)."""
-    from harness.catalog import describe
-
     return [i for i in describe() if i.module.startswith("harness.")]
 
 
 def stages_reference() -> str:
     """Markdown: every registered stage, table by table in pipeline order, with its parameters."""
-    from harness.catalog import registries
-
     by_table: dict[str, list[Any]] = {}
     for item in builtin_stages():
         by_table.setdefault(item.table, []).append(item)
@@ -206,22 +207,16 @@ def module_doc(module: str) -> str:
 
 
 def _studies_reference() -> str:
-    from harness.studies.spec import studies_reference
-
     return studies_reference()
 
 
 def preset_descriptions() -> dict[str, str]:
     """{preset name: its description}, from the preset files the harness ships (experiments/presets/)."""
-    from harness.config import PRESETS_DIR, load_toml
-
     return {path.stem: load_toml(path).get("description", "").strip() for path in sorted(PRESETS_DIR.glob("*.toml"))}
 
 
 def memory_cap_message(stage: str, profile: str = "vps") -> str:
     """The error a run that breaks a profile's memory cap prints, as harness.profiles words it."""
-    from harness.profiles import PROFILES, limit_message
-
     cap = PROFILES[profile].memory_cap_bytes
     return "error: " + limit_message(profile, stage, cap)
 
@@ -254,8 +249,6 @@ def environment(root: Path = REPOSITORY) -> jinja2.Environment:
                "frac": frac, "dur": dur, "literal": literal, "finite": finite}
     env.filters.update(helpers)
     env.globals.update(helpers)
-    from harness import __version__
-    from harness.evaluation.formatting import LEVEL
 
     env.globals.update(level=pct(LEVEL), report=reports.load, bench=reports.bench, query_diff=reports.diff, md_table=md_table, find=find,
                        select=select, cell=cell, values=values,

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.redact import maybe
+from harness.inputs.home_init import init_document
+from harness.reporting.documents import write_document
 
 LANGUAGES = ("zh", "en", "mixed", "other")
 
@@ -105,9 +107,6 @@ def write_init(result: Any, *, redact: bool = False) -> None:
     """init.json (the document of what `harness init --openclaw-home` read and mined:
     harness.inputs.home_init.init_document) and init.md beside the files init wrote (result: its HomeInit,
     whose `files` gain both)."""
-    from harness.inputs.home_init import init_document
-    from harness.reporting.documents import write_document
-
     doc = init_document(result)
     result.files["init.json"] = write_document(result.out / "init.json", "openclaw-home", doc)
     result.files["init.md"] = result.out / "init.md"

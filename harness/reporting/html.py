@@ -38,6 +38,14 @@ from harness.reporting.markdown import (
 )
 from harness.studies.ablation_analysis import legs_note, load_seed_scores
 from harness.reporting.plots import ablation_chart, query_scores_chart
+from harness.inputs.layout import project_path
+from harness.evaluation.stage_trace import costliest_text
+from harness.reporting.markdown import answer_counts, own_memory
+from harness.reporting.markdown import outcome_word
+from harness.reporting.ablation import comparison_table
+from harness.studies.document import Comparison
+from harness.errors import DataError
+from harness.text_files import loads_json, read_text
 
 TOP_N_BEATERS = 3  # chunks shown above each failed query's relevant chunk
 
@@ -258,8 +266,6 @@ def failure_block(qid: str, q: dict[str, Any], hits: list[dict[str, Any]], min_s
 
 def _seed_for(config: dict[str, Any]) -> dict[tuple[str, int], dict[str, str]]:
     """The study's seed figures when the data set ships them (king78); {} for any other data set."""
-    from harness.inputs.layout import project_path
-
     path = (config.get("dataset") or {}).get("path")
     if not path:
         return {}
@@ -284,8 +290,6 @@ def render_html(results: dict[str, Any], ablation: dict[str, Any] | None = None)
         return [failure_block(qid, results["queries"][qid], results["hits"].get(qid) or [], min_score) for qid in qids]
 
     lat = summary.get("latency_ms", {}) or {}
-    from harness.evaluation.stage_trace import costliest_text
-    from harness.reporting.markdown import answer_counts, own_memory
 
     mine = None
     why_rows: list[dict[str, Any]] = []
@@ -313,8 +317,6 @@ def render_html(results: dict[str, Any], ablation: dict[str, Any] | None = None)
 
 def _why_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The first screen of a workspace run: the questions that did not find their answer, and why."""
-    from harness.reporting.markdown import outcome_word
-
     rows = []
     for _, row in frame.iterrows():
         if row["kind"] == "suite" and not row.get("in_suite", True):
@@ -372,9 +374,6 @@ def ablation_view(ablation: dict[str, Any]) -> dict[str, Any]:
 
 
 def _comparison_view(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from harness.reporting.ablation import comparison_table
-    from harness.studies.document import Comparison
-
     frame = comparison_table([Comparison.from_dict(row) for row in rows])
     return {"comparison_columns": list(frame.columns), "comparison_rows": [list(r) for r in frame.itertuples(index=False)]}
 
@@ -425,9 +424,6 @@ def validate_ablation(doc: dict[str, Any], label: str = "ablation") -> None:
 
 
 def load_json(path: Path | str) -> dict[str, Any]:
-    from harness.errors import DataError
-    from harness.text_files import loads_json, read_text
-
     path = Path(path)
     try:  # a BOM, UTF-16, a folder, nesting past any real file: as every text file (harness.text_files)
         doc = loads_json(read_text(path, "results file", missing="no such file"), path, "results file")

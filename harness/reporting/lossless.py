@@ -12,6 +12,7 @@ from harness.evaluation.formatting import mean_text
 from harness.reporting.documents import write_study_document
 from harness.reporting.markdown import markdown_table
 from harness.studies.document import Document
+from harness.reporting.notes import render_notes
 
 
 def cell(stat: dict[str, Any] | None, digits: int = 3) -> str:
@@ -135,8 +136,6 @@ def _ci(mean: Any, interval: Any, digits: int = 3) -> str:
 
 
 def notes(spec: dict[str, Any], doc: dict[str, Any]) -> str:
-    from harness.reporting.notes import render_notes
-
     return f"## Reading the numbers\n\n{render_notes(spec['notes'], doc).strip()}\n" if spec.get("notes") else ""
 
 

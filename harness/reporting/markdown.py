@@ -12,6 +12,8 @@ from harness.evaluation.formatting import figure
 from harness.reporting.documents import write_results
 from harness.studies.ablation_analysis import noise_limit, noise_margins
 from harness.studies.experiment import RunResult
+from harness.redact import for_output
+from harness.evaluation.stage_trace import costliest_text
 
 HEADLINE = (("recall", "Recall"), ("mrr", "MRR"), ("ndcg", "nDCG"))  # on documents (records), MaxP
 
@@ -284,8 +286,6 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
     from rich.console import Console
     from rich.table import Table
 
-    from harness.redact import for_output
-
     result = for_output(result)  # --redact masks the console table as it masks report.md
     console = Console()
     round_no = result.config.get("evaluation", {}).get("round")
@@ -319,7 +319,6 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
     counts = stage_counts_text(s)
     if counts:
         console.print(f"why they failed, by stage: {counts}", highlight=False, soft_wrap=True)
-    from harness.evaluation.stage_trace import costliest_text
 
     costliest = costliest_text(s, "questions" if mine else "queries")
     if costliest:
@@ -339,8 +338,6 @@ def print_round(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) 
 def own_memory_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]]) -> str:
     """report.md of a run on the user's own workspace: first how many of their questions found their
     answer, which did not and why (the stage that lost each), then every query and the figures."""
-    from harness.evaluation.stage_trace import costliest_text
-
     s = result.summary
     env = result.environment
     c = answer_counts(result.per_query)
@@ -453,8 +450,6 @@ def round_markdown(result: RunResult, seed: dict[tuple[str, int], dict[str, str]
 
 
 def _why_section(result: RunResult) -> list[str]:
-    from harness.evaluation.stage_trace import costliest_text
-
     table = why_table(result)
     if not len(table):
         return []
@@ -470,7 +465,6 @@ def write_round(result: RunResult, out_dir: Path | str, seed: dict[tuple[str, in
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(result, out_dir / "results.json")
-    from harness.redact import for_output
 
     result = for_output(result)  # [evaluation] redact: the user's text masked in reports
     _write_text(out_dir / "report.md", round_markdown(result, seed))

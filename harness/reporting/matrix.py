@@ -13,6 +13,7 @@ from harness.evaluation.formatting import difference_text, interval_text, p_cell
 from harness.reporting.documents import write_study_document
 from harness.studies.document import Comparison, Document
 from harness.studies.matrix import rescued
+from harness.reporting.markdown import markdown_table, resampling_note
 
 
 def write_matrix(document: Document, out_dir: Path | str) -> pd.DataFrame:
@@ -25,8 +26,6 @@ def write_matrix(document: Document, out_dir: Path | str) -> pd.DataFrame:
 def render(document: Document, out_dir: Path | str) -> pd.DataFrame:
     """The Markdown and PNG of a matrix from its Document alone (harness.studies.matrix.matrix_document; a
     redraw's from its JSON: `harness matrix SPEC --redraw`); returns the table of cells."""
-    from harness.reporting.markdown import markdown_table, resampling_note
-
     out_dir = Path(out_dir)
     doc, spec, metrics = document, document.config, document.config["metrics"]
     frame = pd.DataFrame([c["row"] for c in doc["cells"]])

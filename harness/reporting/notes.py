@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import jinja2
+from harness.reporting import figures as docs
 
 
 def p_is(text: Any, name: str = "p") -> str:
@@ -34,7 +35,6 @@ def render_notes(text: str | None, doc: Mapping[str, Any]) -> str:
         return ""
     if "{{" not in text and "{%" not in text:
         return text
-    from harness.reporting import figures as docs
 
     doc = dict(doc)  # a Document's body as a plain dict: `doc.values` in a note is its key, not Mapping.values
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,

@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.studies.query_diff import DiffResult, HitView, QueryDiff, Side
+from harness.reporting.html import templates
+from harness import __version__
 
 HEAD = 60  # characters of a snippet's first line in the console and Markdown
 
@@ -108,11 +110,8 @@ def diff_markdown(d: DiffResult, hits: int = 3) -> str:
 
 
 def diff_html(d: DiffResult) -> str:
-    from harness.reporting.html import templates
-
     env = templates()
     template = env.get_template("diff.html.j2")
-    from harness import __version__
 
     return template.render(version=__version__, command="harness diff", title=f"Per-query diff: {d.base_label} -> {d.now_label}", d=d,
                            notes=d.notes, direction=direction, first_line=first_line)

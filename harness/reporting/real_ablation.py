@@ -15,6 +15,8 @@ from harness.conformance.real_ablation import (
     ROUNDS,
     VERSION,
 )
+from harness.reporting.ablation import seed_passed, write_ablation
+from harness.reporting.markdown import our_cell, seed_cell
 
 
 def write_outputs(reports: Path, document: Document | None) -> list[Path]:
@@ -22,8 +24,6 @@ def write_outputs(reports: Path, document: Document | None) -> list[Path]:
     caller's study layer computed; None after a partial run), and the comparison (module docstring)."""
     if document is None or set(RESULTS.get("real", {})) != set(ROUNDS):
         return []  # a partial run: nothing is written
-    from harness.reporting.ablation import seed_passed, write_ablation
-    from harness.reporting.markdown import our_cell, seed_cell
 
     out = reports / OUT_FOLDER
     seed = document.config["seed"]

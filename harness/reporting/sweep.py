@@ -14,6 +14,15 @@ from harness.evaluation.formatting import interval_text, p_text
 from harness.reporting.documents import write_study_document
 from harness.studies.document import Document
 from harness.studies.sweep import SweepResult, label
+from harness.inputs.openclaw_releases import LAYOUTS, SETTING_KEYS
+from harness.evaluation.stage_trace import stage_words
+from harness.reporting.markdown import markdown_table
+from harness.evaluation.formatting import figure
+from harness.judging.export import dump_toml
+from harness.studies.sweep import grid_tables
+from harness.reporting.markdown import tolerance_sentence
+from harness.studies.ablation_analysis import reproduction_tolerance
+from harness.evaluation.formatting import difference_text, figure, p_cell
 
 
 COLUMN_WORDS = {"half_life_days": "temporal decay", "mmr_lambda": "MMR", "min_score": "minScore",
@@ -23,8 +32,6 @@ COLUMN_WORDS = {"half_life_days": "temporal decay", "mmr_lambda": "MMR", "min_sc
 
 def other_releases(item: str) -> str:
     """Which releases' openclaw.json can set what an item of release_limits names, and where."""
-    from harness.inputs.openclaw_releases import LAYOUTS, SETTING_KEYS
-
     key = item.split(" = ")[0].split(":")[0].strip()
     setting = next((name for name, path in SETTING_KEYS.items() if path == key), None)
     if setting is None:
@@ -35,8 +42,6 @@ def other_releases(item: str) -> str:
 
 def stage_link_lines(doc: dict[str, Any]) -> list[str]:
     """The console's lines on the stage that costs the most and what turning it off or softening it does."""
-    from harness.evaluation.stage_trace import stage_words
-
     link = doc.get("stage_link")
     if not link or len(link.get("tied") or []) > 1:
         return []
@@ -79,8 +84,6 @@ def release_text(doc: Document) -> list[str]:
 
 def stage_text(doc: Document) -> list[str]:
     """sweep.md's section linking the stage that costs the most queries to the settings that soften it."""
-    from harness.evaluation.stage_trace import stage_words
-
     link = doc.get("stage_link")
     if not link:
         return []
@@ -109,7 +112,6 @@ def stage_text(doc: Document) -> list[str]:
                      "best of the grid with it": f"{v['best_label']}: {v['best_objective']:.3f} ({v['best_passed']} passed)",
                      f"openclaw.json{' of ' + release if release else ''}": "yes" if "objective" in v and not cannot
                      else "; ".join(c + other_releases(c) for c in cannot) or "—"})
-    from harness.reporting.markdown import markdown_table
 
     configured = doc["configured"]
     lines += [f"The configuration: {label(configured)}: objective {configured['objective']:.3f} "
@@ -118,8 +120,6 @@ def stage_text(doc: Document) -> list[str]:
 
 
 def _figure(block: dict[str, Any], name: str) -> str:
-    from harness.evaluation.formatting import figure
-
     return figure(block, name)
 
 
@@ -143,9 +143,6 @@ def headline_table(doc: Document) -> pd.DataFrame:
 def write_extend(result: SweepResult, out_dir: Path, config: dict[str, Any]) -> Path | None:
     """extend.toml: the setting the sweep would not recommend while its top k is mostly unjudged (and the in-sample
     best), as pool configurations for `harness judge EXPERIMENT --extend extend.toml`."""
-    from harness.judging.export import dump_toml
-    from harness.studies.sweep import grid_tables
-
     if result.unjudged is None:
         return None
     picks = dict.fromkeys([result.unjudged["setting"], result.best_index])
@@ -217,8 +214,6 @@ def render(doc: Document, out_dir: Path) -> Path:
     """sweep.md and sweep.png from the sweep's Document alone: sweep.json's keys, and what its config's "page"
     holds (harness.studies.sweep_analysis.page_document).  Computes nothing: the cross-validations, checks
     and bands are the analysis'."""
-    from harness.reporting.markdown import markdown_table
-
     page = doc.config["page"]
     plot_sweep(doc, out_dir / "sweep.png")
     cv, sel, t = doc["cv"], doc["selection_test"], doc["timings"]
@@ -308,9 +303,6 @@ def noise_check_sentence(what: str, check: dict[str, Any], n: int) -> str:
 def reproduction_text(doc: Document | None = None) -> str:
     """The reproduction tolerance (reports/drift and the cross-machine change) and what it does to this
     sweep's gains (the Document's reproduction checks, sweep_analysis.reproduction_checks)."""
-    from harness.reporting.markdown import tolerance_sentence
-    from harness.studies.ablation_analysis import reproduction_tolerance
-
     text = (tolerance_sentence(reproduction_tolerance()) + " A sweep counts queries: a query whose deciding "
             "margin (its smallest margin that decides pass or fail: the relevant chunk against the best other, "
             "the top-1 against minScore, the relevant chunk against the cut) lies inside that noise can pass in "
@@ -400,9 +392,6 @@ def robustness_text(doc: Document) -> str:
 
 
 def holdout_text(h: dict[str, Any]) -> str:
-    from harness.evaluation.formatting import difference_text, figure, p_cell
-    from harness.reporting.markdown import markdown_table
-
     gain = h["gain"]
     lines = [f"`{h['experiment']}` ({h['queries']} queries, never used for the selection): the {h['which']} "
              f"({h['setting']}) against the configuration ({h['configured']}).\n",

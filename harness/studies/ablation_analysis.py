@@ -13,6 +13,9 @@ import pandas as pd
 
 from harness.studies.document import Document
 from harness.studies.experiment import RunResult
+from harness.inputs.layout import project_path
+from harness.studies.drift import CROSS_MACHINE, NOISE_MULTIPLE
+from harness.evaluation.comparison import column_pairs, comparison_rows
 
 SEED_FILE = "seed_scores.csv"
 
@@ -32,9 +35,6 @@ def reproduction_tolerance() -> dict[str, Any] | None:
     cross-machine regeneration harness.studies.drift.CROSS_MACHINE records; `tolerance` is the larger of the
     two.  None when the drift has not been measured."""
     import json
-
-    from harness.inputs.layout import project_path
-    from harness.studies.drift import CROSS_MACHINE, NOISE_MULTIPLE
 
     path = project_path("reports/drift/drift.json")
     if not path.is_file():
@@ -173,8 +173,6 @@ def round_comparisons(results: dict[int, RunResult]) -> list[dict[str, Any]]:
     """Each round against the one before, on the suite queries both have: per-query pass and the
     headline MRR (documents), a paired sign-flip test and bootstrap interval for each, Holm-corrected
     over the whole table (harness.evaluation.comparison)."""
-    from harness.evaluation.comparison import column_pairs, comparison_rows
-
     rounds = list(results)
     k = max_results_of(results[rounds[0]])
     out = []

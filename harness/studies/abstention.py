@@ -34,6 +34,8 @@ from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
 from harness.studies.spec.models import AbstentionStudy
+from harness.studies.announce import announce
+from harness.evaluation.comparison import holm_adjusted
 
 
 def load_abstention_spec(path: Path | str) -> AbstentionStudy:
@@ -78,8 +80,6 @@ def query_scores(result: RunResult) -> dict[str, list]:
 def abstention_cells(spec: AbstentionStudy) -> list[StudyCell]:
     """Every run x preset, with OpenClaw's min_score (and the run's `without` stages) taken out: labelled
     '<run label> / <preset>'; extra holds the threshold taken out (`configured`) and the run."""
-    from harness.studies.announce import announce
-
     announce(sum(len(run.presets or [None]) for run in spec.runs), "cells (runs x presets)", spec.name)
     cells = []
     for run in spec.runs:
@@ -183,8 +183,6 @@ def holm_over_table(rows: list[dict[str, Any]], alpha: float = ALPHA,
     disjoint: a row whose hypothesis (hypothesis_key) is also a row of a report in `elsewhere`, with the
     same raw p (to the 6 significant digits a report keeps), is corrected in that report's family (its p_holm and family size, `holm_source` naming
     it); every other row of this table forms this table's family."""
-    from harness.evaluation.comparison import holm_adjusted
-
     elsewhere = elsewhere or {}
     owned = {}
     for i, row in enumerate(rows):

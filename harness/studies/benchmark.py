@@ -39,6 +39,9 @@ from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
 from harness.studies.spec.models import BenchmarkRun, BenchmarkStudy, run_slug
+from harness.studies.announce import announce
+from harness.evaluation.comparison import column_pairs, comparison_rows
+from harness.studies.matrix import suite_values
 
 HIT_FIELDS = ("rank", "chunk", "path", "start_line", "end_line", "score", "vector_score", "text_score", "docs")
 
@@ -55,7 +58,6 @@ def benchmark_cells(spec: BenchmarkStudy, *, presets: list[str] | None = None,
     def presets_of(run: BenchmarkRun) -> list[str | None]:
         return list(presets or run.presets or spec.presets or [None])
 
-    from harness.studies.announce import announce
 
     cells = []
     runs = [run for run in spec.runs if not only_runs or run.label in only_runs]
@@ -106,9 +108,6 @@ def paired_differences(spec: BenchmarkStudy, results: list[tuple[str, str | None
     of run slugs as "a minus b"): paired interval and sign-flip p at the data set's unit (the cluster of
     each query, e.g. its conversation), Holm over every row (all metrics and pairs) -- the family the
     report shows."""
-    from harness.evaluation.comparison import column_pairs, comparison_rows
-    from harness.studies.matrix import suite_values
-
     by_slug = {run_slug(preset, label): result for label, preset, result in results}
     pairs = [pair for pair in paired_pairs(spec, [(label, preset, run_slug(preset, label))
                                                   for label, preset, _ in results])

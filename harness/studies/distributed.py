@@ -41,6 +41,7 @@ from harness.studies.embed import (
 from harness.studies.executor import Executor
 from harness.studies.experiment import RunResult, run_experiment
 from harness.studies.sweep_scoring import score_on_executor as score_settings  # noqa: F401  (docs, tests)
+from harness.studies.sweep_scoring import scoring_state
 
 # --- runs: matrix cells and ablation rounds ---------------------------------------------------------
 
@@ -125,6 +126,4 @@ def sweep_state(legs: Any, settings: Sequence[Any], cutoffs: Sequence[int]) -> A
     """What every worker of a sweep needs (harness.studies.sweep_scoring.ScoringState): the legs of each
     tokenizer as arrays, and the searched legs themselves only when some setting needs the pipeline's
     stages (post-processing besides min_score, a fusion the fast scorer does not know)."""
-    from harness.studies.sweep_scoring import scoring_state
-
     return scoring_state(settings, legs, cutoffs)

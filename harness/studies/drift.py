@@ -33,6 +33,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+from harness.stages.embedders import EMBEDDERS
+from harness.config import load_experiment
+from harness.inputs.layout import project_path
+from harness.studies.embed import embedding_work
 
 NOISE_MULTIPLE = 3  # a margin below this many tolerances is "inside reproduction noise"
 # Drift across CPUs cannot be measured on a machine with one CPU type (1 vs 2 threads came out bit-identical
@@ -54,8 +58,6 @@ THREADS = (1, 2)
 def _embed(threads: int, embedder: dict[str, Any], passages: list[str], queries: list[str]
            ) -> tuple[str, np.ndarray, np.ndarray]:
     """In a fresh process: the model with `threads` inference threads, no cache."""
-    from harness.stages.embedders import EMBEDDERS
-
     table = {k: v for k, v in embedder.items() if k not in ("name", "threads")}
     model = EMBEDDERS.create(embedder["name"], {**table, "threads": threads}, where="[embedder]")
     return model.model_id, model.embed(passages, "passage"), model.embed(queries, "query")
@@ -66,10 +68,6 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def measure(experiment: str = EXPERIMENT, threads: Sequence[int] = THREADS) -> dict[str, Any]:
-    from harness.config import load_experiment
-    from harness.inputs.layout import project_path
-    from harness.studies.embed import embedding_work
-
     work = embedding_work(load_experiment(project_path(experiment)))
     passages, queries = work.texts["passage"], work.texts["query"]
     vectors = {}

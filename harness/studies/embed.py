@@ -33,6 +33,13 @@ from harness.stages.embedders import (
     text_sha256,
 )
 from harness.studies.executor import Executor, LocalExecutor
+from harness.pipeline import (
+    build_chunker,
+    chunk_layout,
+    dataset_parts,
+    load_dataset,
+    render_layout,
+)
 
 # 32 passages are ~13 s of e5 on one core: a task's scheduling (~4 ms) is noise, and an interruption
 # loses at most the batches in flight
@@ -51,14 +58,6 @@ class EmbeddingWork:
 
 def embedding_work(config: Experiment) -> EmbeddingWork:
     """Render and chunk the configuration's layout and read its queries (no embedding)."""
-    from harness.pipeline import (
-        build_chunker,
-        chunk_layout,
-        dataset_parts,
-        load_dataset,
-        render_layout,
-    )
-
     counts_tokens = "token_count" in config.chunker.params  # only then is the model loaded here
     chunker = build_chunker(config, embedder_of_this_process(config.embedder.as_written()) if counts_tokens else None)
     passages, queries = [], []

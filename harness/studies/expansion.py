@@ -33,13 +33,15 @@ from harness.inputs.layout import project_path
 from harness.studies.experiment import RunResult
 from harness.studies.spec.cells import run_cells
 from harness.studies.spec.models import ExpansionStudy
+from harness.studies.spec import validated
+from harness.studies.announce import announce
+from harness.studies.spec.cells import StudyCell
+from harness.studies.experiment import environment
 
 GROUPS = {"suite": lambda f: f["in_suite"], "paraphrase": lambda f: f["kind"] == "paraphrase"}
 
 
 def load_expansion_spec(path: Path | str) -> ExpansionStudy:
-    from harness.studies.spec import validated
-
     return validated("expansion", load_toml(path, "expansion spec"), path)
 
 
@@ -93,9 +95,6 @@ def compare(frames: dict[str, pd.DataFrame], reference: str, metrics: list[str],
 def expansion_cells(spec: ExpansionStudy) -> list[Any]:
     """Every run x variant, run by run: labelled '<run label> / <variant label>', labels (run label,
     variant label), extra["run"] the run's position."""
-    from harness.studies.announce import announce
-    from harness.studies.spec.cells import StudyCell
-
     announce(len(spec.runs) * len(spec.variants), "cells (runs x variants)", spec.name)
     cells = []
     for i, run in enumerate(spec.runs):
@@ -117,8 +116,6 @@ def run_expansion_study(spec: ExpansionStudy, *, progress: bool = True) -> dict[
 def expansion_document(spec: ExpansionStudy, cells: Sequence[Any], results: Sequence[RunResult]) -> dict[str, Any]:
     """The study's document from its cells' results (in expansion_cells' order): per run, each variant's
     figures and its paired differences from the reference variant, Holm over the whole study."""
-    from harness.studies.experiment import environment
-
     reference = spec.variants[0].label
     runs = []
     for i, run in enumerate(spec.runs):

@@ -56,6 +56,10 @@ from harness.profiles import (
 )
 from harness.stages.embedders import EmbeddingCache
 from harness.stages.fusion.base import applied_weights
+from harness.evaluation.stage_trace import stage_summary
+from harness.inputs.workspace_config import layer_notes
+from harness.stages.postprocess.base import as_utc_datetime
+from harness.inputs.openclaw_index import MemoryIndex
 
 
 def environment(stages: Stages | None = None) -> dict[str, Any]:
@@ -234,7 +238,6 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
     summary = summarise(frame, stages.max_results,
                         near_tie=near_tie_rule(near_tie["near_tie_fraction"], near_tie["near_tie"]),
                         unit=resampling_unit(dataset))
-    from harness.evaluation.stage_trace import stage_summary
 
     summary["stages"] = stage_summary(frame)  # why the failed queries failed, by stage
     if evaluation.replay == "as-asked":
@@ -256,7 +259,6 @@ def run_experiment(config: Experiment, *, cache: EmbeddingCache | None = None, e
         description = dataset.describe() if hasattr(dataset, "describe") else {"scopes": {p.scope: p.description for p in parts}}
     runs = parts[0].runs if parts[0].scope is None else scoped_runs([(p.scope, p.runs) for p in parts])
     weights = applied_weights(stages.fusion)
-    from harness.inputs.workspace_config import layer_notes
 
     notes = layer_notes(config.openclaw_json)  # what the workspace's openclaw.json set, and what won over it
     if "replay" in summary:
@@ -391,8 +393,6 @@ def files_changed_since(part: Any, asked: dict[str, Any], stages: Stages | None 
     after the question."""
     import hashlib
 
-    from harness.stages.postprocess.base import as_utc_datetime
-
     sources = getattr(part, "source_files", None)
     paths = sources() if callable(sources) else []
     if not paths:
@@ -427,7 +427,6 @@ def _index_hashes(stages: Stages | None) -> dict[str, str] | None:
     table = stages.config.embedder if stages is not None else None
     if table is None or table.name != "openclaw-index" or not table.params.get("index"):
         return None
-    from harness.inputs.openclaw_index import MemoryIndex
 
     try:
         with MemoryIndex(Path(table.params["index"])) as index:

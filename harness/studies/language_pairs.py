@@ -60,6 +60,10 @@ from harness.config import load_toml
 from harness.errors import ConfigError, DataError
 from harness.inputs.layout import project_path
 from harness.inputs.locomo import Conversation, load_locomo, question_id
+from harness.evaluation.comparison import column_pairs, comparison_rows
+from harness.evaluation.statistics import bootstrap_difference
+from harness.studies.spec import validated
+from harness.evaluation.statistics import BOOTSTRAP_RESAMPLES, FLIPS, SEED
 
 if TYPE_CHECKING:
     from harness.studies.spec.models import LanguagePairsStudy, PairsSource
@@ -273,9 +277,6 @@ def lost_by_stage(system: System, qids: list[str], metric: str) -> dict[str, Any
 
 def compare_systems(systems: list[System], paired: dict[str, dict[str, Any]], metrics: list[str]) -> dict[str, Any]:
     """Every comparison the report shows (see the module docstring)."""
-    from harness.evaluation.comparison import column_pairs, comparison_rows
-    from harness.evaluation.statistics import bootstrap_difference
-
     headline = metrics[0]
     k = _cut(headline)
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -321,8 +322,6 @@ def compare_systems(systems: list[System], paired: dict[str, dict[str, Any]], me
 
 
 def load_pairs_spec(path: Path | str) -> LanguagePairsStudy:
-    from harness.studies.spec import validated
-
     return validated("language-pairs", load_toml(path), path)
 
 
@@ -338,7 +337,6 @@ def run_language_pairs(spec: LanguagePairsStudy) -> dict[str, Any]:
         systems += SYSTEMS_OF[source.kind](source)
     if not systems:
         raise ConfigError(f"{spec.source}: no system has runs in both languages")
-    from harness.evaluation.statistics import BOOTSTRAP_RESAMPLES, FLIPS, SEED
 
     doc = {"name": spec.name, "a": spec.a, "b": spec.b, "metrics": list(spec.metrics),
            "pairing": pairing, "systems": [{"group": s.group, "system": s.label, "legs": list(s.legs), **s.detail,

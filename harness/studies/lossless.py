@@ -55,6 +55,12 @@ from harness.stages.lossless.recall_policy import (
 )
 from harness.stages.lossless.summarize import sentences
 from harness.studies.spec.models import LCM_GREP_SORTS, ContextSeries, GrepSettings, LosslessStudy
+from harness.studies.spec.cells import StudyCell
+from harness.studies.spec import validated
+from harness.config import StageTable
+from harness.pipeline import chat_model
+from harness.studies.spec.cells import run_cells
+from harness.studies.experiment import environment
 
 TURN_SPACING = timedelta(minutes=1)  # turns of a session get increasing times, one minute apart
 SORTS = LCM_GREP_SORTS
@@ -236,8 +242,6 @@ MARKDOWN_FIGURES = ("recall_any@5", "recall_all@5", "recall_any@10", "recall_all
 
 def markdown_cells(spec: LosslessStudy) -> list[Any]:
     """The Markdown-memory presets beside lossless-claw: one cell per preset, labelled by it."""
-    from harness.studies.spec.cells import StudyCell
-
     return [StudyCell(preset, load_experiment(project_path(spec.experiment), preset=preset, dataset=spec.dataset),
                       (preset,))
             for preset in spec.presets]
@@ -258,8 +262,6 @@ def markdown_row(cell: Any, result: Any) -> dict[str, Any]:
 # --- the study -----------------------------------------------------------------------------------------
 
 def load_lossless(path: Path | str) -> LosslessStudy:
-    from harness.studies.spec import validated
-
     return validated("lossless", load_toml(path, "lossless spec"), path)
 
 
@@ -279,9 +281,6 @@ def context_settings(spec: LosslessStudy) -> list[dict[str, Any]]:
 
 
 def run_lossless(spec: LosslessStudy, *, progress: bool = True) -> dict[str, Any]:
-    from harness.config import StageTable
-    from harness.pipeline import chat_model
-
     t0 = time.perf_counter()
     dataset = LoCoMo(**{k: v for k, v in spec.dataset.items() if k != "name"})
     conversations = [part.conversation for _, part in dataset.scopes()]
@@ -294,7 +293,6 @@ def run_lossless(spec: LosslessStudy, *, progress: bool = True) -> dict[str, Any
         runs = [context_conversation(conv, setting, chat) for conv in conversations]
         context.append(aggregate_context(setting, runs))
     t_context = time.perf_counter()
-    from harness.studies.spec.cells import run_cells
 
     markdown = run_cells(markdown_cells(spec), progress=progress, then=markdown_row)
     sessions = [sum(estimate_tokens(m) for m in messages_of(conv)) for conv in conversations]
@@ -315,6 +313,4 @@ def messages_of(conv: Conversation) -> list[str]:
 
 
 def _environment() -> dict[str, Any]:
-    from harness.studies.experiment import environment
-
     return environment()

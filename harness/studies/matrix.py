@@ -35,6 +35,10 @@ from harness.studies.experiment import RunResult
 from harness.studies.spec import validated
 from harness.studies.spec.cells import StudyCell, run_cells
 from harness.studies.spec.models import MatrixRun, MatrixStudy, MatrixValue
+from harness.inputs.file_relative import spec_paths
+from harness.studies.announce import announce
+from harness.evaluation.comparison import column_pairs, comparison_rows
+from harness.evaluation.confounds import allowed_confounds, config_confounds
 
 if TYPE_CHECKING:
     from harness.stages.embedders import EmbeddingCache
@@ -43,8 +47,6 @@ if TYPE_CHECKING:
 def load_matrix(path: Path | str) -> MatrixStudy:
     """A matrix file, typed; `values_from = "experiments/tokenizers.toml"` takes the values of another
     matrix file, so the same tokenizers or chunkers are compared on another data set without a copy."""
-    from harness.inputs.file_relative import spec_paths
-
     doc = spec_paths(load_toml(path, "matrix spec"), path)  # the file as parsed, before the model
     if "values_from" in doc and "values" not in doc:
         source = project_path(doc["values_from"])
@@ -60,8 +62,6 @@ def matrix_cells(spec: MatrixStudy, *, preset: str | None = None,
                  only_runs: list[str] | None = None) -> list[StudyCell]:
     """Every cell of a matrix, in order: labelled '<run> / <value>', labels (run label, value label).  Past the
     bound of harness.studies.announce, the count (and an estimate) comes first, and --yes is needed."""
-    from harness.studies.announce import announce
-
     def cell(run: MatrixRun, value: MatrixValue) -> StudyCell:
         overrides = merge(value.tables(), run.overrides)
         # a value may be a whole preset (experiments/presets.toml); it wins over --preset, which would
@@ -181,8 +181,6 @@ def suite_values(result: RunResult, metrics: list[str]) -> dict[str, dict[str, f
 def value_comparisons(spec: MatrixStudy, cells: list[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
     """Every value against the reference value (the first) within each run, on the queries both have,
     for one metric: paired sign-flip test and bootstrap interval, Holm over the table (every run)."""
-    from harness.evaluation.comparison import column_pairs, comparison_rows
-
     reference = spec.reference
     pairs = []
     for run in dict.fromkeys(c["run"] for c in cells):
@@ -199,8 +197,6 @@ def matrix_confounds(spec: MatrixStudy, cells: list[dict[str, Any]]) -> list[dic
     """Every value whose cell differs from the reference value's cell of the same run in embedder, result
     count, candidate pool or corpus (harness.evaluation.confounds) that the spec does not declare the point
     (`intended_confounds`): [{run, value, confounds: {name: "reference vs value"}}], which the report flags."""
-    from harness.evaluation.confounds import allowed_confounds, config_confounds
-
     intended = allowed_confounds(spec.intended_confounds, option="intended_confounds")
     reference = spec.reference
     out = []

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.judging.grades import apply_grades, grader_name
+from harness.systems.openclaw_agent import NotInstalled, find_release
 
 __all__ = ["EXAMPLE", "GRADES", "GRADER", "PROVIDER_PORT", "apply_grades", "summary_figures", "validate_snippet"]
 
@@ -36,8 +37,6 @@ def validate_snippet(version: str, config_path: Path, snippet_block: dict[str, A
     """Merge the snippet's memory-search keys into a copy of openclaw.json and let the real release read each key
     back with `openclaw config get` (every CLI call validates the whole config and refuses an invalid one)."""
     import json5
-
-    from harness.systems.openclaw_agent import NotInstalled, find_release
 
     try:
         release = find_release(version)

@@ -26,6 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness.inputs.openclaw_home import locate
+from harness.inputs.openclaw_sessions import ReadStats, read_sessions
+from harness.inputs.session_mining import mine
+from harness.judging.pool import Pool, PoolItem, PoolQuery
+from harness.judging.page import JudgePage
+from harness.judging.store import LabelStore
+from harness.inputs.openclaw_index import MemoryIndex
+from harness.stages.embedders.cache import EmbeddingCache
+from harness.stages.embedders.openclaw_index import import_index_vectors
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "example-openclaw-home"
 SESSION_BYTES = 100_000
@@ -79,10 +88,6 @@ def peak_rss_mib() -> float:
 
 
 def measure_mining(home: Path) -> dict[str, Any]:
-    from harness.inputs.openclaw_home import locate
-    from harness.inputs.openclaw_sessions import ReadStats, read_sessions
-    from harness.inputs.session_mining import mine
-
     inst = locate(home)
     sizes = [p.stat().st_size for p in inst.session_files]
     before = peak_rss_mib()
@@ -95,8 +100,6 @@ def measure_mining(home: Path) -> dict[str, Any]:
 
 
 def pool_of(items: int = 50, example: Path = EXAMPLE) -> Any:
-    from harness.judging.pool import Pool, PoolItem, PoolQuery
-
     files = sorted((example / "workspace").rglob("*.md"))
     texts = [(str(p.relative_to(example / "workspace")), p.read_text(encoding="utf-8")) for p in files]
     pool_items = []
@@ -110,9 +113,6 @@ def pool_of(items: int = 50, example: Path = EXAMPLE) -> Any:
 
 def measure_page(items: int = 50, repeats: int = 20, chromium: str | None = None) -> dict[str, Any]:
     import http.client
-
-    from harness.judging.page import JudgePage
-    from harness.judging.store import LabelStore
 
     with tempfile.TemporaryDirectory() as tmp:
         store = LabelStore(Path(tmp) / "labels.sqlite")
@@ -187,10 +187,6 @@ def write_index(path: Path, chunks: int, dims: int = 384, seed: int = 0) -> None
 
 
 def measure_import(chunks: int, dims: int = 384) -> dict[str, Any]:
-    from harness.inputs.openclaw_index import MemoryIndex
-    from harness.stages.embedders.cache import EmbeddingCache
-    from harness.stages.embedders.openclaw_index import import_index_vectors
-
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "main.sqlite"
         write_index(path, chunks, dims)

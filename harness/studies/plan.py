@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.studies.spec import kind_of, study_kind
+from harness.config import load_toml
+from harness.inputs.layout import project_path
+from harness.errors import ConfigError
+from harness.studies.spec import STUDY_KINDS
 
 
 @dataclass
@@ -28,9 +32,6 @@ def plan(path: Path | str, *, experiment: Path | str | None = None, preset: str 
     """Load a study file as its declared kind and expand it into cells (each configuration resolved,
     nothing run; StudyKind.plan): what `harness study FILE --dry-run` prints.  `experiment`: the
     experiment a grid sweeps."""
-    from harness.config import load_toml
-    from harness.inputs.layout import project_path
-
     path = project_path(path)
     kind = study_kind(kind_of(load_toml(path, "study file"), path))
     check_options(kind, path, preset=preset, executor="local", experiment=experiment)
@@ -43,9 +44,6 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
     embed` and `harness cache-key` read, as the file's kind gives them (StudyKind.configs: its cells'
     configurations; a language-pairs study's are those of the studies its sources name).  --preset
     replaces the presets a file names."""
-    from harness.config import load_toml
-    from harness.inputs.layout import project_path
-
     path = project_path(path)
     kind = study_kind(kind_of(load_toml(path, "study file"), path))
     return kind.configs(path, preset=preset, overrides=overrides)
@@ -53,9 +51,6 @@ def configs_of(path: Path | str, *, preset: str | None = None, **overrides: Any)
 
 def check_options(kind: Any, path: Path, *, preset: Any, executor: str, experiment: Any) -> None:
     """Refuse an option of `harness study` that the file's kind (a StudyKind) does not take."""
-    from harness.errors import ConfigError
-    from harness.studies.spec import STUDY_KINDS
-
     def taking(option: str) -> str:
         return ", ".join(name for name in STUDY_KINDS.registered() if getattr(STUDY_KINDS.get(name), option))
 

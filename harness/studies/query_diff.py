@@ -26,6 +26,7 @@ from harness.config import NEAR_TIE
 from harness.errors import ConfigError
 from harness.inputs.layout import read_json
 from harness.gate.documents import KINDS, file_kind
+from harness.evaluation.confounds import allowed_confounds, check_confounds
 
 
 @dataclass(frozen=True)
@@ -247,8 +248,6 @@ def _check_shape(doc: dict[str, Any], kind: str, path: Path) -> None:
 def diff_files(base: Path | str, now: Path | str, allow_confounds: Any = ()) -> DiffResult:
     """The queries that moved between two runs.  Runs that differ in embedder, result count, candidate pool
     or corpus (harness.evaluation.confounds) are refused unless `allow_confounds` names the difference."""
-    from harness.evaluation.confounds import allowed_confounds, check_confounds
-
     base, now = Path(base), Path(now)
     _, base_doc = read_json(base, "baseline file")
     _, now_doc = read_json(now, "results file")

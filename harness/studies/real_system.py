@@ -57,6 +57,14 @@ from harness.pipeline import (
 from harness.stages.chunkers import Chunk
 from harness.stages.fusion import Hit, Legs
 from harness.systems.npm_releases import check_release
+from harness.systems import real
+from harness.systems.embedding_front import model_id, request_shape
+from harness.studies import experiment as exp
+from harness.systems.embedding_front import (
+    EmbeddingFront,
+    hashed_requests,
+    summarise_requests,
+)
 
 SYSTEM_NAMES = ("openclaw", "memory-lancedb-pro")
 VERSION_PATTERN = re.compile(r"^\d{4}\.\d{1,2}\.\d{1,2}(?:-beta\.\d+)?$")
@@ -97,8 +105,6 @@ def system_settings(config: Experiment) -> SystemSettings:
 
 def ensure_installed(version: str) -> None:
     """Install Node 24 and `openclaw@version` into the user's cache folder unless they are there."""
-    from harness.systems import real
-
     try:
         real.package_dir("openclaw", version, real.conformance_dir())
         if real.node_path().is_file():
@@ -131,8 +137,6 @@ def ensure_installed(version: str) -> None:
 def provider_for(config: Experiment, version: str) -> tuple[dict[str, Any] | None, bool, str]:
     """(the driver's provider settings without the URL, whether it goes through the caching front, what
     the results file records as the embedding model) for the experiment's [embedder]."""
-    from harness.systems.embedding_front import model_id, request_shape
-
     table = config.embedder.params
     name = config.embedder.name
     where = f"{config.source} [embedder]"
@@ -288,14 +292,6 @@ def run_real_system(config: Experiment, *, progress: bool = True, real_runs: Any
     """Run config's [system] on config's data set and evaluate its answers; returns a RunResult.
     real_runs: a conformance.base.RealRuns whose cached driver documents (and caching front) to use, so that
     `make conformance` evaluates the very runs it compared (the e5-small-q4 provider only)."""
-    from harness.studies import experiment as exp
-    from harness.systems import real
-    from harness.systems.embedding_front import (
-        EmbeddingFront,
-        hashed_requests,
-        summarise_requests,
-    )
-
     settings = system_settings(config)
     version = settings.version
     t_start = time.perf_counter()

@@ -77,6 +77,9 @@ from harness.studies.sweep_scoring import (
     score_grid,
     search_sweep_legs,
 )
+from harness.evaluation.cross_validation import repeated_gains
+from harness.evaluation.reproduction import deciding_margins
+from harness.studies.sweep_scoring import fast_supported
 
 OBJECTIVE = ("per query: 1 when a suite query passes (top-1 relevant and >= minScore), when a paraphrase's "
              "record is among the returned chunks, when a negative query returns nothing; else 0")
@@ -259,7 +262,6 @@ def run_sweep(config: Experiment, grid: Grid, *, embedder: Any = None, progress:
     frame["p_adjusted"] = selection.adjusted
     options = cv_options(objective, folds)
     cv = cross_validate(best_on_average(prefer=configured), None, objective.matrix, configured=configured, **options)
-    from harness.evaluation.cross_validation import repeated_gains
 
     repeats = repeated_gains(best_on_average(prefer=configured), objective.matrix, configured=configured, **options)
     cv, unjudged = refuse_unjudged(cv, frame, cutoffs, legs.max_results, config.experiment_file)
@@ -286,8 +288,6 @@ def run_sweep(config: Experiment, grid: Grid, *, embedder: Any = None, progress:
 def margined_summary(setting: Setting, legs: Any, cutoffs: Sequence[int]) -> dict[str, Any]:
     """headline_summary with each query's deciding margin (evaluation.reproduction): the report flags a gain
     that queries decided inside reproduction noise could erase."""
-    from harness.evaluation.reproduction import deciding_margins
-
     frame, summary = headline_frame(setting, legs, cutoffs)
     return {**summary, "deciding_margins": deciding_margins(frame)}
 
@@ -335,8 +335,6 @@ def cv_options(objective: Objective, folds: int = FOLDS) -> dict[str, Any]:
 
 
 def scores_path(settings: Sequence[Setting]) -> str:
-    from harness.studies.sweep_scoring import fast_supported
-
     fast = sum(fast_supported(s) for s in settings)
     if fast == len(settings):
         return "fast (query x candidate arrays)"
@@ -426,7 +424,6 @@ def score_holdout(result: SweepResult, config: Experiment, *, embedder: Any = No
     gain, test = paired.interval, paired.test
     clusters = dict(zip(objective.query_ids, objective.clusters() or objective.query_ids))
     frames, headline = {}, {}
-    from harness.evaluation.reproduction import deciding_margins
 
     for name, setting in (("configured", configured), ("chosen", chosen)):
         frames[name], headline[name] = headline_frame(setting, legs, cutoffs)

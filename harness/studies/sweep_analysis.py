@@ -15,6 +15,13 @@ import pandas as pd
 from harness.evaluation.statistics import bootstrap_means
 from harness.studies.document import Document
 from harness.studies.sweep import SweepResult, cv_options, dimension_columns, grid_tables, label
+from harness.studies.ablation_analysis import noise_limit, reproduction_tolerance
+from harness.evaluation.formatting import plural
+from harness.inputs.openclaw_config import openclaw_snippet, snippet_block
+from harness.evaluation.cross_validation import best_on_average, cross_validate
+from harness.inputs.openclaw_releases import layout_for
+from harness.evaluation.reproduction import gain_noise
+from harness.studies.ablation_analysis import noise_limit
 
 
 def sweep_document(result: SweepResult, written: dict[str, Any]) -> Document:
@@ -99,8 +106,6 @@ def per_query_document(result: SweepResult) -> dict[str, Any]:
 
 def reproduction_document(result: SweepResult) -> dict[str, Any]:
     """sweep.json's reproduction block: the tolerance, the margin it flags below, each gain's check."""
-    from harness.studies.ablation_analysis import noise_limit, reproduction_tolerance
-
     drift = reproduction_tolerance()
     return {"tolerance": None if drift is None else drift["tolerance"],
             "threads_tolerance": None if drift is None else drift["threads_tolerance"],
@@ -115,8 +120,6 @@ def _plain(obj: Any) -> Any:
 
 
 def cv_scheme(result: SweepResult) -> str:
-    from harness.evaluation.formatting import plural
-
     cv = result.cv
     folds, n = len(cv.folds), len(result.objective.query_ids)
     grouped = cv.unit != "query"
@@ -134,8 +137,6 @@ def snippet_of(result: SweepResult, written: dict[str, Any], index: int) -> tupl
     """The openclaw.json snippet that changes the configuration into a grid setting, in the block and keys
     of the preset's release (only the values that differ), and what that release cannot express of the
     change; the snippet is None when none of the change can be written."""
-    from harness.inputs.openclaw_config import openclaw_snippet, snippet_block
-
     tables = lambda i: grid_tables(result.grid[i], written, result.tokenizer_tables)  # noqa: E731
     options = {"preset": written.get("preset"), "complete_postprocess": True, "baseline": tables(result.default_index)}
     snippet, cannot = openclaw_snippet(tables(index), **options)
@@ -209,9 +210,6 @@ def release_document(result: SweepResult, written: dict[str, Any]) -> dict[str, 
     """What the openclaw.json of the preset's release can set, and the best of those settings: chosen on
     these queries and cross-validated on the same folds as the whole grid (a separate procedure, restricted
     to what can be pasted; the configuration is always part of it)."""
-    from harness.evaluation.cross_validation import best_on_average, cross_validate
-    from harness.inputs.openclaw_releases import layout_for
-
     layout = layout_for(written.get("preset"))
     if layout is None or "openclaw_json" not in result.settings.columns:
         return None
@@ -246,9 +244,6 @@ def reproduction_checks(result: SweepResult, drift: dict[str, Any] | None) -> di
     """Each gain the report states (the in-sample best and the recommended setting over the configuration,
     the held-out set's chosen setting over it) against the flips reproduction noise allows
     (evaluation.reproduction.gain_noise on the settings' deciding margins)."""
-    from harness.evaluation.reproduction import gain_noise
-    from harness.studies.ablation_analysis import noise_limit
-
     limit = noise_limit(drift)
     matrix = np.asarray(result.objective.matrix, dtype=float)
     span = float(np.nanmax(matrix) - np.nanmin(matrix)) if matrix.size else 1.0

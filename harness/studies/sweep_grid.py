@@ -26,6 +26,10 @@ from harness.stages.fusion import FUSIONS
 from harness.stages.tokenizers import TOKENIZERS
 from harness.studies.spec.models import OFF, Grid, weight_values
 from harness.studies.sweep_scoring import Setting
+from harness.inputs.layout import project_path
+from harness.studies.spec import validated
+from harness.inputs.openclaw_config import MMR_TOKENS
+from harness.inputs.openclaw_config import openclaw_snippet
 
 # the settings frame's columns for these, present when the grid varies them or the configuration has the stage
 EXTRA_DIMENSIONS = {"chunk_tokens": "chunk_tokens", "max_results": "max_results",
@@ -36,8 +40,6 @@ def default_grid(config: Experiment) -> Path:
     """`harness sweep`'s grid when none is given: experiments/sweep-openclaw.toml (the settings openclaw.json
     has keys for: weights, tokenizer, minScore, temporal decay, MMR) for an OpenClaw workspace experiment,
     experiments/sweep.toml (weights x fusions x tokenizers x minScores) otherwise."""
-    from harness.inputs.layout import project_path
-
     workspace = config.dataset is not None and config.dataset.name == "workspace"
     return project_path("experiments/sweep-openclaw.toml" if workspace else "experiments/sweep.toml")
 
@@ -48,7 +50,6 @@ def load_grid(path: Path | str | None) -> Grid:
     grid is one error naming the file and key before any leg is searched.  None: the defaults alone."""
     if path is None:
         return Grid()
-    from harness.studies.spec import validated
 
     return validated("grid", load_toml(path, "grid file"), path).grid
 
@@ -126,8 +127,6 @@ def with_mmr(post: list[dict[str, Any]], lam: Any, preset: str | None) -> list[d
     """The post-processing tables with MMR at `lam` ("off": without it); an MMR the configuration
     lacks goes last (right before the minScore selection, where OpenClaw applies it), with the snippet
     tokens of the preset's release."""
-    from harness.inputs.openclaw_config import MMR_TOKENS
-
     at = next((i for i, p in enumerate(post) if p.get("name") == "mmr"), None)
     rest = [p for p in post if p.get("name") != "mmr"]
     if lam == OFF:
@@ -295,8 +294,6 @@ def release_limits(settings: Sequence[Setting], config: Experiment,
                    tokenizers: dict[str, dict[str, Any]]) -> list[list[str]]:
     """Per setting, what the openclaw.json of the release the preset models cannot express (empty: the
     setting can be pasted as it is; harness.inputs.openclaw_releases)."""
-    from harness.inputs.openclaw_config import openclaw_snippet
-
     preset = config.preset
     own_options = dict(config.tokenizer.params)
     seen: dict[str, list[str]] = {}

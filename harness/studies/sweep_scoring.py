@@ -70,6 +70,9 @@ from harness.stages.lexical.base import RankedHits
 from harness.stages.postprocess import POSTPROCESSORS
 from harness.stages.postprocess.arrays import ArrayStep, array_steps, supported
 from harness.stages.tokenizers import TOKENIZERS
+from harness.evaluation.incomplete import chunk_judgments
+from harness.evaluation.stage_trace import stage_summary
+from harness.studies.executor import partition
 
 LEG_CACHE_VERSION = 2  # 2: a keyword leg's own ranking score and tie order are kept (OpenClaw 2026.8)
 
@@ -403,7 +406,6 @@ def judged_chunks(index: Index, queries: Sequence[Query]) -> dict[str, set[str]]
     """Per query with pooled or mined judgments, the chunk ids that carry one (None: no such query)."""
     if not any(q.extra.get("judged") for q in queries):
         return None
-    from harness.evaluation.incomplete import chunk_judgments
 
     return {q.id: set(chunk_judgments(index.unit_docs, q.extra["judged"])) for q in queries if q.extra.get("judged")}
 
@@ -528,7 +530,6 @@ def headline_frame(setting: Setting, legs: SweepLegs, cutoffs: Sequence[int]) ->
                                    ties="expected")
     summary = summarise(frame, stages.max_results, unit=legs.unit)
     summary.pop("latency_ms", None)  # zeros here: the legs were searched once for every setting
-    from harness.evaluation.stage_trace import stage_summary
 
     summary["stages"] = stage_summary(frame)  # why its failed queries failed, by stage
     return frame, summary
@@ -544,6 +545,4 @@ def score_on_executor(executor: Any, settings: Sequence[Any], state: Any, *, par
     slice of the settings per worker (default: as many slices as workers); the state (the legs as query x
     candidate arrays) is shared, so it travels once.  The slices come back in order: the same
     SettingScores as scoring every setting in this process."""
-    from harness.studies.executor import partition
-
     return concatenated(executor.map(score_slice, partition(list(settings), parts or executor.workers), state))

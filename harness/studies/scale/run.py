@@ -30,6 +30,9 @@ from harness.studies.scale.measure import (
     stream_ms,
 )
 from harness.studies.scale.process import ChildError, run_in_child
+from harness import db
+from harness.config import load_toml
+from harness.studies.spec import validated
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (1_000, 10_000)
@@ -56,8 +59,6 @@ def fit_exponent(sizes: Sequence[float], values: Sequence[float | None]) -> floa
 
 
 def _versions() -> dict[str, str]:
-    from harness import db
-
     out = {"python": platform.python_version(), "numpy": np.__version__, "sqlite": db.sqlite_version(),
            "sqlite-vec": db.sqlite_vec_version()}
     for package in ("rank_bm25", "bm25s", "jieba"):
@@ -225,7 +226,4 @@ def headline_lines(result: dict[str, Any]) -> list[str]:
 
 def load_scale_spec(path: Path | str) -> Any:
     """A scale file (experiments/scale.toml), typed (harness.studies.spec.models.ScaleStudy)."""
-    from harness.config import load_toml
-    from harness.studies.spec import validated
-
     return validated("scale", load_toml(path, "scale spec"), path)

@@ -47,6 +47,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.registry import Registry
+from harness.errors import ConfigError
+from harness.text_files import shown
+from harness.config import load_toml
+from harness.inputs.layout import project_path
+from harness.inputs.file_relative import spec_paths
+from harness.registry import format_validation_error
+from harness.studies.spec.models import GridRefused
 
 # kind name -> its StudyKind class (harness.study_kinds.StudyKind); the built-ins are registered by
 # harness.study_kinds, which the first lookup imports, plugins by the entry-point group
@@ -89,9 +96,6 @@ def looks_like(doc: dict[str, Any]) -> str:
 def kind_of(doc: dict[str, Any], source: str | Path = "<study file>") -> str:
     """The kind of a parsed study file: its `kind` key; a file without one is an experiment, unless its
     tables make it look like another kind (then one ConfigError naming the kind to declare)."""
-    from harness.errors import ConfigError
-    from harness.text_files import shown
-
     if "kind" in doc:
         if not isinstance(doc["kind"], str) or doc["kind"] not in STUDY_KINDS:
             raise ConfigError(f"{source} kind: {shown(doc['kind'])} is not a kind of study file; one of "
@@ -111,9 +115,6 @@ def _undeclared(source: str | Path, kind: str) -> str:
 def kind_of_file(path: Path | str) -> str:
     """The kind of a study file (read as the commands read it: a relative path from the working
     directory, else from the files the harness ships)."""
-    from harness.config import load_toml
-    from harness.inputs.layout import project_path
-
     path = project_path(path)
     return kind_of(load_toml(path, "study file"), path)
 
@@ -124,12 +125,6 @@ def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
     a study's model knows its `source` file); the relative paths it holds (experiment, file, spec, path
     ...) are read from the file's own folder first (harness.inputs.file_relative)."""
     from pydantic import ValidationError
-
-    from harness.errors import ConfigError
-    from harness.inputs.file_relative import spec_paths
-    from harness.registry import format_validation_error
-    from harness.studies.spec.models import GridRefused
-    from harness.text_files import shown
 
     spec_paths(doc, path)
     study = study_kind(kind)
@@ -162,8 +157,6 @@ def validated(kind: str, doc: dict[str, Any], path: Path | str) -> Any:
 
 def study_schema(kind: str) -> dict[str, Any]:
     """JSON schema (draft 2020-12) of one kind of study file (the kind's own: StudyKind.schema)."""
-    from harness.errors import ConfigError
-
     if kind not in STUDY_KINDS:
         raise ConfigError(f"--kind {kind!r}: one of {', '.join(kind_names())}")
     return study_kind(kind).schema()

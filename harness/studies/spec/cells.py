@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence, TypeVar
+from harness.pipeline import build_stages
+from harness.studies.experiment import run_experiment
 
 T = TypeVar("T")
 
@@ -62,8 +64,6 @@ def run_cells(cells: Sequence[StudyCell], *, executor: Any = None, progress: boo
 
         run_configs([cell.config for cell in cells], executor, cache=cache, on_result=arrived)
         return [kept[i] for i in range(len(cells))]
-    from harness.pipeline import build_stages
-    from harness.studies.experiment import run_experiment
 
     built: dict[str | None, Any] = {}  # the [embedder] table (canonical JSON; None: any) -> its embedder
     if embedder is not None and cells:

@@ -16,6 +16,8 @@ import re
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from harness.errors import ConfigError
+from harness.text_files import shown
 
 Name = Annotated[str, Field(min_length=1)]
 Label = Annotated[str, Field(min_length=1)]
@@ -458,9 +460,6 @@ GridValues = Optional[Union[list[Union[float, bool, Literal["off"]]], GridRange]
 
 def weight_values(spec: Any, where: str = "[grid]") -> list[Any]:
     """A dimension's values: a list, or {start, stop, step} (step > 0, at most MAX_GRID_VALUES values)."""
-    from harness.errors import ConfigError
-    from harness.text_files import shown
-
     if isinstance(spec, dict):
         try:
             start, stop, step = (spec[k] for k in ("start", "stop", "step"))
