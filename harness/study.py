@@ -16,8 +16,9 @@ command go through the same function and say the same thing.
 
 Layering: this module sits above harness.studies (which compute) and harness.reporting (which writes),
 and below harness.study_kinds (whose built-in kinds call these functions) and harness.cli; neither of
-those lower floors imports it.  Heavy imports (pandas, scipy, matplotlib) happen
-inside the functions, when a study needs them.
+those lower floors imports it.  Each kind's modules are imported inside its functions, when a study of that
+kind runs: they bring pandas, scipy and matplotlib, which `harness run` and the gate must not pay for
+(tests/bench_startup.py).
 """
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ Errors: the harness's own errors (harness.errors.HarnessError: a wrong config, b
 embedding call, a broken memory cap) are printed as one line naming the file, line or key, exit code 2.
 Anything else is a bug in the harness: it is reported as such (exit code 3), with its traceback under
 `harness --debug ...`.
+
+Imports: a command imports the library function it wraps when it is called, so `harness --version`, a run
+and the gate load only what they use (tests/bench_startup.py's start-up targets).
 """
 from __future__ import annotations
 
