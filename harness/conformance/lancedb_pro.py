@@ -28,7 +28,9 @@ frozen at the experiment's evaluation.now.  Compared per workspace (king78 round
     fused                   fuseResults, from minScore (0.3) on: ordered entries and scores
     memory_recall results   retrieve(): the ordered entries and scores a user gets
 
-A query whose lists differ is put down to the first list that differs, and that one to its cause.
+A query whose lists differ is put down to the first list that differs, and that one to its cause.  What the
+plugin returned is kept (LAST["runs"]) and written as reports/conformance/lancedb-pro/recorded.json after a full
+run that passed: lancedb_pro_replay.py replays it at the default size, so CI gates the preset without npm.
 """
 from __future__ import annotations
 
