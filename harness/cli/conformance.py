@@ -15,9 +15,9 @@ from harness.conformance import runner
 from harness.conformance.runner import DEFAULT_OUT, MODULES, SIZES, measure_conformance
 
 
-def real_ablation_outputs(reports: Path) -> list[Path]:
-    """reports/real-ablation/: the real runs' ablation analysed (harness.studies.ablation_analysis), then
-    written (harness.reporting.real_ablation); nothing after a partial run."""
+def real_ablation_outputs(out: Path) -> list[Path]:
+    """reports/real-ablation/ (beside OUT): the real runs' ablation analysed (harness.studies.ablation_analysis),
+    then written (harness.reporting.real_ablation); nothing after a partial run."""
     from harness.studies.ablation_analysis import ablation_document, load_seed_scores, reproduction_tolerance
     from harness.conformance.real_ablation import RESULTS, ROUNDS
 
@@ -27,11 +27,19 @@ def real_ablation_outputs(reports: Path) -> list[Path]:
     from harness.inputs.layout import project_path
 
     seed = load_seed_scores(project_path("datasets/king78"))
-    return write_real_ablation(reports, ablation_document(real, seed, reproduction_tolerance()))
+    return write_real_ablation(out.parent, ablation_document(real, seed, reproduction_tolerance()))
 
 
-# a comparison module -> the writer of its own report folder beside reports/conformance/
-MODULE_OUTPUTS = {"harness.conformance.real_ablation": real_ablation_outputs}
+def lancedb_pro_recording(out: Path) -> list[Path]:
+    """OUT/lancedb-pro/recorded.json: the plugin's outputs of this run, which the default size replays."""
+    from harness.reporting.lancedb_pro_recording import write_recording
+
+    return write_recording(out)
+
+
+# a comparison module -> the writer of its own outputs (given the report folder, reports/conformance/)
+MODULE_OUTPUTS = {"harness.conformance.real_ablation": real_ablation_outputs,
+                  "harness.conformance.lancedb_pro": lancedb_pro_recording}
 
 
 def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, refresh: bool = False,
@@ -56,11 +64,11 @@ def run_conformance(out_dir: Path | str = DEFAULT_OUT, *, accept: bool = False, 
         print(f"conformance: {run.unmeasured} gated rows of the committed report were not measured by this run "
               f"(size {run.size}; the full size, `make conformance CONFORMANCE_SIZE=full`, measures them, unless a "
               "module said above why it skipped)")
-    if not suffix:  # a module's own report folder beside this one (reports/real-ablation/)
+    if not suffix:  # a module's own outputs (reports/real-ablation/, reports/conformance/lancedb-pro/)
         for module in loaded:
             write_outputs = MODULE_OUTPUTS.get(module.__name__)
             if write_outputs is not None:
-                paths += write_outputs(out.parent)
+                paths += write_outputs(out)
     gated = [c for c in checks if c.gated]
     agreed, total = sum(c.agreed for c in gated), sum(c.total for c in gated)
     print(f"conformance: {agreed}/{total} gated items agree; wrote {', '.join(str(p) for p in paths)}")

@@ -28,7 +28,9 @@ frozen at the experiment's evaluation.now.  Compared per workspace (king78 round
     fused                   fuseResults, from minScore (0.3) on: ordered entries and scores
     memory_recall results   retrieve(): the ordered entries and scores a user gets
 
-A query whose lists differ is put down to the first list that differs, and that one to its cause.
+A query whose lists differ is put down to the first list that differs, and that one to its cause.  What the
+plugin returned is kept (LAST["runs"]) and written as reports/conformance/lancedb-pro/recorded.json after a full
+run that passed: lancedb_pro_replay.py replays it at the default size, so CI gates the preset without npm.
 """
 from __future__ import annotations
 
@@ -97,6 +99,15 @@ def _systems() -> list[tuple[str, str]]:
 
 
 SYSTEMS = _systems()
+
+
+def source_commit(src: Path) -> str | None:
+    """The commit the source folder was taken at, as its SOURCE.txt names it (`commit: <sha>`), else None."""
+    note = src / "SOURCE.txt"
+    for line in note.read_text(encoding="utf-8").splitlines() if note.is_file() else []:
+        if line.startswith("commit:") and line.split(":", 1)[1].split():
+            return line.split(":", 1)[1].split()[0]
+    return None
 
 
 def source_digest(src: Path) -> str:
@@ -437,6 +448,13 @@ def request_check(ws: Workspace, version: str, real_requests: list[dict[str, Any
     return check
 
 
+def preset_sizes() -> tuple[int, int]:
+    """The preset's (max_results, candidates per leg): the plugin's limit and the preset's pool."""
+    search = preset_config(PRESET)["search"]
+    limit = int(search["max_results"])
+    return limit, int(search.get("candidates") or limit * int(search.get("candidate_multiplier", 4)))
+
+
 LAST: dict[str, Any] = {}
 # why the last compare() measured nothing, when the plugin's source or its dependencies could not be had: the
 # runner then counts this module's committed rows as not measured (said, not failed), as for a smaller size
@@ -458,10 +476,10 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         SKIPPED = str(exc)
         real.log(f"conformance: lancedb-pro skipped: {exc}")
         return []
-    LAST.update(source=origin, version=plugin_version(src))
-    search = preset_config(PRESET)["search"]
-    limit = int(search["max_results"])
-    pool = int(search.get("candidates") or limit * int(search.get("candidate_multiplier", 4)))
+    # what lancedb_pro_replay records (its `recording`): the plugin's outputs of this run, per workspace
+    LAST.update(source=origin, version=plugin_version(src), commit=source_commit(src), digest=source_digest(src),
+                runs={})
+    limit, pool = preset_sizes()
     checks: list[Check] = []
     for ws in workspaces:
         front = real.front()
@@ -471,6 +489,7 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         doc = plugin_run(src, modules, ws, run.memories, real, limit)
         LAST.setdefault("runtime", doc.get("runtime"))
         LAST.setdefault("lancedb", doc.get("lancedb"))
+        LAST["runs"][ws.name] = (ws, run.memories, doc)
         texts = {text_sha256(t): t for r in ours for t in r.get("texts", [])}
         checks.append(memories_check(ws, run, doc))
         checks.append(request_check(ws, str(doc.get("version")), doc["requests"], hashed_requests(ours), texts))

@@ -28,6 +28,8 @@ module whose SIZE is "full"), gates every row it measures against the committed 
 committed rows it did not measure, and writes OUT/conformance.default.{md,json}.  A module that skipped for
 a reason outside the project (SKIPPED: lancedb_pro without the plugin's source) measures nothing: its
 committed rows count as not measured, and a full run then writes conformance.incomplete.* instead.
+lancedb_pro_replay keeps the lancedb-pro preset gated at the default size: it compares the preset with the
+plugin's outputs that the last full run recorded (OUT/lancedb-pro/recorded.json, written by the full run).
 """
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ from harness.systems.real import SKIP_EXIT_CODE, install
 MODULES: tuple[str, ...] = ("harness.conformance.qmd", "harness.conformance.openclaw",
                             "harness.conformance.hybrid", "harness.conformance.real_ablation",
                             "harness.conformance.real_home", "harness.conformance.lancedb_pro",
-                            "harness.conformance.upgrade")
+                            "harness.conformance.lancedb_pro_replay", "harness.conformance.upgrade")
 
 SIZES = ("default", "full")
 
