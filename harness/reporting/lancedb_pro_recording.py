@@ -1,5 +1,5 @@
 """reports/conformance/lancedb-pro/recorded.json: what memory-lancedb-pro returned in the full conformance run,
-which the default size replays (harness.conformance.lancedb_pro_replay says what it holds and why)."""
+and the vectors it was answered with, which the default size replays (harness.conformance.lancedb_pro_replay says what it holds and why)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
