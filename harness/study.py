@@ -534,7 +534,8 @@ def redraw_sweep_file(experiment: Path | str, *, grid: Path | str | None = None,
     body = read_written_study(path)
     if not isinstance(body, dict) or "page" not in body:
         raise ConfigError(f'{path}: no "page" field (written before sweep.json held what sweep.md and sweep.png '
-                          "draw): run the sweep again to rewrite it (`make sweep` rewrites reports/sweep)")
+                          "draw): run the sweep again to rewrite it (`make sweep` rewrites reports/sweep; `make workspaces` and "
+                          "`make abstention` theirs)")
     doc = Document("sweep", body, config.as_written())
     render(doc, out_dir)
     return StudyRun("grid", (out_dir / "sweep.md", out_dir / "sweep.png"), (f"redrew {out_dir}/sweep.md, .png",),
