@@ -176,17 +176,12 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
     from harness.inputs.layout import project_path
     from harness.evaluation.formatting import difference_text, interval_text, p_cell
     from harness.reporting.sweep import label, other_releases, stage_link_lines
-    from harness.run_folders import check_output, default_output_dir, published
+    from harness.run_folders import published
     from harness.studies.sweep import run_sweep
-    from harness.studies.sweep_grid import default_grid, load_grid
+    from harness.studies.sweep_grid import load_grid
 
-    config = load_experiment(project_path(Path(experiment)), preset=preset, **(overrides or {}))
+    config, grid, out_dir = _sweep_folder(experiment, grid, preset, out, overrides, objective)
     held_out = load_experiment(project_path(Path(holdout)), preset=preset) if holdout is not None else None
-    grid = Path(grid) if grid is not None else default_grid(config)
-    suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
-    out_dir = Path(out or default_output_dir(f"sweep-{config.name}{suffix}", Path(config.experiment_file),
-                                             config.preset, project_path(grid).resolve()))
-    check_output(out_dir, folder=True)
     options = dict(folds=folds, holdout=held_out, objective=objective, abstention_weight=abstention_weight)
     if executor == "local":
         result = run_sweep(config, load_grid(project_path(grid)), **options)
@@ -229,6 +224,24 @@ def run_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, pr
     lines.append(f"wrote {out_dir}/sweep.json, sweep.md, sweep.png")
     return StudyRun("grid", (out_dir / "sweep.json", out_dir / "sweep.md", out_dir / "sweep.png"),
                     tuple(lines), document=doc)
+
+
+def _sweep_folder(experiment: Path | str, grid: Path | str | None, preset: str | None, out: Path | str | None,
+                  overrides: dict[str, Any] | None, objective: str) -> tuple[Any, Path, Path]:
+    """A sweep's experiment (loaded), grid file (default: the experiment's default grid) and folder: OUT,
+    else ./harness-results/sweep-<name>[-<objective>]-<hash>/; checked writable before any work starts."""
+    from harness.config import load_experiment
+    from harness.inputs.layout import project_path
+    from harness.run_folders import check_output, default_output_dir
+    from harness.studies.sweep_grid import default_grid
+
+    config = load_experiment(project_path(Path(experiment)), preset=preset, **(overrides or {}))
+    grid = Path(grid) if grid is not None else default_grid(config)
+    suffix = "" if objective == "pass" else f"-{objective}"  # an abstention sweep never shares a pass sweep's folder
+    out_dir = Path(out or default_output_dir(f"sweep-{config.name}{suffix}", Path(config.experiment_file),
+                                             config.preset, project_path(grid).resolve()))
+    check_output(out_dir, folder=True)
+    return config, grid, out_dir
 
 
 def write_sweep_study(result: Any, out_dir: Path, config: dict[str, Any]) -> Any:
@@ -409,7 +422,7 @@ def redraw(path: Path | str, *, out: Path | str | None = None) -> StudyRun:
     """`harness <kind> FILE --redraw`: the study's Markdown and plots drawn again from the JSON an earlier
     run wrote in OUT (default: the kind's default folder), with the spec's current text; nothing is run.
     For the kinds that redraw (harness.study_kinds: matrix, abstention, benchmark, language-pairs,
-    lossless and expansion files)."""
+    lossless and expansion files; a sweep, whose file is its experiment, by redraw_sweep_file)."""
     from harness.studies.spec import kind_of_file, study_kind
 
     return study_kind(kind_of_file(Path(path))).redraw(Path(path), out=_as_path(out))
@@ -505,6 +518,28 @@ def redraw_expansion_file(path: Path | str, *, out: Path | str | None = None) ->
     loaded, out_dir, doc = _read_back(path, out, load_expansion_spec, "expansion", "expansion.json")
     # as the command's redraw always has, this writes expansion.json again beside the Markdown
     return _written_expansion(doc, out_dir)
+
+
+def redraw_sweep_file(experiment: Path | str, *, grid: Path | str | None = None, preset: str | None = None,
+                      out: Path | str | None = None, overrides: dict[str, Any] | None = None,
+                      objective: str = "pass") -> StudyRun:
+    """`harness sweep EXPERIMENT --redraw`: sweep.md and sweep.png again from the sweep.json a run wrote in
+    OUT (default: the folder `harness sweep` with these options writes), its "page" included; nothing is
+    swept.  A sweep.json written before it held the page is refused, naming the file and the field."""
+    from harness.reporting.sweep import render
+    from harness.studies.document import Document
+
+    config, _, out_dir = _sweep_folder(experiment, grid, preset, out, overrides, objective)
+    path = out_dir / "sweep.json"
+    body = read_written_study(path)
+    if not isinstance(body, dict) or "page" not in body:
+        raise ConfigError(f'{path}: no "page" field (written before sweep.json held what sweep.md and sweep.png '
+                          "draw): run the sweep again to rewrite it (`make sweep` rewrites reports/sweep; `make workspaces` and "
+                          "`make abstention` theirs)")
+    doc = Document("sweep", body, config.as_written())
+    render(doc, out_dir)
+    return StudyRun("grid", (out_dir / "sweep.md", out_dir / "sweep.png"), (f"redrew {out_dir}/sweep.md, .png",),
+                    document=doc)
 
 
 # --- any study file, by its kind -------------------------------------------------------------------------

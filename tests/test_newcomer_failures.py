@@ -336,7 +336,8 @@ def test_embedding_progress_reaches_a_log(tmp_path, capfd, monkeypatch):
                                            ("abstention", "experiments/abstention.toml"),
                                            ("lossless", "experiments/lossless-locomo.toml"),
                                            ("expansion", "experiments/expansion.toml"),
-                                           ("language-pairs", "experiments/paired-locomo-zh.toml")])
+                                           ("language-pairs", "experiments/paired-locomo-zh.toml"),
+                                           ("sweep", "experiments/round3.toml")])
 def test_redraw_of_a_folder_without_results_names_the_missing_file(command, spec, tmp_path):
     """--redraw before any run (or with a different --out) is the user's slip, not an internal error."""
     result = CliRunner().invoke(app, [command, str(ROOT / spec), "--out", str(tmp_path / "empty"), "--redraw"])

@@ -138,15 +138,37 @@ def test_report_snippet_only_for_a_recommendation(sweep, round3, tmp_path):
 
 
 def test_the_page_is_drawn_from_the_document_alone(sweep, round3, tmp_path):
-    """render(document, out) reads the Document and nothing else: sweep.json read back, with the page's data
-    the analysis keeps out of it, draws the same sweep.md and sweep.png."""
+    """render(document, out) reads the Document and nothing else: sweep.json read back, its "page" included,
+    draws the same sweep.md and sweep.png."""
     doc = write_sweep_study(sweep, tmp_path / "run", round3.as_written())
     written = (tmp_path / "run" / "sweep.json").read_text(encoding="utf-8")
-    assert set(json.loads(written)) == set(doc) and "page" not in doc  # the page's data is not written
+    assert set(json.loads(written)) == set(doc) and "page" in doc and "page" not in doc.config
     (tmp_path / "again").mkdir()
-    render(Document.from_json(written, "sweep", config=doc.config), tmp_path / "again")
+    render(Document.from_json(written, "sweep"), tmp_path / "again")
     for name in ("sweep.md", "sweep.png"):
         assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "run" / name).read_bytes(), name
+
+
+def test_redraw_draws_the_runs_page_again_and_refuses_a_sweep_json_without_it(sweep, round3, tmp_path):
+    """`harness sweep --redraw` (issue 39): sweep.md and sweep.png from sweep.json alone, byte for byte
+    what the run wrote; a sweep.json written before it held the page is named in one line, exit 2."""
+    out = tmp_path / "out"
+    write_sweep_study(sweep, out, round3.as_written())
+    drawn = {name: (out / name).read_bytes() for name in ("sweep.md", "sweep.png")}
+    for name in drawn:
+        (out / name).unlink()
+    redraw = ["sweep", "experiments/round3.toml", "--out", str(out), "--redraw"]
+    result = CliRunner().invoke(app, redraw)
+    assert result.exit_code == 0, result.output
+    assert result.output == f"redrew {out}/sweep.md, .png\n"
+    assert {name: (out / name).read_bytes() for name in drawn} == drawn
+    old = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    del old["page"]  # the form of the sweep.json files written before issue 39
+    (out / "sweep.json").write_text(json.dumps(old), encoding="utf-8")
+    result = CliRunner().invoke(app, redraw)
+    assert result.exit_code == 2 and "internal error" not in result.output
+    [line] = result.output.strip().splitlines()
+    assert str(out / "sweep.json") in line and '"page"' in line and "make sweep" in line
 
 @pytest.mark.slow
 def test_a_real_gain_is_recommended_and_its_snippet_printed(tmp_path, private_leg_cache):

@@ -35,11 +35,17 @@ def sweep(experiment: Path = typer.Argument(..., help="experiment TOML (king78 r
                                         "--grid experiments/sweep-abstention.toml)"),
           abstention_weight: float = typer.Option(0.5, min=0.0, max=1.0, help="--objective abstention: weight "
                                                   "of silence on unanswerable queries (1 - it: answered correctly)"),
-          executor: str = typer.Option("local", help=EXECUTOR_HELP)) -> None:
+          executor: str = typer.Option("local", help=EXECUTOR_HELP),
+          redraw: bool = typer.Option(False, help="only redraw sweep.md and sweep.png from the existing sweep.json")
+          ) -> None:
     """Sweep vectorWeight x fusion x tokenizer x minScore; cross-validate the choice over queries and print
     the openclaw.json snippet only for a setting whose held-out gain is significant."""
-    from harness.study import run_sweep_file
+    from harness.study import redraw_sweep_file, run_sweep_file
 
+    if redraw:  # the run's folder found from the same options (--grid, --preset, --set, --objective)
+        echo_study(redraw_sweep_file(experiment, grid=grid, preset=preset, out=out,
+                                     overrides=set_overrides(set_, out), objective=objective))
+        return
     echo_study(run_sweep_file(experiment, grid=grid, preset=preset, out=out, overrides=set_overrides(set_, out),
                               holdout=holdout, folds=folds, objective=objective,
                               abstention_weight=abstention_weight, executor=executor))

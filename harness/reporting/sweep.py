@@ -124,7 +124,7 @@ def _figure(block: dict[str, Any], name: str) -> str:
 
 
 def headline_table(doc: Document) -> pd.DataFrame:
-    k = doc.config["page"]["max_results"]
+    k = doc["page"]["max_results"]
     rows = []
     for name, key in (("configured", "configured"), ("in-sample best", "best")):
         row = doc[key]
@@ -211,10 +211,10 @@ def cv_p_text(cv: dict[str, Any]) -> str:
 
 
 def render(doc: Document, out_dir: Path) -> Path:
-    """sweep.md and sweep.png from the sweep's Document alone: sweep.json's keys, and what its config's "page"
-    holds (harness.studies.sweep_analysis.page_document).  Computes nothing: the cross-validations, checks
-    and bands are the analysis'."""
-    page = doc.config["page"]
+    """sweep.md and sweep.png from the sweep's Document alone (a run's, or sweep.json read back by
+    `harness sweep --redraw`), its "page" included (harness.studies.sweep_analysis.page_document).  Computes
+    nothing: the cross-validations, checks and bands are the analysis'."""
+    page = doc["page"]
     plot_sweep(doc, out_dir / "sweep.png")
     cv, sel, t = doc["cv"], doc["selection_test"], doc["timings"]
     gain = cv["gain"]
@@ -361,7 +361,7 @@ def robustness_text(doc: Document) -> str:
     r = doc["robustness"]
     families = r.get("families_indistinguishable_from_best", [])
     weights = r.get("weights_indistinguishable_from_best", [])
-    values = doc.config["page"]["values"]
+    values = doc["page"]["values"]
     lines = [f"Max-statistic tests (two-sided, family-wise alpha {r.get('alpha', 0.05)}) on sub-grids; a family is "
              f"tokenizer | fusion | minScore at its best weight ({r.get('families', 0)} families). Families are "
              "chosen at their best weight on the same queries, so \"indistinguishable\" is generous to them.\n"]
@@ -424,8 +424,9 @@ def plot_sweep(doc: Document, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    default, plot = doc["configured"], doc.config["page"]["plot"]
-    along, panels, bands = plot["along"], plot["panels"], plot["bands"]
+    default, plot = doc["configured"], doc["page"]["plot"]
+    along, panels = plot["along"], plot["panels"]
+    bands = {(band["panel"], band["tokenizer"]): (band["low"], band["high"]) for band in plot["bands"]}
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.9), squeeze=False)
     for curve in plot["curves"]:
         tok, xs = curve["tokenizer"], curve["x"]

@@ -2,8 +2,9 @@
 the selection and its test, the cross-validation (the whole grid's, and a second one restricted to what the
 release's openclaw.json can set), the stage that costs the most and the settings that soften it, each
 stated gain against the reproduction tolerance, the per-query values behind the verdict; and what the page
-shows besides (each tokenizer's best setting, the minScore table, the plot's curves and their 95% bands).
-harness.reporting.sweep lays the Document out and computes nothing."""
+shows besides (its "page": each tokenizer's best setting, the minScore table, the plot's curves and their
+95% bands).  harness.reporting.sweep lays the Document out and computes nothing, so `harness sweep --redraw`
+draws sweep.md and sweep.png again from sweep.json alone."""
 from __future__ import annotations
 
 import json
@@ -25,8 +26,8 @@ from harness.studies.ablation_analysis import noise_limit
 
 
 def sweep_document(result: SweepResult, written: dict[str, Any]) -> Document:
-    """The sweep's Document: what sweep.json holds; its config is the experiment's configuration as written (`written`)
-    and, under "page", what the page shows beyond sweep.json (page_document; not written)."""
+    """The sweep's Document: what sweep.json holds, its "page" (page_document) last; its config is the
+    experiment's configuration as written (`written`)."""
     recommended = result.recommended
     snippet, cannot = snippet_of(result, written, result.cv.recommended) if recommended else (None, [])
     selection = result.selection
@@ -54,16 +55,17 @@ def sweep_document(result: SweepResult, written: dict[str, Any]) -> Document:
         "min_score_table": json.loads(result.min_score_table.to_json(orient="records")),
         "reproduction": reproduction_document(result),
         "per_query": per_query_document(result),
+        "page": page_document(result),
     })
-    return Document("sweep", body, {**written, "page": page_document(result)})
+    return Document("sweep", body, written)
 
 
 def page_document(result: SweepResult) -> dict[str, Any]:
-    """What sweep.md and sweep.png show that sweep.json does not hold as they show it (not written, so
-    sweep.json keeps the keys and values the committed reports have; its `settings` and `min_score_table` are
-    pandas' JSON, rounded to 10 decimals): the cut, each tokenizer's in-sample best setting, the values the
+    """sweep.json's "page": what sweep.md and sweep.png show that its other keys do not hold as they show it
+    (its `settings` and `min_score_table` are pandas' JSON, rounded to 10 decimals; the bands need every
+    plotted setting's per-query values): the cut, each tokenizer's in-sample best setting, the values the
     grid gives each dimension the robustness section names, the minScore table, and the plot's curves with
-    their 95% bands.  A sweep has no redraw: the bands need every plotted setting's per-query values."""
+    their 95% bands.  A redraw reads it back (harness.study.redraw_sweep_file)."""
     s, table = result.settings, result.min_score_table
     return {"max_results": result.max_results,
             "best_per_tokenizer": [s.loc[group["objective"].idxmax()].to_dict()
@@ -75,7 +77,8 @@ def page_document(result: SweepResult) -> dict[str, Any]:
 
 def plot_document(result: SweepResult) -> dict[str, Any]:
     """sweep.png's data: the column the curves run along, the panels (column, title), per tokenizer its
-    points in order along that column with each panel's values, and the bands (plot_bands)."""
+    points in order along that column with each panel's values, and the bands (plot_bands, as a list of
+    {panel, tokenizer, low, high}: JSON has no tuple keys)."""
     along, sub, panels = plotted(result)
     curves = []
     for tok, group in sub.groupby("tokenizer", sort=False):
@@ -83,7 +86,8 @@ def plot_document(result: SweepResult) -> dict[str, Any]:
         curves.append({"tokenizer": tok, "x": group[along].tolist(),
                        **{column: group[column].tolist() for column, _, _, _ in panels}})
     return {"along": along, "panels": [(column, title) for column, title, _, _ in panels], "curves": curves,
-            "bands": plot_bands(result)}
+            "bands": [{"panel": column, "tokenizer": tok, "low": low, "high": high}
+                      for (column, tok), (low, high) in plot_bands(result).items()]}
 
 
 def per_query_document(result: SweepResult) -> dict[str, Any]:
