@@ -176,9 +176,10 @@ knowledge-update: $(STAMP) ## Knowledge updates: decay half-lives and MMR on sup
 	$(HARNESS) matrix experiments/decay-sweep.toml --out reports/knowledge-update
 	$(DOCS)
 
-embedders: $(STAMP) ## The embedder as a confound: every preset with e5-small and with USE multilingual v3 -> reports/embedders/
+embedders: $(STAMP) ## The embedder as a confound: every preset with e5-small and with USE multilingual v3 (king78, suites, CMRC, T2Ranking, LoCoMo) -> reports/embedders/
 	$(BIN)/python -m harness.reporting.embedder_speed --out reports/embedders/speed.json
 	$(HARNESS) matrix experiments/embedders.toml --out reports/embedders
+	$(HARNESS) matrix experiments/embedders-benchmarks.toml --out reports/embedders/benchmarks
 	$(DOCS)
 
 # `make timing TARGET=locomo` (CACHE=cold: an empty embedding cache) records the target's wall and CPU time
